@@ -1,0 +1,51 @@
+"""The ``cat`` command line (typer). Sub-commands live in their own modules."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+import typer
+
+from cat.cli.calibrate import calibrate
+
+app = typer.Typer(
+    name="cat",
+    no_args_is_help=True,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help=(
+        "Rank large language models by computerized adaptive testing.\n\n"
+        "Calls that are not one of these commands (cat FILE, cat -n FILE, cat < x) "
+        "go to the system cat."
+    ),
+)
+
+
+def package_version() -> str:
+    try:
+        return version("cat-llm")
+    except PackageNotFoundError:  # running from a source tree without installing
+        return "0+unknown"
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"cat-llm {package_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Rank large language models by computerized adaptive testing."""
+
+
+app.command(no_args_is_help=True)(calibrate)
+
+
+def run() -> None:
+    """Run the application (the console script's entry for our own commands)."""
+    app(prog_name="cat")

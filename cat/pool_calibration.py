@@ -1,0 +1,95 @@
+"""Write a calibration into an item-pool folder: params.csv, reference.jsonl, pool.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from cat.errors import CatError
+from irt.models import ItemParams
+from irt.params_io import write_params
+from irt.responses import ResponseMatrix
+from irt.scoring import Abilities
+
+
+def reference_rows(responses: ResponseMatrix, abilities: Abilities) -> list[dict[str, Any]]:
+    """One row per calibration subject: the models new ones are ranked against."""
+    accuracy = responses.accuracy()
+    return [
+        {
+            "subject_id": sid,
+            "theta": float(abilities.theta[k]),
+            "se": float(abilities.se[k]),
+            "accuracy": None if accuracy[k] != accuracy[k] else float(accuracy[k]),
+            "n_answered": int(abilities.n_answered[k]),
+        }
+        for k, sid in enumerate(responses.subject_ids)
+    ]
+
+
+def write_jsonl_rows(rows: list[dict[str, Any]], path: Path) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def record_calibration(
+    pool_dir: Path,
+    params: ItemParams,
+    reference: list[dict[str, Any]],
+    provenance: dict[str, Any],
+) -> None:
+    """Store a calibration in ``pool_dir`` (which must hold a ``pool.json``).
+
+    Items of the pool that the responses do not cover are reported, not silently kept
+    with stale parameters: the new ``params.csv`` replaces the old one whole.
+    """
+    manifest_path = pool_dir / "pool.json"
+    if not manifest_path.is_file():
+        raise CatError(f"{pool_dir} is not an item pool: it has no pool.json")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CatError(f"{manifest_path}: cannot read the manifest ({exc})") from exc
+    if not isinstance(manifest, dict):
+        raise CatError(f"{manifest_path}: the manifest must be a JSON object")
+    pool_items = _pool_item_ids(pool_dir)
+    if pool_items is not None:
+        unknown = [i for i in params.item_ids if i not in pool_items]
+        if unknown:
+            raise CatError(
+                f"{len(unknown)} calibrated item(s) are not in {pool_dir / 'items.jsonl'} "
+                f"(e.g. {', '.join(unknown[:3])})"
+            )
+    write_params(params, pool_dir / "params.csv")
+    write_jsonl_rows(reference, pool_dir / "reference.jsonl")
+    manifest["model"] = params.model.value
+    manifest["calibration"] = provenance
+    _atomic_write(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+
+
+def _pool_item_ids(pool_dir: Path) -> set[str] | None:
+    path = pool_dir / "items.jsonl"
+    if not path.is_file():
+        return None
+    ids: set[str] = set()
+    with path.open(encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                ids.add(str(json.loads(line)["id"]))
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise CatError(f"{path} line {line_no}: not an item with an 'id'") from exc
+    return ids
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    # A crash mid-write must not leave a truncated manifest behind.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".pool.", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)

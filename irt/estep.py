@@ -1,0 +1,191 @@
+"""The E-step of Bock–Aitkin EM, in log space, as matrix products over the response matrix.
+
+The R package mirt multiplies item probabilities and underflows beyond ~1,000 answered
+items per examinee; summing log-probabilities with a matrix product does not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from irt.models import ItemParams, log_probabilities
+from irt.quadrature import QuadratureGrid, normal_grid
+from irt.responses import ResponseMatrix
+from irt.types import FloatArray, IntArray
+
+
+@dataclass(frozen=True)
+class DesignMatrices:
+    """Float views of a response matrix, built once per fit.
+
+    ``right`` is 1 where an answer is right (0 where wrong or missing), ``observed`` is 1
+    where an answer is present. For a complete matrix ``observed`` is not stored: the sums
+    it would enter are then the same for every subject.
+    """
+
+    right: FloatArray
+    observed: FloatArray | None
+
+    @classmethod
+    def from_responses(cls, responses: ResponseMatrix) -> DesignMatrices:
+        right = (responses.values == 1).astype(np.float64)
+        observed = None if responses.is_complete else responses.observed.astype(np.float64)
+        return cls(right=right, observed=observed)
+
+    @property
+    def n_subjects(self) -> int:
+        return int(self.right.shape[0])
+
+
+@dataclass(frozen=True)
+class EStep:
+    """Posterior over the grid for every subject and the expected counts per item."""
+
+    loglik: float
+    posterior: FloatArray  # (N, Q), rows sum to 1
+    expected_right: FloatArray  # (J, Q): Σ_n right_nj post_nq
+    expected_total: FloatArray  # (J, Q): Σ_n observed_nj post_nq
+
+
+def subject_log_likelihood(
+    design: DesignMatrices, log_p: FloatArray, log_q: FloatArray
+) -> FloatArray:
+    """log L_n(θ_q) for every subject and grid point, shape (N, Q).
+
+    ``log_p``/``log_q`` have shape (Q, J). Written as right @ logit + observed @ log_q so
+    that a complete matrix needs one matrix product instead of two.
+    """
+    out = design.right @ (log_p - log_q).T
+    if design.observed is None:
+        out += log_q.sum(axis=1)
+    else:
+        out += design.observed @ log_q.T
+    return np.asarray(out, dtype=np.float64)
+
+
+def e_step(
+    design: DesignMatrices,
+    log_p: FloatArray,
+    log_q: FloatArray,
+    grid: QuadratureGrid,
+) -> EStep:
+    """Posterior weights and expected counts given (Q, J) log-probabilities."""
+    joint = subject_log_likelihood(design, log_p, log_q)
+    joint += grid.log_weights
+    posterior, log_marginal = grid_posterior(joint, grid.points)
+    expected_right = design.right.T @ posterior
+    if design.observed is None:
+        expected_total = np.broadcast_to(posterior.sum(axis=0), expected_right.shape).copy()
+    else:
+        expected_total = design.observed.T @ posterior
+    return EStep(
+        loglik=float(log_marginal.sum()),
+        posterior=posterior,
+        expected_right=np.asarray(expected_right, dtype=np.float64),
+        expected_total=np.asarray(expected_total, dtype=np.float64),
+    )
+
+
+def grid_posterior(joint: FloatArray, points: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Posterior weights on the grid and log marginal likelihood of each subject.
+
+    ``joint`` holds log L_n(θ_q) + log w_q, shape (N, Q). Where a subject's posterior
+    spans several grid points the grid sum is accurate (the trapezoid rule on a smooth
+    bell converges geometrically) and is used as it is: that is the plain Bock–Aitkin
+    E-step, identical to R mirt's. A subject who answered thousands of items has a
+    posterior far narrower than the grid spacing; the grid sum then mostly measures
+    where its peak falls between two points, and maximising it shrinks every slope
+    (−12% on a 2,000-item test with 61 points). For such subjects the log posterior is
+    read as a parabola through the three points around its peak (Laplace's method) and
+    the expected counts come from interpolation weights that reproduce the posterior's
+    first three moments (see ``_laplace_rows``); some of those weights are negative.
+    """
+    top_idx = joint.argmax(axis=1)
+    rows = np.arange(joint.shape[0])
+    top = joint[rows, top_idx]
+    posterior = np.exp(joint - top[:, None])
+    norm = posterior.sum(axis=1)
+    posterior /= norm[:, None]
+    log_marginal = np.log(norm) + top
+
+    step = float(points[1] - points[0])
+    mean = posterior @ points
+    var = posterior @ (points**2) - mean**2
+    narrow = np.flatnonzero(var < (_RESOLVED_SD * step) ** 2)
+    if narrow.size:
+        _laplace_rows(joint, points, step, narrow, top_idx, posterior, log_marginal)
+    return posterior, log_marginal
+
+
+# A posterior with a standard deviation of at least this many grid steps is integrated
+# by the grid to ~1e-5 relative accuracy (error ≈ exp(−2π² sd² / step²)).
+_RESOLVED_SD = 0.75
+
+
+def _laplace_rows(
+    joint: FloatArray,
+    points: FloatArray,
+    step: float,
+    rows: IntArray,
+    top_idx: IntArray,
+    posterior: FloatArray,
+    log_marginal: FloatArray,
+) -> None:
+    n_points = points.shape[0]
+    centre = np.clip(top_idx[rows], 1, n_points - 2)
+    f_minus = joint[rows, centre - 1]
+    f_zero = joint[rows, centre]
+    f_plus = joint[rows, centre + 1]
+    curvature = (f_plus - 2.0 * f_zero + f_minus) / step**2
+    slope = (f_plus - f_minus) / (2.0 * step)
+    concave = curvature < 0
+    rows, centre = rows[concave], centre[concave]
+    curvature, slope, f_zero = curvature[concave], slope[concave], f_zero[concave]
+    offset = np.clip(-slope / curvature, -step, step)
+    var = -1.0 / curvature
+    peak = f_zero + slope * offset + 0.5 * curvature * offset**2
+    log_marginal[rows] = peak + 0.5 * np.log(2.0 * np.pi * var) - np.log(step)
+
+    mean = points[centre] + offset
+    # Weights w_q with Σ_q w_q f(θ_q) ≈ E[f(θ)] = f(m) + v f''(m) / 2 for smooth f: cubic
+    # Lagrange interpolation on the four grid points around m, plus v/2 times the
+    # interpolant's second derivative. Exact for cubics; two weights may be negative.
+    # Any weights with only nonnegative values would have to add variance, and on a long
+    # test that extra spread shrinks every slope the same way (the latent scale is held
+    # by the N(0, 1) prior alone, so the small bias per answer adds up over thousands).
+    base = np.clip(np.floor((mean - points[0]) / step).astype(np.int_), 1, n_points - 3)
+    t = (mean - points[base]) / step
+    h = 0.5 * var / step**2
+    weights = np.stack(
+        [
+            -t * (t - 1) * (t - 2) / 6 + h * (1 - t),
+            (t + 1) * (t - 1) * (t - 2) / 2 + h * (3 * t - 2),
+            -(t + 1) * t * (t - 2) / 2 + h * (1 - 3 * t),
+            (t + 1) * t * (t - 1) / 6 + h * t,
+        ],
+        axis=1,
+    )
+    posterior[rows] = 0.0
+    for k in range(4):
+        posterior[rows, base - 1 + k] = weights[:, k]
+
+
+def marginal_log_likelihood(
+    responses: ResponseMatrix, params: ItemParams, grid: QuadratureGrid | None = None
+) -> float:
+    """Σ_n log ∫ L_n(θ) φ(θ) dθ by quadrature (61 points on [−6, 6] unless given)."""
+    grid = grid or normal_grid()
+    _check_items(responses, params)
+    log_p, log_q = log_probabilities(grid.points, params)
+    design = DesignMatrices.from_responses(responses)
+    joint = subject_log_likelihood(design, log_p, log_q) + grid.log_weights
+    return float(grid_posterior(joint, grid.points)[1].sum())
+
+
+def _check_items(responses: ResponseMatrix, params: ItemParams) -> None:
+    from irt.errors import ParamsError
+
+    if tuple(responses.item_ids) != tuple(params.item_ids):
+        raise ParamsError("item ids of the responses and the parameters differ (order matters)")

@@ -1,0 +1,127 @@
+"""One entry point for calibration by either method, with a common result record."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from irt.em import EMCalibrator
+from irt.errors import IRTError
+from irt.models import ItemParams, ModelKind
+from irt.priors import ItemPriors
+from irt.responses import ResponseMatrix
+
+#: Called with (step, total or None, a short status text).
+FitProgress = Callable[[int, int | None, str], None]
+
+
+class CalibrationMethod(StrEnum):
+    EM = "em"
+    BAYES = "bayes"
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    """What any calibrator produced, plus the settings that produced it."""
+
+    params: ItemParams
+    model: ModelKind
+    method: CalibrationMethod
+    loglik: float
+    logpost: float
+    n_iter: int
+    converged: bool
+    seconds: float
+    priors: ItemPriors
+    seed: int
+    settings: dict[str, Any]
+
+
+def calibrate(
+    responses: ResponseMatrix,
+    model: ModelKind | str = ModelKind.THREE_PL,
+    method: CalibrationMethod | str = CalibrationMethod.EM,
+    *,
+    priors: ItemPriors | None = None,
+    seed: int = 0,
+    tol: float = 1e-4,
+    max_iter: int = 500,
+    n_quad: int = 61,
+    progress: FitProgress | None = None,
+) -> CalibrationResult:
+    """Fit item parameters by EM (default) or Bayesian inference (SVI via pyro)."""
+    kind = ModelKind(model)
+    how = CalibrationMethod(method.lower() if isinstance(method, str) else method)
+    t0 = time.perf_counter()
+    if how is CalibrationMethod.EM:
+        em_progress = None
+        if progress is not None:
+            report = progress
+
+            def em_progress(cycle: int, loglik: float, change: float) -> None:
+                report(cycle, max_iter, f"cycle {cycle}  loglik {loglik:,.2f}  Δ {change:.1e}")
+
+        em = EMCalibrator(
+            kind, priors=priors, tol=tol, max_iter=max_iter, n_quad=n_quad, progress=em_progress
+        ).fit(responses)
+        return CalibrationResult(
+            params=em.params_,
+            model=kind,
+            method=how,
+            loglik=em.loglik_,
+            logpost=em.logpost_,
+            n_iter=em.n_iter_,
+            converged=em.converged_,
+            seconds=time.perf_counter() - t0,
+            priors=em.priors_,
+            seed=seed,
+            settings={
+                "tol": tol,
+                "max_iter": max_iter,
+                "quadrature": {"points": n_quad, "bound": em.bound, "latent": "N(0,1)"},
+            },
+        )
+    try:
+        from irt.bayes import BayesCalibrator
+    except ImportError as exc:  # pragma: no cover - the module itself imports lazily
+        raise IRTError("Bayesian calibration is not available in this installation") from exc
+    bayes_progress = None
+    if progress is not None:
+        report_b = progress
+
+        def bayes_progress(step: int, elbo: float) -> None:
+            report_b(step, None, f"step {step}  ELBO {elbo:,.1f}")
+
+    fitted = BayesCalibrator(kind, priors=priors, seed=seed, progress=bayes_progress).fit(responses)
+    return CalibrationResult(
+        params=fitted.params_,
+        model=kind,
+        method=how,
+        loglik=float(fitted.loglik_),
+        logpost=float(fitted.logpost_),
+        n_iter=int(fitted.n_iter_),
+        converged=bool(fitted.converged_),
+        seconds=time.perf_counter() - t0,
+        priors=fitted.priors_,
+        seed=seed,
+        settings={"inference": getattr(fitted, "method_", "svi")},
+    )
+
+
+def parameter_summary(params: ItemParams) -> dict[str, dict[str, float]]:
+    """Mean, SD, min and max of each item parameter (for reports)."""
+    out: dict[str, dict[str, float]] = {}
+    for name in ("a", "b", "c", "d"):
+        v = getattr(params, name)
+        out[name] = {
+            "mean": float(np.mean(v)),
+            "sd": float(np.std(v)),
+            "min": float(np.min(v)),
+            "max": float(np.max(v)),
+        }
+    return out

@@ -1,0 +1,121 @@
+"""Item standard errors from the cross-product (XPD) of per-subject scores.
+
+For subject n and item j, the observed-data score is the posterior expectation of the
+complete-data score: s_nj = Σ_q post_nq ∂ log p(y_nj | θ_q) / ∂η_j. Its cross-product
+summed over subjects estimates item j's information block (mirt's ``SE.type =
+"crossprod"``); the prior's curvature is added, and the block is inverted item by item
+(covariances between items are ignored). Standard errors of (a, b, c) follow by the delta
+method from the internal coordinates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irt.estep import DesignMatrices
+from irt.models import ModelKind
+from irt.mstep import ALPHA, DELTA, GAMMA, LAMBDA, MStepSpec, _add_prior_terms, to_abcd
+from irt.types import FloatArray
+
+_EPS = 1e-12
+
+
+def item_standard_errors(
+    coords: FloatArray, design: DesignMatrices, posterior: FloatArray, spec: MStepSpec
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(se_a, se_b, se_c); NaN where a parameter is not estimated or not identified."""
+    a, b, c, d = to_abcd(coords, spec)
+    n_items = len(a)
+    theta = spec.theta[None, :]
+    z = a[:, None] * theta + coords[:, DELTA, None]
+    s = 0.5 * (1.0 + np.tanh(0.5 * z))
+    span = (d - c)[:, None]
+    p = np.maximum(c[:, None] + span * s, _EPS)
+    q = np.maximum((1.0 - d)[:, None] + span * (1.0 - s), _EPS)
+    dz = span * s * (1.0 - s)
+    derivs: dict[int, FloatArray] = {
+        ALPHA: dz * theta * (a[:, None] if spec.log_slope else 1.0),
+        DELTA: dz,
+    }
+    if spec.model.has_guessing:
+        derivs[GAMMA] = (1.0 - s) * (c * (1 - c))[:, None]
+    if spec.model.has_slipping:
+        derivs[LAMBDA] = s * (d * (1 - d))[:, None]
+    cols = sorted(derivs)
+    observed = np.ones_like(design.right) if design.observed is None else design.observed
+    wrong = observed - design.right
+    scores = {
+        k: design.right * (posterior @ (derivs[k] / p).T) - wrong * (posterior @ (derivs[k] / q).T)
+        for k in cols
+    }
+    info = np.zeros((n_items, 4, 4))
+    for i, k in enumerate(cols):
+        for k2 in cols[i:]:
+            info[:, k, k2] = info[:, k2, k] = np.einsum("nj,nj->j", scores[k], scores[k2])
+    grad_dummy = np.zeros((n_items, 4))
+    _add_prior_terms(grad_dummy, info, coords, a, b, c, d, spec)
+    if spec.model is ModelKind.ONE_PL:
+        return _one_pl_errors(info, scores, a, b)
+    cov = _invert_blocks(info, cols)
+    return _delta_method(cov, a, b, c, spec)
+
+
+def _invert_blocks(info: FloatArray, cols: list[int]) -> FloatArray:
+    """Invert each item's block; where it is singular (an asymptote pinned at its bound
+    carries no information), fall back to the slope–intercept block alone."""
+    cov = np.full_like(info, np.nan)
+    todo = np.ones(info.shape[0], dtype=bool)
+    for use in (cols, [ALPHA, DELTA]):
+        idx = np.flatnonzero(todo)
+        if idx.size == 0:
+            break
+        pick = np.asarray(use)
+        sub = info[np.ix_(idx, pick, pick)]
+        ok = np.linalg.cond(sub) < 1e10
+        if ok.any():
+            inv = np.linalg.inv(sub[ok])
+            full = np.full((int(ok.sum()), 4, 4), np.nan)
+            full[np.ix_(np.arange(int(ok.sum())), pick, pick)] = inv
+            cov[idx[ok]] = full
+            todo[idx[ok]] = False
+    return cov
+
+
+def _delta_method(
+    cov: FloatArray, a: FloatArray, b: FloatArray, c: FloatArray, spec: MStepSpec
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    da = a if spec.log_slope else np.ones_like(a)
+    var_a = da**2 * cov[:, ALPHA, ALPHA]
+    # b = −δ/a: ∂b/∂δ = −1/a, ∂b/∂α = −b·(∂a/∂α)/a.
+    gb_delta = -1.0 / a
+    gb_alpha = -b * da / a
+    var_b = (
+        gb_delta**2 * cov[:, DELTA, DELTA]
+        + gb_alpha**2 * cov[:, ALPHA, ALPHA]
+        + 2 * gb_delta * gb_alpha * cov[:, ALPHA, DELTA]
+    )
+    if spec.model.has_guessing:
+        var_c = (c * (1 - c)) ** 2 * cov[:, GAMMA, GAMMA]
+    else:
+        var_c = np.full_like(a, np.nan)
+    return _sqrt_or_nan(var_a), _sqrt_or_nan(var_b), _sqrt_or_nan(var_c)
+
+
+def _one_pl_errors(
+    info: FloatArray, scores: dict[int, FloatArray], a: FloatArray, b: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    # The shared slope's information sums over subjects the square of its total score.
+    slope_score = scores[ALPHA].sum(axis=1)
+    var_a = 1.0 / max(float(slope_score @ slope_score), _EPS)
+    var_delta = 1.0 / np.maximum(info[:, DELTA, DELTA], _EPS)
+    var_b = var_delta / a**2 + (b / a) ** 2 * var_a
+    return (
+        np.full_like(a, np.sqrt(var_a)),
+        _sqrt_or_nan(var_b),
+        np.full_like(a, np.nan),
+    )
+
+
+def _sqrt_or_nan(var: FloatArray) -> FloatArray:
+    with np.errstate(invalid="ignore"):
+        return np.where(var > 0, np.sqrt(np.where(var > 0, var, 0.0)), np.nan)

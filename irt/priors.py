@@ -1,0 +1,101 @@
+"""Bayes-modal priors on item parameters (recorded in every calibration's provenance)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from irt.errors import IRTError
+from irt.models import ModelKind
+
+
+@dataclass(frozen=True)
+class ItemPriors:
+    """Independent priors per item; ``None`` switches a prior off.
+
+    - ``a`` ~ LogNormal(a_meanlog, a_sdlog): keeps slopes positive and away from 0 and ∞.
+    - ``b`` ~ Normal(b_mean, b_sd): pulls items answered by few subjects towards the middle.
+    - ``c`` ~ Beta(c_alpha, c_beta): with both shape parameters above 1 the mode lies
+      strictly inside (0, 1), so ``c`` can neither collapse to 0 nor drift to 1.
+    - ``d`` ~ Beta(d_alpha, d_beta), for the 4PL upper asymptote.
+    """
+
+    a_meanlog: float | None = 0.0
+    a_sdlog: float | None = 0.5
+    b_mean: float | None = 0.0
+    b_sd: float | None = 2.0
+    c_alpha: float | None = 3.0
+    c_beta: float | None = 15.0
+    d_alpha: float | None = 10.0
+    d_beta: float | None = 2.0
+
+    def __post_init__(self) -> None:
+        for lo, hi, name in (
+            (self.a_meanlog, self.a_sdlog, "a"),
+            (self.b_mean, self.b_sd, "b"),
+            (self.c_alpha, self.c_beta, "c"),
+            (self.d_alpha, self.d_beta, "d"),
+        ):
+            if (lo is None) != (hi is None):
+                raise IRTError(f"the prior on {name} needs both of its parameters or neither")
+        for name in ("a_sdlog", "b_sd"):
+            v = getattr(self, name)
+            if v is not None and not v > 0:
+                raise IRTError(f"prior {name} must be positive, got {v}")
+        for name in ("c_alpha", "c_beta", "d_alpha", "d_beta"):
+            v = getattr(self, name)
+            if v is not None and not v >= 1:
+                raise IRTError(f"prior {name} must be >= 1 so that the mode is interior, got {v}")
+
+    @property
+    def has_a(self) -> bool:
+        return self.a_sdlog is not None
+
+    @property
+    def has_b(self) -> bool:
+        return self.b_sd is not None
+
+    @property
+    def has_c(self) -> bool:
+        return self.c_alpha is not None
+
+    @property
+    def has_d(self) -> bool:
+        return self.d_alpha is not None
+
+    @classmethod
+    def none(cls) -> ItemPriors:
+        """No priors: plain marginal maximum likelihood (what R mirt does by default)."""
+        return cls(None, None, None, None, None, None, None, None)
+
+    @classmethod
+    def default_for(cls, model: ModelKind | str) -> ItemPriors:
+        """On for 3PL and 4PL (weakly identified with few subjects), off for 1PL and 2PL."""
+        kind = ModelKind(model)
+        return cls() if kind.has_guessing else cls.none()
+
+    def for_model(self, model: ModelKind | str) -> ItemPriors:
+        """Drop priors on parameters the model does not estimate."""
+        kind = ModelKind(model)
+        fields = asdict(self)
+        if not kind.has_guessing:
+            fields.update(c_alpha=None, c_beta=None)
+        if not kind.has_slipping:
+            fields.update(d_alpha=None, d_beta=None)
+        if kind is ModelKind.ONE_PL:
+            # One slope shared by all items is well identified; a prior would count J times.
+            fields.update(a_meanlog=None, a_sdlog=None)
+        return ItemPriors(**fields)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready description for reports and pool provenance."""
+        out: dict[str, Any] = {}
+        if self.has_a:
+            out["a"] = {"dist": "lognormal", "meanlog": self.a_meanlog, "sdlog": self.a_sdlog}
+        if self.has_b:
+            out["b"] = {"dist": "normal", "mean": self.b_mean, "sd": self.b_sd}
+        if self.has_c:
+            out["c"] = {"dist": "beta", "alpha": self.c_alpha, "beta": self.c_beta}
+        if self.has_d:
+            out["d"] = {"dist": "beta", "alpha": self.d_alpha, "beta": self.d_beta}
+        return out

@@ -1,0 +1,132 @@
+"""The response matrix: subjects x items, 0/1, missing allowed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from irt.errors import ResponseDataError
+from irt.types import BoolArray, FloatArray
+
+#: Stored code for an item a subject did not answer.
+MISSING = -1
+
+
+@dataclass(frozen=True)
+class ResponseMatrix:
+    """Graded answers of N subjects to J items.
+
+    ``values`` is an int8 array of shape (N, J) holding 1 (right), 0 (wrong) or
+    ``MISSING`` (-1, not answered).
+    """
+
+    subject_ids: tuple[str, ...]
+    item_ids: tuple[str, ...]
+    values: npt.NDArray[np.int8]
+
+    def __post_init__(self) -> None:
+        values = np.asarray(self.values)
+        if values.ndim != 2:
+            raise ResponseDataError(f"response matrix must be 2-D, got shape {values.shape}")
+        if values.shape != (len(self.subject_ids), len(self.item_ids)):
+            raise ResponseDataError(
+                f"response matrix shape {values.shape} does not match "
+                f"{len(self.subject_ids)} subjects x {len(self.item_ids)} items"
+            )
+        if values.size == 0:
+            raise ResponseDataError("the response matrix is empty")
+        _check_unique("subject", self.subject_ids)
+        _check_unique("item", self.item_ids)
+        bad = ~np.isin(values, (0, 1, MISSING))
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise ResponseDataError(
+                f"response of subject {self.subject_ids[i]!r} to item {self.item_ids[j]!r} "
+                f"is {values[i, j]!r}; only 0, 1 or missing are allowed"
+            )
+        object.__setattr__(self, "values", values.astype(np.int8, copy=False))
+        if not self.observed.any():
+            raise ResponseDataError("the response matrix has no answers at all")
+
+    @classmethod
+    def from_array(
+        cls,
+        data: object,
+        subject_ids: list[str] | tuple[str, ...] | None = None,
+        item_ids: list[str] | tuple[str, ...] | None = None,
+    ) -> ResponseMatrix:
+        """From a float array with NaN (or a negative code) for missing answers."""
+        arr = np.asarray(data, dtype=np.float64)
+        if arr.ndim != 2:
+            raise ResponseDataError(f"response matrix must be 2-D, got shape {arr.shape}")
+        missing = ~np.isfinite(arr) | (arr < 0)
+        values = np.where(missing, MISSING, arr)
+        if not np.all((values == 0) | (values == 1) | (values == MISSING)):
+            raise ResponseDataError("responses must be 0, 1 or missing")
+        n, j = arr.shape
+        return cls(
+            subject_ids=tuple(subject_ids)
+            if subject_ids is not None
+            else tuple(f"s{k:04d}" for k in range(n)),
+            item_ids=tuple(item_ids)
+            if item_ids is not None
+            else tuple(f"i{k:04d}" for k in range(j)),
+            values=values.astype(np.int8),
+        )
+
+    @property
+    def n_subjects(self) -> int:
+        return len(self.subject_ids)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def observed(self) -> BoolArray:
+        """True where an answer is present."""
+        return np.asarray(self.values != MISSING)
+
+    @property
+    def is_complete(self) -> bool:
+        return bool(self.observed.all())
+
+    def as_float(self) -> FloatArray:
+        """Float copy with NaN for missing answers (the convention of ``irt.models``)."""
+        out = self.values.astype(np.float64)
+        out[~self.observed] = np.nan
+        return out
+
+    def accuracy(self) -> FloatArray:
+        """Each subject's share of right answers among the items it answered (NaN if none)."""
+        obs = self.observed
+        n = obs.sum(axis=1)
+        right = (self.values == 1).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(n > 0, right / np.maximum(n, 1), np.nan)
+
+    def subset(self, subjects: object = None, items: object = None) -> ResponseMatrix:
+        """Rows and columns selected by numpy indices (masks or positions)."""
+        rows = np.arange(self.n_subjects)
+        cols = np.arange(self.n_items)
+        if subjects is not None:
+            rows = rows[cast(Any, subjects)]
+        if items is not None:
+            cols = cols[cast(Any, items)]
+        return ResponseMatrix(
+            subject_ids=tuple(self.subject_ids[r] for r in rows),
+            item_ids=tuple(self.item_ids[c] for c in cols),
+            values=self.values[np.ix_(rows, cols)],
+        )
+
+
+def _check_unique(kind: str, ids: tuple[str, ...]) -> None:
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        for x in ids:
+            if x in seen:
+                raise ResponseDataError(f"duplicated {kind} id {x!r}")
+            seen.add(x)

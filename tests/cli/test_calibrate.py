@@ -1,0 +1,173 @@
+"""``cat calibrate`` through the command line."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cat.cli.app import app
+from irt.params_io import read_params
+from irt.readers import write_jsonl
+from irt.simulate import random_params, simulate_responses
+
+runner = CliRunner()
+REPORT_KEYS = {
+    "model",
+    "method",
+    "n_subjects",
+    "n_items",
+    "loglik",
+    "n_iter",
+    "converged",
+    "seconds",
+}
+
+
+@pytest.fixture
+def responses(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    params = random_params(30, rng, "3pl")
+    data = simulate_responses(params, rng.normal(size=300), rng, missing_rate=0.05)
+    path = tmp_path / "responses.jsonl"
+    write_jsonl(data, path)
+    return path
+
+
+def test_writes_params_report_and_abilities(responses: Path, tmp_path: Path) -> None:
+    out, report, abil = tmp_path / "p.csv", tmp_path / "r.json", tmp_path / "a.csv"
+    result = runner.invoke(
+        app,
+        [
+            "calibrate",
+            str(responses),
+            "--model",
+            "3pl",
+            "--out",
+            str(out),
+            "--report",
+            str(report),
+            "--abilities",
+            str(abil),
+            "--seed",
+            "7",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    params = read_params(out)
+    assert params.n_items == 30 and params.se_b is not None
+    with out.open() as fh:
+        assert next(csv.reader(fh)) == ["item_id", "a", "b", "c", "d", "se_a", "se_b", "se_c"]
+    fit = json.loads(report.read_text())
+    assert set(fit) >= REPORT_KEYS
+    assert fit["model"] == "3pl" and fit["method"] == "em" and fit["seed"] == 7
+    assert fit["n_subjects"] == 300 and fit["n_items"] == 30 and fit["converged"] is True
+    assert fit["priors"]["c"]["dist"] == "beta"
+    with abil.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 300 and rows[0]["method"] == "eap"
+    assert "3PL calibration" in result.output
+
+
+def test_no_priors_gives_plain_ml(responses: Path, tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    result = runner.invoke(
+        app,
+        [
+            "calibrate",
+            str(responses),
+            "--model",
+            "2pl",
+            "--no-priors",
+            "--out",
+            str(tmp_path / "p.csv"),
+            "--report",
+            str(report),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(report.read_text())["priors"] == {}
+
+
+def test_pool_gets_params_reference_and_provenance(responses: Path, tmp_path: Path) -> None:
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    (pool / "pool.json").write_text(json.dumps({"name": "t", "version": "1"}))
+    result = runner.invoke(app, ["calibrate", str(responses), "--pool", str(pool), "--seed", "3"])
+    assert result.exit_code == 0, result.output
+    assert read_params(pool / "params.csv").n_items == 30
+    reference = [json.loads(x) for x in (pool / "reference.jsonl").read_text().splitlines()]
+    assert len(reference) == 300
+    assert {"subject_id", "theta", "se", "accuracy", "n_answered"} <= set(reference[0])
+    manifest = json.loads((pool / "pool.json").read_text())
+    assert manifest["name"] == "t"
+    provenance = manifest["calibration"]
+    assert provenance["method"] == "em" and provenance["seed"] == 3
+    assert provenance["n_subjects"] == 300 and "c" in provenance["priors"]
+
+
+@pytest.mark.parametrize(
+    ("content", "suffix", "message"),
+    [
+        ('{"subject_id": "m", "responses": {"q1": 2}}\n', ".jsonl", "line 1"),
+        ('{"subject_id": "m", "responses": {"q1": 1}\n', ".jsonl", "not valid JSON"),
+        ("id,q1\nm,1\nm,0\n", ".csv", "duplicated subject id"),
+        ("", ".jsonl", "empty"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, content: str, suffix: str, message: str
+) -> None:
+    path = tmp_path / f"bad{suffix}"
+    path.write_text(content)
+    result = runner.invoke(app, ["calibrate", str(path), "--out", str(tmp_path / "p.csv")])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "p.csv").exists()
+
+
+def test_missing_destination_and_missing_pool_are_errors(responses: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["calibrate", str(responses)])
+    assert result.exit_code == 2 and "--out" in result.output
+    result = runner.invoke(app, ["calibrate", str(responses), "--pool", str(tmp_path / "nope")])
+    assert result.exit_code == 2 and "no such folder" in result.output
+    not_a_pool = tmp_path / "empty"
+    not_a_pool.mkdir()
+    result = runner.invoke(app, ["calibrate", str(responses), "--pool", str(not_a_pool)])
+    assert result.exit_code == 2 and "no pool.json" in result.output
+
+
+def test_console_script_end_to_end(responses: Path, tmp_path: Path) -> None:
+    script = Path(sys.executable).parent / "cat"
+    out = tmp_path / "p.csv"
+    done = subprocess.run(
+        [str(script), "calibrate", str(responses), "--model", "2pl", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.is_file()
+    missing = subprocess.run(
+        [str(script), "calibrate", str(tmp_path / "none.jsonl"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert missing.returncode == 2
+    assert len(missing.stderr.strip().splitlines()) == 1
+    assert "no such file" in missing.stderr
+
+
+def test_version_and_short_help() -> None:
+    assert runner.invoke(app, ["--version"]).output.startswith("cat-llm ")
+    assert "calibrate" in runner.invoke(app, ["-h"]).output

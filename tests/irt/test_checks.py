@@ -1,0 +1,94 @@
+"""Tests of irt.checks: data-quality warnings on a response matrix."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from irt.checks import check_responses, warn_about
+from irt.errors import DataWarning
+from irt.responses import MISSING, ResponseMatrix
+
+M = MISSING
+
+
+def _matrix(rows: list[list[int]]) -> ResponseMatrix:
+    values = np.array(rows, dtype=np.int8)
+    n, j = values.shape
+    subjects = tuple(f"m{k + 1}" for k in range(n))
+    items = tuple(f"q{k + 1}" for k in range(j))
+    return ResponseMatrix(subjects, items, values)
+
+
+def test_clean_matrix_has_no_messages() -> None:
+    assert check_responses(_matrix([[1, 0, 1], [0, 1, 0], [1, 1, 0]])) == []
+
+
+def test_the_documented_example() -> None:
+    values = np.tile(np.array([[1, 0], [0, 1]], dtype=np.int8), (1, 60))
+    values[:, [6, 18, 43]] = MISSING
+    items = tuple(f"q{k + 1:04d}" for k in range(120))
+    m = ResponseMatrix(("a", "b"), items, values)
+    assert check_responses(m) == [
+        "3 of 120 items were answered by nobody (e.g. q0007, q0019, q0044)"
+    ]
+
+
+def test_items_nobody_answered() -> None:
+    m = _matrix([[1, M, 0], [0, M, 1]])
+    assert check_responses(m) == ["1 of 3 items was answered by nobody (e.g. q2)"]
+
+
+def test_items_all_right_and_all_wrong_among_those_who_answered() -> None:
+    m = _matrix([[1, 0, 1, 0], [M, M, 0, 1], [1, 0, 1, 1]])
+    assert check_responses(m) == [
+        "1 of 4 items was answered correctly by everyone who answered it (e.g. q1)",
+        "1 of 4 items was answered wrongly by everyone who answered it (e.g. q2)",
+    ]
+
+
+def test_subjects_without_answers_all_right_and_all_wrong() -> None:
+    m = _matrix([[1, 0, 1], [M, M, M], [1, 1, M], [0, M, 0], [0, 1, 1]])
+    assert check_responses(m) == [
+        "1 of 5 subjects answered no item (e.g. m2)",
+        "1 of 5 subjects got every item they answered right (e.g. m3)",
+        "1 of 5 subjects got every item they answered wrong (e.g. m4)",
+    ]
+
+
+def test_plural_messages_name_at_most_five_examples() -> None:
+    values = np.full((2, 10), MISSING, dtype=np.int8)
+    values[:, :2] = [[1, 0], [0, 1]]
+    message = check_responses(ResponseMatrix(("a", "b"), tuple("abcdefghij"), values))[0]
+    assert message == "8 of 10 items were answered by nobody (e.g. c, d, e, f, g)"
+
+
+def test_all_right_matrix_flags_every_item_and_subject() -> None:
+    messages = check_responses(_matrix([[1, 1], [1, 1]]))
+    assert messages == [
+        "2 of 2 items were answered correctly by everyone who answered them (e.g. q1, q2)",
+        "2 of 2 subjects got every item they answered right (e.g. m1, m2)",
+    ]
+
+
+def test_single_item_matrix_uses_the_singular_noun() -> None:
+    assert check_responses(_matrix([[0], [0]]))[0] == (
+        "1 of 1 item was answered wrongly by everyone who answered it (e.g. q1)"
+    )
+
+
+def test_warn_about_issues_one_data_warning_per_message() -> None:
+    m = _matrix([[1, M, 0], [0, M, 1], [1, M, 1]])
+    with pytest.warns(DataWarning) as record:
+        warn_about(m)
+    assert [str(w.message) for w in record] == check_responses(m)
+    assert len(record) == 2
+    assert record[0].filename == __file__  # stacklevel points at the caller
+
+
+def test_warn_about_is_silent_on_clean_data() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_about(_matrix([[1, 0], [0, 1]]))
