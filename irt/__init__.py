@@ -3,6 +3,7 @@
 Imports nothing of the other packages of this project.
 """
 
+from irt.bayes import BayesCalibrator
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning, DataWarning, IRTError, ParamsError, ResponseDataError
 from irt.estep import marginal_log_likelihood
@@ -23,6 +24,7 @@ from irt.scoring import Abilities, AbilityMethod, score_abilities
 __all__ = [
     "Abilities",
     "AbilityMethod",
+    "BayesCalibrator",
     "ConvergenceWarning",
     "DataWarning",
     "EMCalibrator",

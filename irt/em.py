@@ -166,10 +166,15 @@ class EMCalibrator:
             return step.loglik + float(log_prior(x, spec).sum())
 
         def em_map(step: EStep, x: FloatArray) -> FloatArray:
-            new = m_step(x, step.expected_right, step.expected_total, spec, self.max_newton)
+            new = m_step(
+                x, step.expected_right, step.expected_total, spec, self.max_newton, inner_tol
+            )
             return standardize_scale(new, step.posterior, grid.points, spec)
 
         active = list(spec.active) + ([0] if self.model is ModelKind.ONE_PL else [])
+        # The M-step only needs to be an order of magnitude tighter than EM itself; much
+        # below 1e-6 its Newton steps sit at the rounding noise of the gradient.
+        inner_tol = min(self.tol / 10, 1e-6)
         step0 = self._e_step(coords, design, spec, grid)
         n_maps = 0
         while n_maps < self.max_iter:
