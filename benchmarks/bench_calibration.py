@@ -120,6 +120,8 @@ def _worker(case: str, tool: str) -> dict[str, Any]:
         if "theta_hat" in out:
             out["r_theta"] = _corr(out["theta_hat"], theta)
     out.pop("theta_hat", None)
+    # Peak resident memory of this process (KiB on Linux), the fit included.
+    out["max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
 
@@ -143,7 +145,7 @@ def _known_theta_fit(data: Any, theta: Any) -> tuple[Any, Any, Any]:
 
 
 def _run(case: str, tool: str) -> dict[str, Any] | None:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """One fit in a child process, which reports its own peak memory."""
     done = subprocess.run(
         [sys.executable, __file__, "--worker", case, tool],
         capture_output=True,
@@ -152,11 +154,11 @@ def _run(case: str, tool: str) -> dict[str, Any] | None:
         timeout=3600,
     )
     if done.returncode != 0:
-        print(f"  {case} {tool}: failed: {done.stderr.strip().splitlines()[-1:]}")
+        last = (done.stderr.strip().splitlines() or [""])[-1]
+        why = "killed (out of memory)" if done.returncode == -9 else f"exit {done.returncode}"
+        print(f"  {case} {tool}: failed, {why} {last}".rstrip())
         return None
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    result["max_rss_mb"] = max(peak, before) / 1024  # ru_maxrss is in KiB on Linux
     return result
 
 
@@ -174,7 +176,7 @@ def main() -> None:
     if args.worker:
         print(json.dumps(_worker(*args.worker)))
         return
-    tools = ["ours"] if args.no_peer else ["ours", "mirt"]
+    tools = ["ours"] if args.no_peer else ["ours", "mirt"]  # ours always runs first
     rows: dict[str, dict[str, Any]] = {}
 
     print(f"Simulated 3PL (seed {SEED}); figures: seconds, max RSS, r with the truth")
@@ -185,23 +187,21 @@ def main() -> None:
     for case, (_, _, _, target) in SIMULATED.items():
         if args.quick and case == "1000x10000":
             continue
-        case_tools = [*tools, "oracle"] if case == "1000x10000" else tools
-        for tool in case_tools:
-            res = _run(case, tool)
-            if res is None:
-                continue
-            rows[f"{case}/{tool}"] = res
-            ratio = ""
-            if tool == "ours" and "mirt" in tools:
-                peer = _run(case, "mirt") if f"{case}/mirt" not in rows else rows[f"{case}/mirt"]
-                if peer is not None:
-                    rows[f"{case}/mirt"] = peer
-                    ratio = f"{res['seconds'] / peer['seconds']:.2f}x"
-            if tool == "mirt":
-                continue  # printed after ours, below
-            print(_row(case, tool, res, ratio, target if tool == "ours" else "(ceiling)"))
-            if tool == "ours" and f"{case}/mirt" in rows:
-                print(_row(case, "mirt", rows[f"{case}/mirt"], "", ""))
+        ours = _run(case, "ours")
+        if ours is None:
+            continue
+        rows[f"{case}/ours"] = ours
+        peer = _run(case, "mirt") if "mirt" in tools else None
+        ratio = f"{ours['seconds'] / peer['seconds']:.2f}x" if peer else ""
+        print(_row(case, "ours", ours, ratio, target))
+        if peer is not None:
+            rows[f"{case}/mirt"] = peer
+            print(_row(case, "mirt", peer, "", ""))
+        if case == "1000x10000":
+            oracle = _run(case, "oracle")
+            if oracle is not None:
+                rows[f"{case}/oracle"] = oracle
+                print(_row(case, "known θ", oracle, "", "(ceiling: same priors, θ given)"))
 
     if (SHARED / "mmlu-pro").is_dir():
         res = _run("mmlu-pro", "ours")

@@ -171,3 +171,32 @@ def test_console_script_end_to_end(responses: Path, tmp_path: Path) -> None:
 def test_version_and_short_help() -> None:
     assert runner.invoke(app, ["--version"]).output.startswith("cat-llm ")
     assert "calibrate" in runner.invoke(app, ["-h"]).output
+
+
+@pytest.mark.slow
+def test_bayes_method_writes_the_same_outputs(responses: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pyro")
+    out, report = tmp_path / "p.csv", tmp_path / "r.json"
+    result = runner.invoke(
+        app,
+        [
+            "calibrate",
+            str(responses),
+            "--model",
+            "2pl",
+            "--method",
+            "bayes",
+            "--out",
+            str(out),
+            "--report",
+            str(report),
+            "--seed",
+            "5",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    fit = json.loads(report.read_text())
+    assert fit["method"] == "bayes" and fit["seed"] == 5
+    assert np.isfinite(fit["loglik"])
+    params = read_params(out)
+    assert params.n_items == 30 and np.all(params.a > 0)
