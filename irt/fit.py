@@ -16,8 +16,8 @@ from irt.models import ItemParams, ModelKind
 from irt.priors import ItemPriors
 from irt.responses import ResponseMatrix
 
-#: Called with (step, total or None, a short status text).
-FitProgress = Callable[[int, int | None, str], None]
+#: Called with (share of the work done in [0, 1], a short status text).
+FitProgress = Callable[[float, str], None]
 
 
 class CalibrationMethod(StrEnum):
@@ -63,8 +63,16 @@ def calibrate(
         if progress is not None:
             report = progress
 
+            first: list[float] = []
+
             def em_progress(cycle: int, loglik: float, change: float) -> None:
-                report(cycle, max_iter, f"cycle {cycle}  loglik {loglik:,.2f}  Δ {change:.1e}")
+                # EM's steps shrink geometrically: progress is how far the largest
+                # change has come, on a log scale, from the first cycle's to the tolerance.
+                if not first:
+                    first.append(max(change, tol * 10))
+                span = np.log(first[0] / tol)
+                done = float(np.clip(np.log(first[0] / max(change, 1e-300)) / span, 0.0, 1.0))
+                report(done, f"cycle {cycle}  loglik {loglik:,.2f}  Δ {change:.1e}")
 
         em = EMCalibrator(
             kind, priors=priors, tol=tol, max_iter=max_iter, n_quad=n_quad, progress=em_progress
@@ -90,14 +98,15 @@ def calibrate(
         from irt.bayes import BayesCalibrator
     except ImportError as exc:  # pragma: no cover - the module itself imports lazily
         raise IRTError("Bayesian calibration is not available in this installation") from exc
-    bayes_progress = None
+    calibrator = BayesCalibrator(kind, priors=priors, seed=seed)
     if progress is not None:
         report_b = progress
 
         def bayes_progress(step: int, elbo: float) -> None:
-            report_b(step, None, f"step {step}  ELBO {elbo:,.1f}")
+            report_b(step / calibrator.n_steps, f"step {step}  ELBO {elbo:,.1f}")
 
-    fitted = BayesCalibrator(kind, priors=priors, seed=seed, progress=bayes_progress).fit(responses)
+        calibrator.progress = bayes_progress
+    fitted = calibrator.fit(responses)
     return CalibrationResult(
         params=fitted.params_,
         model=kind,

@@ -14,7 +14,7 @@ import numpy as np
 
 from irt.estep import DesignMatrices
 from irt.models import ModelKind
-from irt.mstep import ALPHA, DELTA, GAMMA, LAMBDA, MStepSpec, _add_prior_terms, to_abcd
+from irt.mstep import ALPHA, DELTA, GAMMA, MStepSpec, _add_prior_terms, grid_curves
 from irt.types import FloatArray
 
 _EPS = 1e-12
@@ -24,24 +24,12 @@ def item_standard_errors(
     coords: FloatArray, design: DesignMatrices, posterior: FloatArray, spec: MStepSpec
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(se_a, se_b, se_c); NaN where a parameter is not estimated or not identified."""
-    a, b, c, d = to_abcd(coords, spec)
+    curves = grid_curves(coords, spec)
+    a, b, c, d = curves.a, curves.b, curves.c, curves.d
     n_items = len(a)
-    theta = spec.theta[None, :]
-    z = a[:, None] * theta + coords[:, DELTA, None]
-    s = 0.5 * (1.0 + np.tanh(0.5 * z))
-    span = (d - c)[:, None]
-    p = np.maximum(c[:, None] + span * s, _EPS)
-    q = np.maximum((1.0 - d)[:, None] + span * (1.0 - s), _EPS)
-    dz = span * s * (1.0 - s)
-    derivs: dict[int, FloatArray] = {
-        ALPHA: dz * theta * (a[:, None] if spec.log_slope else 1.0),
-        DELTA: dz,
-    }
-    if spec.model.has_guessing:
-        derivs[GAMMA] = (1.0 - s) * (c * (1 - c))[:, None]
-    if spec.model.has_slipping:
-        derivs[LAMBDA] = s * (d * (1 - d))[:, None]
-    cols = sorted(derivs)
+    cols = curves.columns
+    derivs = dict(zip(cols, curves.derivs, strict=True))
+    p, q = curves.p, curves.q
     observed = np.ones_like(design.right) if design.observed is None else design.observed
     wrong = observed - design.right
     scores = {

@@ -128,6 +128,60 @@ def objective(
     return np.asarray(ll + log_prior(coords, spec), dtype=np.float64)
 
 
+@dataclass(frozen=True)
+class GridCurves:
+    """Each item's response curve on the grid and its derivatives, shape (J, Q) each."""
+
+    a: FloatArray
+    b: FloatArray
+    c: FloatArray
+    d: FloatArray
+    s: FloatArray  # σ(z)
+    ds: FloatArray  # σ(z)(1 − σ(z))
+    p: FloatArray  # P, kept ≥ 1e-12
+    q: FloatArray  # 1 − P, kept ≥ 1e-12
+    span: FloatArray  # d − c, shape (J, 1)
+    z_alpha: FloatArray  # ∂z/∂α
+    columns: list[int]  # the coordinates with a derivative below
+    derivs: FloatArray  # ∂P/∂η, shape (len(columns), J, Q)
+
+
+def grid_curves(coords: FloatArray, spec: MStepSpec) -> GridCurves:
+    """P, 1 − P and ∂P/∂η (η the internal coordinates) at every grid point."""
+    a, b, c, d = to_abcd(coords, spec)
+    theta = spec.theta[None, :]
+    s = _sigmoid(a[:, None] * theta + coords[:, DELTA, None])
+    span = (d - c)[:, None]
+    ds = s * (1.0 - s)
+    dz = span * ds
+    z_alpha = theta * (a[:, None] if spec.log_slope else 1.0)
+    columns = _estimated_columns(spec)
+    derivs = np.empty((len(columns), len(a), spec.theta.shape[0]))
+    for k, col in enumerate(columns):
+        if col == ALPHA:
+            derivs[k] = dz * z_alpha
+        elif col == DELTA:
+            derivs[k] = dz
+        elif col == GAMMA:
+            derivs[k] = (1.0 - s) * (c * (1 - c))[:, None]
+        else:
+            derivs[k] = s * (d * (1 - d))[:, None]
+    return GridCurves(
+        a=a,
+        b=b,
+        c=c,
+        d=d,
+        s=s,
+        ds=ds,
+        p=np.maximum(c[:, None] + span * s, _EPS),
+        q=np.maximum((1.0 - d)[:, None] + span * (1.0 - s), _EPS),
+        span=span,
+        z_alpha=z_alpha,
+        columns=columns,
+        derivs=derivs,
+    )
+
+
 def gradient_and_information(
     coords: FloatArray,
     right: FloatArray,
@@ -142,28 +196,20 @@ def gradient_and_information(
     negative Hessian of the likelihood part, which makes Newton converge quadratically
     where few subjects put the counts on a few grid points and the two differ.
     """
-    a, b, c, d = to_abcd(coords, spec)
-    theta = spec.theta[None, :]
-    s = _sigmoid(a[:, None] * theta + coords[:, DELTA, None])
-    span = (d - c)[:, None]
-    p = np.maximum(c[:, None] + span * s, _EPS)
-    q = np.maximum((1.0 - d)[:, None] + span * (1.0 - s), _EPS)
+    curves = grid_curves(coords, spec)
+    a, b, c, d = curves.a, curves.b, curves.c, curves.d
+    s, ds, p, q, span, z_alpha = (
+        curves.s,
+        curves.ds,
+        curves.p,
+        curves.q,
+        curves.span,
+        curves.z_alpha,
+    )
+    cols = curves.columns
+    derivs = curves.derivs
     pq = p * q
     resid = (right - total * p) / pq
-    ds = s * (1.0 - s)
-    dz = span * ds
-    z_alpha = theta * (a[:, None] if spec.log_slope else 1.0)
-    cols = _estimated_columns(spec)
-    derivs = np.empty((len(cols), len(a), spec.theta.shape[0]))
-    for k, col in enumerate(cols):
-        if col == ALPHA:
-            derivs[k] = dz * z_alpha
-        elif col == DELTA:
-            derivs[k] = dz
-        elif col == GAMMA:
-            derivs[k] = (1.0 - s) * (c * (1 - c))[:, None]
-        else:
-            derivs[k] = s * (d * (1 - d))[:, None]
     if observed:
         wrong = total - right
         weight = right / p**2 + wrong / q**2

@@ -78,10 +78,10 @@ def calibrate(
         stdout.print(f"[yellow]note:[/] {message}", highlight=False)
     priors = ItemPriors.none() if no_priors else None
 
-    with progress_bar(f"calibrating {model.value.upper()}", total=max_iter) as update:
+    with progress_bar(f"calibrating {model.value.upper()}", total=1.0) as update:
 
-        def progress(step: int, total: int | None, status: str) -> None:
-            update(completed=step, total=total, description=status)
+        def progress(done: float, status: str) -> None:
+            update(completed=done, description=status)
 
         result = fit_items(
             matrix,
