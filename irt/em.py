@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from irt.errors import ConvergenceWarning, IRTError
+from irt.errors import ConvergenceWarning, DataWarning, IRTError
 from irt.estep import DesignMatrices, EStep, e_step
 from irt.item_se import item_standard_errors
 from irt.models import ItemParams, ModelKind, log_prob_pair
@@ -97,6 +97,7 @@ class EMCalibrator:
         se_a = se_b = se_c = None
         if self.standard_errors:
             se_a, se_b, se_c = item_standard_errors(coords, design, step.posterior, spec)
+        b = _bound_difficulties(b, responses.item_ids)
         self.params_ = ItemParams(
             item_ids=responses.item_ids,
             a=a,
@@ -217,6 +218,26 @@ class EMCalibrator:
         z = a[None, :] * grid.points[:, None] + coords[None, :, 1]
         log_p, log_q = log_prob_pair(z, c, d)
         return e_step(design, log_p, log_q, grid)
+
+
+#: Reported difficulties are kept within ±this. Beyond it the data do not identify b (a
+#: slope near 0, or an item all subjects got right or wrong without priors), and such an
+#: item carries no information anywhere on the scale anyway.
+B_BOUND = 50.0
+
+
+def _bound_difficulties(b: FloatArray, item_ids: tuple[str, ...]) -> FloatArray:
+    wild = np.abs(b) > B_BOUND
+    if wild.any():
+        examples = ", ".join(item_ids[k] for k in np.flatnonzero(wild)[:5])
+        warnings.warn(
+            f"{int(wild.sum())} item difficulties are not identified by the data and were "
+            f"set to ±{B_BOUND:g} (e.g. {examples}); use priors (the 3PL default) or "
+            "more subjects",
+            DataWarning,
+            stacklevel=3,
+        )
+    return np.clip(b, -B_BOUND, B_BOUND)
 
 
 def standardize_scale(

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from irt.em import EMCalibrator
-from irt.errors import ConvergenceWarning
+from irt.errors import ConvergenceWarning, DataWarning
 from irt.estep import marginal_log_likelihood
 from irt.models import ItemParams, ModelKind
 from irt.priors import ItemPriors
@@ -234,3 +234,12 @@ def test_items_everyone_got_right_stay_finite() -> None:
     assert np.all(np.isfinite(fitted.params_.b))
     assert fitted.params_.b[0] < fitted.params_.b[1]
     assert ModelKind("3pl") is fitted.params_.model
+
+
+def test_unidentified_difficulties_are_bounded_with_a_warning() -> None:
+    # One subject: a 2PL without priors cannot tell a slope from zero.
+    data = ResponseMatrix.from_array([[1, 0, 1, 1, 0]])
+    with pytest.warns(DataWarning, match="not identified"):
+        fitted = EMCalibrator("2pl").fit(data)
+    assert np.all(np.abs(fitted.params_.b) <= 50)
+    assert np.isfinite(fitted.loglik_)
