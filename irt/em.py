@@ -33,8 +33,12 @@ class EMCalibrator:
     """Fit 1PL–4PL item parameters by EM on a quadrature grid with a N(0, 1) latent scale.
 
     Settings are fixed at construction; ``fit`` estimates and stores results in
-    trailing-underscore attributes (``params_``, ``loglik_``, ``n_iter_``,
-    ``converged_``, ``seconds_``, ``priors_``, ``posterior_``), scikit-learn style.
+    trailing-underscore attributes, scikit-learn style: ``params_`` (with standard
+    errors), ``loglik_`` (marginal log-likelihood), ``logpost_`` (plus the log prior),
+    ``n_iter_``, ``converged_``, ``seconds_``, ``priors_``, ``grid_`` and ``posterior_``
+    (each subject's posterior weights on the grid; for subjects whose posterior is
+    narrower than the grid these are interpolation weights, exact for the mean and
+    variance, and a few can be slightly negative — see ``irt.estep.grid_posterior``).
 
     Parameters
     ----------
@@ -44,8 +48,8 @@ class EMCalibrator:
     n_quad, bound : the grid, ``n_quad`` equally spaced points on [−bound, bound].
     tol : stop when no internal item coordinate moves more than this in a cycle.
     max_iter : iteration cap; reaching it raises a ``ConvergenceWarning``.
-    max_newton : cap on the Fisher-scoring steps per item in one M-step (each step is
-        safeguarded so that the objective never decreases).
+    max_newton : cap on the Newton steps per item in one M-step (each step is
+        safeguarded so that the item's objective never decreases).
     standard_errors : compute item standard errors after the fit.
     """
 
@@ -159,7 +163,7 @@ class EMCalibrator:
 
         Two plain EM maps x0 → x1 → x2 give r = x1 − x0 and v = x2 − x1 − r; the
         extrapolation x0 − 2αr + α²v with α = −|r|/|v| is kept only when its log
-        posterior beats x2's, so the iteration stays monotone like plain EM. The
+        posterior beats x2's, so it never loses ground to the plain steps. The
         convergence test is on the size of a plain EM step, as without acceleration.
         """
 
