@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from irt.errors import ConvergenceWarning, DataWarning, IRTError
-from irt.estep import DesignMatrices, EStep, e_step
+from irt.estep import DesignMatrices, EStep, e_step, marginal_log_likelihood
 from irt.item_se import item_standard_errors
 from irt.models import ItemParams, ModelKind, log_prob_pair
 from irt.mstep import MStepSpec, clip_coords, from_abcd, log_prior, m_step, to_abcd
@@ -113,8 +113,10 @@ class EMCalibrator:
             se_b=se_b,
             se_c=se_c,
         )
-        self.loglik_ = step.loglik
-        self.logpost_ = step.loglik + float(log_prior(coords, spec).sum())
+        # The E-step's log-likelihood reads narrow posteriors off the grid; the reported
+        # one takes their mode and curvature exactly (see irt.laplace).
+        self.loglik_ = marginal_log_likelihood(responses, self.params_, grid)
+        self.logpost_ = self.loglik_ + float(log_prior(coords, spec).sum())
         self.n_iter_ = n_iter
         self.converged_ = converged
         self.priors_ = priors

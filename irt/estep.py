@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irt.laplace import laplace_log_marginal
 from irt.models import ItemParams, log_probabilities
 from irt.quadrature import QuadratureGrid, normal_grid
 from irt.responses import ResponseMatrix
@@ -74,7 +75,7 @@ def e_step(
     """Posterior weights and expected counts given (Q, J) log-probabilities."""
     joint = subject_log_likelihood(design, log_p, log_q)
     joint += grid.log_weights
-    posterior, log_marginal = grid_posterior(joint, grid.points)
+    posterior, log_marginal, _ = grid_posterior(joint, grid.points)
     expected_right = design.right.T @ posterior
     if design.observed is None:
         expected_total = np.broadcast_to(posterior.sum(axis=0), expected_right.shape).copy()
@@ -88,8 +89,11 @@ def e_step(
     )
 
 
-def grid_posterior(joint: FloatArray, points: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Posterior weights on the grid and log marginal likelihood of each subject.
+def grid_posterior(
+    joint: FloatArray, points: FloatArray
+) -> tuple[FloatArray, FloatArray, IntArray]:
+    """Posterior weights on the grid, log marginal likelihood of each subject, and the
+    rows of the subjects whose posterior is narrower than the grid.
 
     ``joint`` holds log L_n(θ_q) + log w_q, shape (N, Q). Where a subject's posterior
     spans several grid points the grid sum is accurate (the trapezoid rule on a smooth
@@ -116,7 +120,7 @@ def grid_posterior(joint: FloatArray, points: FloatArray) -> tuple[FloatArray, F
     narrow = np.flatnonzero(var < (_RESOLVED_SD * step) ** 2)
     if narrow.size:
         _laplace_rows(joint, points, step, narrow, top_idx, posterior, log_marginal)
-    return posterior, log_marginal
+    return posterior, log_marginal, narrow
 
 
 # A posterior with a standard deviation of at least this many grid steps is integrated
@@ -175,13 +179,21 @@ def _laplace_rows(
 def marginal_log_likelihood(
     responses: ResponseMatrix, params: ItemParams, grid: QuadratureGrid | None = None
 ) -> float:
-    """Σ_n log ∫ L_n(θ) φ(θ) dθ by quadrature (61 points on [−6, 6] unless given)."""
+    """Σ_n log ∫ L_n(θ) φ(θ) dθ: by quadrature (61 points on [−6, 6] unless given) where
+    a subject's posterior spans the grid, by Laplace's method at the exact mode where it
+    is narrower (subjects who answered hundreds of items or more)."""
     grid = grid or normal_grid()
     _check_items(responses, params)
     log_p, log_q = log_probabilities(grid.points, params)
     design = DesignMatrices.from_responses(responses)
     joint = subject_log_likelihood(design, log_p, log_q) + grid.log_weights
-    return float(grid_posterior(joint, grid.points)[1].sum())
+    posterior, log_marginal, narrow = grid_posterior(joint, grid.points)
+    if narrow.size:
+        observed = responses.observed[narrow].astype(np.float64)
+        log_marginal[narrow] = laplace_log_marginal(
+            design.right[narrow], observed, params, posterior[narrow] @ grid.points
+        )
+    return float(log_marginal.sum())
 
 
 def _check_items(responses: ResponseMatrix, params: ItemParams) -> None:

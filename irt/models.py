@@ -230,6 +230,18 @@ def dprob_dtheta(theta: object, params: ItemParams) -> FloatArray:
     return params.a * (params.d - params.c) * sig * (1.0 - sig)
 
 
+def theta_derivatives(
+    theta: object, params: ItemParams
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """P (kept inside (0, 1)), ∂P/∂θ and ∂²P/∂θ², each shape (T, J)."""
+    z = logits(theta, params)
+    s = 0.5 * (1.0 + np.tanh(0.5 * z))
+    span = params.d - params.c
+    p = np.clip(params.c + span * s, PROB_EPS, 1 - PROB_EPS)
+    ds = params.a * s * (1 - s)
+    return p, span * ds, span * params.a * ds * (1 - 2 * s)
+
+
 def information(theta: object, params: ItemParams) -> FloatArray:
     """Item Fisher information I_i(θ), shape (T, J)."""
     p = np.clip(probability(theta, params), PROB_EPS, 1.0 - PROB_EPS)

@@ -14,7 +14,7 @@ import numpy as np
 
 from irt.errors import IRTError
 from irt.estep import DesignMatrices, subject_log_likelihood
-from irt.models import PROB_EPS, ItemParams, log_probabilities
+from irt.models import ItemParams, log_probabilities, theta_derivatives
 from irt.responses import ResponseMatrix
 from irt.types import BoolArray, FloatArray
 
@@ -128,18 +128,6 @@ def _grid_mode(
     return np.asarray(grid[joint.argmax(axis=1)], dtype=np.float64)
 
 
-def _derivatives(
-    params: ItemParams, theta: FloatArray
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """P, P', P'' at each subject's θ, shape (N, J)."""
-    z = params.a * (theta[:, None] - params.b)
-    s = 0.5 * (1.0 + np.tanh(0.5 * z))
-    span = params.d - params.c
-    p = np.clip(params.c + span * s, PROB_EPS, 1 - PROB_EPS)
-    ds = params.a * s * (1 - s)
-    return p, span * ds, span * params.a * ds * (1 - 2 * s)
-
-
 def _log_post(
     data: _Data, params: ItemParams, theta: FloatArray, prior: tuple[float, float] | None
 ) -> FloatArray:
@@ -154,7 +142,7 @@ def _log_post(
 def _score_info(
     data: _Data, params: ItemParams, theta: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
-    p, dp, _ = _derivatives(params, theta)
+    p, dp, _ = theta_derivatives(theta, params)
     pq = p * (1 - p)
     score = ((data.right - data.observed * p) * dp / pq).sum(axis=1)
     info = (data.observed * dp * dp / pq).sum(axis=1)
@@ -251,7 +239,7 @@ def _wle(
 
 
 def _wle_function(data: _Data, params: ItemParams, theta: FloatArray) -> FloatArray:
-    p, dp, d2p = _derivatives(params, theta)
+    p, dp, d2p = theta_derivatives(theta, params)
     pq = p * (1 - p)
     score = ((data.right - data.observed * p) * dp / pq).sum(axis=1)
     info = (data.observed * dp * dp / pq).sum(axis=1)

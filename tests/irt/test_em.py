@@ -243,3 +243,14 @@ def test_unidentified_difficulties_are_bounded_with_a_warning() -> None:
         fitted = EMCalibrator("2pl").fit(data)
     assert np.all(np.abs(fitted.params_.b) <= 50)
     assert np.isfinite(fitted.loglik_)
+
+
+def test_reported_loglik_is_exact_for_long_tests() -> None:
+    # 60 subjects x 2,000 items: every posterior is narrower than the 61-point grid. A
+    # 4,001-point grid resolves them all, so its plain sum is the reference.
+    rng = np.random.default_rng(21)
+    params = random_params(2000, rng, "3pl")
+    data = simulate_responses(params, rng.normal(size=60), rng, missing_rate=0.05)
+    fitted = EMCalibrator("3pl").fit(data)
+    reference = marginal_log_likelihood(data, fitted.params_, normal_grid(4001))
+    assert fitted.loglik_ == pytest.approx(reference, abs=0.2)
