@@ -11,7 +11,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from cat.cli.common import fail, handle_errors, progress_bar, stdout
+from cat.cli.common import check_writable, fail, handle_errors, progress_bar, stdout
 from cat.pool_calibration import record_calibration, reference_rows
 from irt.checks import check_responses
 from irt.fit import CalibrationMethod, CalibrationResult, parameter_summary
@@ -72,6 +72,7 @@ def calibrate(
         raise fail("say where the parameters go: --out PARAMS.csv and/or --pool DIR")
     if pool is not None and not pool.is_dir():
         raise fail(f"--pool {pool}: no such folder")
+    check_writable(out, report, abilities)
     matrix = read_responses(responses, id_column=not no_id_column)
     data_warnings = check_responses(matrix)
     for message in data_warnings:

@@ -7,6 +7,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 import typer
@@ -45,6 +46,9 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
                 return func(*args, **kwargs)
             except (CatError, IRTError, SynthError) as exc:
                 raise fail(str(exc)) from exc
+            except OSError as exc:  # an output that cannot be written, a full disk
+                where = f": {exc.filename}" if exc.filename else ""
+                raise fail(f"{exc.strerror or exc}{where}") from exc
             except KeyboardInterrupt:
                 stderr.print("interrupted")
                 raise typer.Exit(130) from None
@@ -55,6 +59,13 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
                     )
 
     return wrapper
+
+
+def check_writable(*paths: Path | None) -> None:
+    """Fail before any work if an output's folder does not exist."""
+    for path in paths:
+        if path is not None and not path.parent.is_dir():
+            raise fail(f"cannot write {path}: folder {path.parent} does not exist")
 
 
 def show_progress() -> bool:

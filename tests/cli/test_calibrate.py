@@ -200,3 +200,11 @@ def test_bayes_method_writes_the_same_outputs(responses: Path, tmp_path: Path) -
     assert np.isfinite(fit["loglik"])
     params = read_params(out)
     assert params.n_items == 30 and np.all(params.a > 0)
+
+
+def test_unwritable_output_fails_before_fitting(responses: Path, tmp_path: Path) -> None:
+    target = tmp_path / "no" / "such" / "p.csv"
+    result = runner.invoke(app, ["calibrate", str(responses), "--out", str(target)])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+    assert "calibration" not in result.output  # stopped before the fit's summary
