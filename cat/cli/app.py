@@ -7,6 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 import typer
 
 from cat.cli.calibrate import calibrate
+from cat.cli.simulate import simulate
 
 app = typer.Typer(
     name="cat",
@@ -44,6 +45,7 @@ def _root(
 
 
 app.command(no_args_is_help=True)(calibrate)
+app.command(no_args_is_help=True)(simulate)
 
 
 def run() -> None:

@@ -1,0 +1,229 @@
+"""Ability estimators for the adaptive test, each vectorised over a batch of examinees.
+
+Every estimator is a frozen dataclass with one method, ``estimate(answers, start)``,
+returning (θ, SE) for each examinee. Estimates stay inside ``bounds`` and are finite.
+The ML and WLE estimates do not exist (or are useless) while an examinee's answers all
+agree — the failure users of catsim, mirtCAT and catSurv report most — so those
+examinees get the ``fallback`` estimator's value until the pattern is mixed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from cat.answers import Answers
+from cat.errors import CatError
+from irt.types import FloatArray
+
+_EPS = 1e-12
+
+
+class AbilityEstimator(Protocol):
+    """θ̂ and its standard error for each examinee of a batch."""
+
+    def estimate(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """``start`` is a previous estimate (warm start); shape (E,) in and out."""
+        ...
+
+
+def _check_bounds(bounds: tuple[float, float]) -> None:
+    if not (np.isfinite(bounds[0]) and np.isfinite(bounds[1]) and bounds[0] < bounds[1]):
+        raise CatError(f"estimator bounds must be finite and increasing, got {bounds}")
+
+
+def _curves(ans: Answers, theta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """P (inside (0, 1)), P' and P'' for every given item, shape (E, L)."""
+    z = ans.a * (theta[:, None] - ans.b)
+    s = 0.5 * (1.0 + np.tanh(0.5 * z))
+    span = ans.d - ans.c
+    p = np.clip(ans.c + span * s, _EPS, 1 - _EPS)
+    ds = s * (1 - s)
+    return p, span * ans.a * ds, span * ans.a**2 * ds * (1 - 2 * s)
+
+
+def _log_lik(ans: Answers, theta: FloatArray) -> FloatArray:
+    p, _, _ = _curves(ans, theta)
+    terms = ans.right * np.log(p) + (1 - ans.right) * np.log1p(-p)
+    return np.asarray((terms * ans.given).sum(axis=1), dtype=np.float64)
+
+
+def _score_info(ans: Answers, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
+    p, dp, _ = _curves(ans, theta)
+    pq = p * (1 - p)
+    score = (ans.given * (ans.right - p) * dp / pq).sum(axis=1)
+    info = (ans.given * dp * dp / pq).sum(axis=1)
+    return np.asarray(score, dtype=np.float64), np.asarray(info, dtype=np.float64)
+
+
+def _maximise(
+    ans: Answers,
+    start: FloatArray,
+    bounds: tuple[float, float],
+    prior: tuple[float, float] | None,
+    steps: int = 30,
+) -> FloatArray:
+    """Fisher scoring with step halving on log L (+ log prior), inside ``bounds``."""
+    lo, hi = bounds
+    theta = np.clip(start, lo, hi).astype(np.float64)
+
+    def objective(t: FloatArray) -> FloatArray:
+        value = _log_lik(ans, t)
+        if prior is not None:
+            value = value - 0.5 * ((t - prior[0]) / prior[1]) ** 2
+        return value
+
+    value = objective(theta)
+    for _ in range(steps):
+        score, info = _score_info(ans, theta)
+        if prior is not None:
+            score = score - (theta - prior[0]) / prior[1] ** 2
+            info = info + 1.0 / prior[1] ** 2
+        step = np.clip(score / np.maximum(info, 1e-8), -1.0, 1.0)
+        before = theta
+        moved = np.zeros(len(theta), dtype=bool)
+        for _ in range(12):
+            trial = np.clip(theta + step, lo, hi)
+            trial_value = objective(trial)
+            ok = (trial_value >= value) & ~moved
+            theta = np.where(ok, trial, theta)
+            value = np.where(ok, trial_value, value)
+            moved |= ok
+            if moved.all():
+                break
+            step = np.where(moved, step, 0.5 * step)
+        if np.abs(theta - before).max(initial=0.0) < 1e-7:
+            break
+    return theta
+
+
+@dataclass(frozen=True)
+class MAPEstimator:
+    """Posterior mode under a N(prior_mean, prior_sd²) prior; SE from the posterior
+    information (test information + prior precision)."""
+
+    prior_mean: float = 0.0
+    prior_sd: float = 1.0
+    bounds: tuple[float, float] = (-6.0, 6.0)
+
+    def __post_init__(self) -> None:
+        _check_bounds(self.bounds)
+        if not self.prior_sd > 0:
+            raise CatError(f"prior_sd must be positive, got {self.prior_sd}")
+
+    def estimate(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
+        prior = (self.prior_mean, self.prior_sd)
+        theta = _maximise(answers, start, self.bounds, prior)
+        _, info = _score_info(answers, theta)
+        return theta, 1.0 / np.sqrt(info + 1.0 / self.prior_sd**2)
+
+
+@dataclass(frozen=True)
+class EAPEstimator:
+    """Posterior mean and SD under a normal prior, by quadrature on ``n_nodes`` points
+    spanning ±6 posterior SDs around each examinee's mode (a fixed grid is too coarse
+    once a test is long)."""
+
+    prior_mean: float = 0.0
+    prior_sd: float = 1.0
+    bounds: tuple[float, float] = (-6.0, 6.0)
+    n_nodes: int = 41
+
+    def __post_init__(self) -> None:
+        _check_bounds(self.bounds)
+        if not self.prior_sd > 0:
+            raise CatError(f"prior_sd must be positive, got {self.prior_sd}")
+        if self.n_nodes < 5:
+            raise CatError(f"n_nodes must be at least 5, got {self.n_nodes}")
+
+    def estimate(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
+        mode, sd = MAPEstimator(self.prior_mean, self.prior_sd, self.bounds).estimate(
+            answers, start
+        )
+        nodes = np.clip(
+            mode[:, None] + sd[:, None] * np.linspace(-6, 6, self.n_nodes), *self.bounds
+        )
+        log_w = (
+            np.stack([_log_lik(answers, nodes[:, k]) for k in range(self.n_nodes)], axis=1)
+            - 0.5 * ((nodes - self.prior_mean) / self.prior_sd) ** 2
+        )
+        log_w += np.log(np.maximum(np.gradient(nodes, axis=1), 1e-300))
+        w = np.exp(log_w - log_w.max(axis=1, keepdims=True))
+        w /= w.sum(axis=1, keepdims=True)
+        mean = (w * nodes).sum(axis=1)
+        var = (w * (nodes - mean[:, None]) ** 2).sum(axis=1)
+        return mean, np.sqrt(np.maximum(var, 1e-24))
+
+
+@dataclass(frozen=True)
+class MLEstimator:
+    """Maximum likelihood (Fisher scoring, bounded); SE = 1/sqrt(test information).
+
+    While an examinee's answers all agree the likelihood has no maximum inside the
+    bounds, so ``fallback`` (MAP by default) is used until the pattern is mixed.
+    """
+
+    bounds: tuple[float, float] = (-6.0, 6.0)
+    fallback: AbilityEstimator = field(default_factory=MAPEstimator)
+
+    def __post_init__(self) -> None:
+        _check_bounds(self.bounds)
+
+    def estimate(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return _with_fallback(answers, start, self.fallback, self._mixed)
+
+    def _mixed(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
+        theta = _maximise(answers, start, self.bounds, None)
+        _, info = _score_info(answers, theta)
+        return theta, 1.0 / np.sqrt(np.maximum(info, 1e-12))
+
+
+@dataclass(frozen=True)
+class WLEEstimator:
+    """Warm's weighted likelihood estimate: the root of S(θ) + J(θ) / (2 I(θ)), whose
+    first-order bias is zero; SE = 1/sqrt(I). Falls back while answers all agree."""
+
+    bounds: tuple[float, float] = (-6.0, 6.0)
+    fallback: AbilityEstimator = field(default_factory=MAPEstimator)
+
+    def __post_init__(self) -> None:
+        _check_bounds(self.bounds)
+
+    def estimate(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return _with_fallback(answers, start, self.fallback, self._mixed)
+
+    def _mixed(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
+        lo, hi = self.bounds
+        theta = np.clip(start, lo, hi).astype(np.float64)
+        for _ in range(40):
+            p, dp, d2p = _curves(answers, theta)
+            pq = p * (1 - p)
+            score = (answers.given * (answers.right - p) * dp / pq).sum(axis=1)
+            info = np.maximum((answers.given * dp * dp / pq).sum(axis=1), 1e-10)
+            j = (answers.given * dp * d2p / pq).sum(axis=1)
+            step = np.clip((score + j / (2 * info)) / info, -0.5, 0.5)
+            theta = np.clip(theta + step, lo, hi)
+            if np.abs(step).max(initial=0.0) < 1e-8:
+                break
+        _, info = _score_info(answers, theta)
+        return theta, 1.0 / np.sqrt(np.maximum(info, 1e-12))
+
+
+def _with_fallback(
+    answers: Answers,
+    start: FloatArray,
+    fallback: AbilityEstimator,
+    mixed_estimate: Callable[[Answers, FloatArray], tuple[FloatArray, FloatArray]],
+) -> tuple[FloatArray, FloatArray]:
+    """``mixed_estimate`` where answers are mixed, ``fallback`` where they all agree."""
+    agree = answers.all_agree()
+    theta = np.empty(len(start))
+    se = np.empty(len(start))
+    if agree.any():
+        theta[agree], se[agree] = fallback.estimate(answers.rows(agree), start[agree])
+    if not agree.all():
+        theta[~agree], se[~agree] = mixed_estimate(answers.rows(~agree), start[~agree])
+    return theta, se

@@ -1,0 +1,112 @@
+"""Item selection policies, each vectorised over a batch of examinees.
+
+A policy is a frozen dataclass with one method, ``select(pool, theta, available, rng)``,
+returning one item position per examinee. ``available`` (E, J) is False for items an
+examinee was given already or cannot answer, so no item is ever given twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from cat.errors import CatError
+from irt.models import ItemParams, information
+from irt.types import FloatArray
+
+IntArray = npt.NDArray[np.int_]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class PoolInfo:
+    """A pool's item parameters and its Fisher information tabulated on a fine θ grid.
+
+    Looking a row up is far cheaper than evaluating J item curves per examinee per step:
+    a selection step on 34,000 items is one row gather and one masked argmax.
+    """
+
+    params: ItemParams
+    grid: FloatArray
+    table: npt.NDArray[np.float32]  # (G, J): I_j(grid_g)
+
+    @classmethod
+    def build(cls, params: ItemParams, step: float = 0.01, bound: float = 6.0) -> PoolInfo:
+        grid = np.arange(-bound, bound + step / 2, step)
+        table = np.empty((grid.size, params.n_items), dtype=np.float32)
+        for lo in range(0, grid.size, 64):  # in blocks: (64, J) temporaries only
+            table[lo : lo + 64] = information(grid[lo : lo + 64], params)
+        return cls(params=params, grid=grid, table=table)
+
+    def at(self, theta: FloatArray) -> npt.NDArray[np.float32]:
+        """Information of every item at each θ (nearest grid point), shape (E, J)."""
+        step = self.grid[1] - self.grid[0]
+        rows = np.clip(
+            np.rint((theta - self.grid[0]) / step).astype(np.int_), 0, self.grid.size - 1
+        )
+        return np.asarray(self.table[rows], dtype=np.float32)
+
+
+class SelectionPolicy(Protocol):
+    """The next item for each examinee."""
+
+    def select(
+        self,
+        pool: PoolInfo,
+        theta: FloatArray,
+        available: BoolArray,
+        rng: np.random.Generator,
+    ) -> IntArray: ...
+
+
+def _masked(values: npt.NDArray[np.float32], available: BoolArray) -> npt.NDArray[np.float32]:
+    """``values`` (a fresh array, changed in place) with unavailable items at −∞."""
+    values[~available] = -np.inf
+    return values
+
+
+@dataclass(frozen=True)
+class MaxInfo:
+    """Maximum Fisher information at the current estimate (the default policy)."""
+
+    def select(
+        self, pool: PoolInfo, theta: FloatArray, available: BoolArray, rng: np.random.Generator
+    ) -> IntArray:
+        return np.asarray(_masked(pool.at(theta), available).argmax(axis=1), dtype=np.int_)
+
+
+@dataclass(frozen=True)
+class RandomItem:
+    """A uniformly random available item (the baseline of every comparison)."""
+
+    def select(
+        self, pool: PoolInfo, theta: FloatArray, available: BoolArray, rng: np.random.Generator
+    ) -> IntArray:
+        keys = np.where(available, rng.random(available.shape), -1.0)
+        return np.asarray(keys.argmax(axis=1), dtype=np.int_)
+
+
+@dataclass(frozen=True)
+class Randomesque:
+    """A random one of the ``k`` most informative items (Kingsbury & Zara 1989): spreads
+    exposure at a small cost in precision."""
+
+    k: int = 5
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise CatError(f"randomesque k must be at least 1, got {self.k}")
+
+    def select(
+        self, pool: PoolInfo, theta: FloatArray, available: BoolArray, rng: np.random.Generator
+    ) -> IntArray:
+        info = _masked(pool.at(theta), available)
+        k = min(self.k, info.shape[1])
+        top = np.argpartition(-info, k - 1, axis=1)[:, :k]
+        top_info = np.take_along_axis(info, top, axis=1)
+        # Only the top items that are actually available may be drawn.
+        keys = np.where(np.isfinite(top_info), rng.random(top.shape), -1.0)
+        return np.asarray(top[np.arange(len(top)), keys.argmax(axis=1)], dtype=np.int_)

@@ -1,0 +1,130 @@
+"""``cat simulate`` through the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cat.cli.app import app
+from irt.params_io import write_params
+from irt.simulate import random_params
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def params_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "params.csv"
+    write_params(random_params(400, np.random.default_rng(0), "3pl"), path)
+    return path
+
+
+def test_writes_the_contract_keys(params_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sim.json"
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--params",
+            str(params_csv),
+            "--examinees",
+            "40",
+            "--length",
+            "30",
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    sim = json.loads(out.read_text())
+    summary = sim["summary"]
+    assert {
+        "bias",
+        "rmse",
+        "kendall_tau",
+        "seconds",
+        "seconds_per_examinee",
+        "max_exposure",
+    } <= set(summary)
+    assert 0 < summary["rmse"] < 0.6 and summary["kendall_tau"] > 0.7
+    assert sim["settings"]["seed"] == 3 and sim["settings"]["policy"] == "mfi"
+    assert len(sim["examinees"]) == 40
+    first = sim["examinees"][0]
+    assert {"theta_true", "theta_hat", "se", "items"} <= set(first)
+    assert len(first["items"]) == 30 and len(set(first["items"])) == 30
+    assert "RMSE" in result.output
+
+
+def test_same_seed_same_results(params_csv: Path, tmp_path: Path) -> None:
+    outs = []
+    for name in ("a.json", "b.json"):
+        out = tmp_path / name
+        runner.invoke(
+            app,
+            [
+                "simulate",
+                "--params",
+                str(params_csv),
+                "--examinees",
+                "10",
+                "--length",
+                "10",
+                "--policy",
+                "randomesque",
+                "--estimator",
+                "eap",
+                "--seed",
+                "9",
+                "--out",
+                str(out),
+            ],
+        )
+        outs.append(json.loads(out.read_text())["examinees"])
+    assert outs[0] == outs[1]
+
+
+def test_se_target_shortens_tests(params_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sim.json"
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--params",
+            str(params_csv),
+            "--examinees",
+            "20",
+            "--length",
+            "100",
+            "--se-target",
+            "0.35",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    sim = json.loads(out.read_text())
+    assert sim["summary"]["mean_length"] < 100
+    assert {e["stop_reason"] for e in sim["examinees"]} <= {"se_target", "max_length"}
+
+
+def test_missing_params_file_is_one_line(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--params",
+            str(tmp_path / "none.csv"),
+            "--examinees",
+            "5",
+            "--out",
+            str(tmp_path / "s.json"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "cannot read" in result.output
