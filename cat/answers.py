@@ -47,8 +47,8 @@ class Answers:
             given=mask,
         )
 
-    def rows(self, keep: npt.NDArray[np.bool_]) -> Answers:
-        """The examinees selected by a boolean mask."""
+    def rows(self, keep: npt.NDArray[np.bool_] | npt.NDArray[np.int_]) -> Answers:
+        """The examinees selected by a boolean mask or by positions."""
         return Answers(
             a=self.a[keep],
             b=self.b[keep],
