@@ -18,7 +18,7 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from cat.estimators import MLEstimator
-from cat.selection import MaxInfo, PoolInfo
+from cat.selection import MaxInfo, PoolInfo, SelectionState
 from cat.simulation import simulate_cat
 from cat.stopping import StoppingRule
 from irt.simulate import random_params
@@ -67,7 +67,7 @@ def _selection_step(n_items: int, repeats: int = 2000) -> tuple[float, float]:
     for k in range(repeats):
         theta = np.array([rng.normal()])
         t0 = time.perf_counter()
-        policy.select(pool, theta, available, rng)
+        policy.select(pool, SelectionState.fresh(theta, available), rng)
         times.append(time.perf_counter() - t0)
         del k
     return build, statistics.median(times)

@@ -1,7 +1,7 @@
 """Item selection policies, each vectorised over a batch of examinees.
 
-A policy is a frozen dataclass with one method, ``select(pool, theta, available, rng)``,
-returning one item position per examinee. ``available`` (E, J) is False for items an
+A policy is a frozen dataclass with one method, ``select(pool, state, rng)``, returning
+one item position per examinee. ``state.available`` (E, J) is False for items an
 examinee was given already or cannot answer, so no item is ever given twice.
 """
 
@@ -50,15 +50,29 @@ class PoolInfo:
         return np.asarray(self.table[rows], dtype=np.float32)
 
 
+@dataclass(frozen=True)
+class SelectionState:
+    """Where each examinee of a batch stands: what a policy may look at."""
+
+    theta: FloatArray  # (E,) current estimates
+    available: BoolArray  # (E, J) items that may be given now
+    given: BoolArray  # (E, J) items given already
+
+    @classmethod
+    def fresh(cls, theta: FloatArray, available: BoolArray) -> SelectionState:
+        """A state in which nothing has been given yet."""
+        return cls(theta=theta, available=available, given=np.zeros_like(available))
+
+    @property
+    def n_given(self) -> IntArray:
+        return np.asarray(self.given.sum(axis=1), dtype=np.int_)
+
+
 class SelectionPolicy(Protocol):
     """The next item for each examinee."""
 
     def select(
-        self,
-        pool: PoolInfo,
-        theta: FloatArray,
-        available: BoolArray,
-        rng: np.random.Generator,
+        self, pool: PoolInfo, state: SelectionState, rng: np.random.Generator
     ) -> IntArray: ...
 
 
@@ -72,20 +86,17 @@ def _masked(values: npt.NDArray[np.float32], available: BoolArray) -> npt.NDArra
 class MaxInfo:
     """Maximum Fisher information at the current estimate (the default policy)."""
 
-    def select(
-        self, pool: PoolInfo, theta: FloatArray, available: BoolArray, rng: np.random.Generator
-    ) -> IntArray:
-        return np.asarray(_masked(pool.at(theta), available).argmax(axis=1), dtype=np.int_)
+    def select(self, pool: PoolInfo, state: SelectionState, rng: np.random.Generator) -> IntArray:
+        info = _masked(pool.at(state.theta), state.available)
+        return np.asarray(info.argmax(axis=1), dtype=np.int_)
 
 
 @dataclass(frozen=True)
 class RandomItem:
     """A uniformly random available item (the baseline of every comparison)."""
 
-    def select(
-        self, pool: PoolInfo, theta: FloatArray, available: BoolArray, rng: np.random.Generator
-    ) -> IntArray:
-        keys = np.where(available, rng.random(available.shape), -1.0)
+    def select(self, pool: PoolInfo, state: SelectionState, rng: np.random.Generator) -> IntArray:
+        keys = np.where(state.available, rng.random(state.available.shape), -1.0)
         return np.asarray(keys.argmax(axis=1), dtype=np.int_)
 
 
@@ -100,10 +111,8 @@ class Randomesque:
         if self.k < 1:
             raise CatError(f"randomesque k must be at least 1, got {self.k}")
 
-    def select(
-        self, pool: PoolInfo, theta: FloatArray, available: BoolArray, rng: np.random.Generator
-    ) -> IntArray:
-        info = _masked(pool.at(theta), available)
+    def select(self, pool: PoolInfo, state: SelectionState, rng: np.random.Generator) -> IntArray:
+        info = _masked(pool.at(state.theta), state.available)
         k = min(self.k, info.shape[1])
         top = np.argpartition(-info, k - 1, axis=1)[:, :k]
         top_info = np.take_along_axis(info, top, axis=1)

@@ -52,6 +52,9 @@ def simulate(
     ),
     min_length: int = typer.Option(0, "--min-length", min=0, help="Never stop before this."),
     randomesque_k: int = typer.Option(5, "--randomesque-k", min=1, help="k for randomesque."),
+    batch_size: int = typer.Option(
+        1, "--batch-size", min=1, help="Items chosen per round at one estimate (parallel calls)."
+    ),
 ) -> None:
     """Give N simulated examinees (θ ~ N(0, 1)) an adaptive test and score the result.
 
@@ -87,6 +90,7 @@ def simulate(
             stopping,
             rng,
             pool=PoolInfo.build(pool_params),
+            batch_size=batch_size,
         )
     settings = {
         "params": str(params),
@@ -97,6 +101,7 @@ def simulate(
         "estimator": estimator.value,
         "seed": seed,
         "se_target": se_target,
+        "batch_size": batch_size,
         "min_length": min_length,
         "randomesque_k": randomesque_k if policy is PolicyName.RANDOMESQUE else None,
     }

@@ -93,3 +93,35 @@ def test_exposure_counts_each_given_item(params) -> None:  # type: ignore[no-unt
 def test_bad_stopping_rules_are_refused(kwargs: dict[str, float]) -> None:
     with pytest.raises(CatError):
         StoppingRule(**kwargs)  # type: ignore[arg-type]
+
+
+def test_batches_of_k_items_cost_little_precision(params) -> None:  # type: ignore[no-untyped-def]
+    theta = np.random.default_rng(10).normal(size=120)
+    pool = PoolInfo.build(params)
+    rmse = {}
+    for k in (1, 10):
+        res = simulate_cat(
+            params,
+            theta,
+            MaxInfo(),
+            MLEstimator(),
+            StoppingRule(60),
+            np.random.default_rng(11),
+            pool,
+            batch_size=k,
+        )
+        assert (res.n_items == 60).all()
+        assert all(len(set(row.tolist())) == 60 for row in res.items)
+        rmse[k] = float(np.sqrt(np.mean((res.theta_hat - theta) ** 2)))
+    assert rmse[10] < 1.25 * rmse[1]
+    with pytest.raises(CatError):
+        simulate_cat(
+            params,
+            theta,
+            MaxInfo(),
+            MLEstimator(),
+            StoppingRule(5),
+            np.random.default_rng(0),
+            pool,
+            batch_size=0,
+        )
