@@ -14,8 +14,10 @@ from rich.table import Table
 from scipy.stats import kendalltau
 
 from cat.cli.common import check_writable, handle_errors, progress_bar, stdout
+from cat.constraints import MaxExposure
 from cat.estimators import AbilityEstimator, EAPEstimator, MAPEstimator, MLEstimator, WLEEstimator
 from cat.selection import MaxInfo, PoolInfo, Randomesque, RandomItem, SelectionPolicy
+from cat.selection_more import AStratified, KLInfo
 from cat.simulation import SimulationResult, simulate_cat
 from cat.stopping import StoppingRule
 from irt.params_io import read_params
@@ -23,8 +25,10 @@ from irt.params_io import read_params
 
 class PolicyName(StrEnum):
     MFI = "mfi"
+    KL = "kl"
     RANDOM = "random"
     RANDOMESQUE = "randomesque"
+    ASTRAT = "astrat"
 
 
 class EstimatorName(StrEnum):
@@ -40,7 +44,12 @@ def simulate(
     examinees: int = typer.Option(..., "--examinees", min=1, help="Simulated examinees."),
     length: int = typer.Option(250, "--length", min=1, help="Maximum test length."),
     out: Path = typer.Option(..., "--out", help="Write the results here (JSON)."),
-    policy: PolicyName = typer.Option(PolicyName.MFI, "--policy", help="Item selection."),
+    policy: PolicyName = typer.Option(
+        PolicyName.MFI,
+        "--policy",
+        help="Item selection: maximum Fisher information, Kullback-Leibler, random, "
+        "randomesque (random among the top k), a-stratified with b-blocking.",
+    ),
     estimator: EstimatorName = typer.Option(
         EstimatorName.MLE,
         "--estimator",
@@ -52,6 +61,9 @@ def simulate(
     ),
     min_length: int = typer.Option(0, "--min-length", min=0, help="Never stop before this."),
     randomesque_k: int = typer.Option(5, "--randomesque-k", min=1, help="k for randomesque."),
+    max_exposure: float | None = typer.Option(
+        None, "--max-exposure", min=0.0, max=1.0, help="Cap each item's exposure rate."
+    ),
     batch_size: int = typer.Option(
         1, "--batch-size", min=1, help="Items chosen per round at one estimate (parallel calls)."
     ),
@@ -70,6 +82,8 @@ def simulate(
         PolicyName.MFI: MaxInfo(),
         PolicyName.RANDOM: RandomItem(),
         PolicyName.RANDOMESQUE: Randomesque(randomesque_k),
+        PolicyName.KL: KLInfo(),
+        PolicyName.ASTRAT: AStratified(test_length=length),
     }
     estimators: dict[EstimatorName, AbilityEstimator] = {
         EstimatorName.MLE: MLEstimator(),
@@ -78,6 +92,8 @@ def simulate(
         EstimatorName.WLE: WLEEstimator(),
     }
     chosen_policy, chosen_estimator = policies[policy], estimators[estimator]
+    if max_exposure is not None:
+        chosen_policy = MaxExposure(chosen_policy, max_exposure)
     stopping = StoppingRule(
         max_items=length, se_target=se_target, min_items=min(min_length, length)
     )
@@ -102,6 +118,7 @@ def simulate(
         "seed": seed,
         "se_target": se_target,
         "batch_size": batch_size,
+        "max_exposure": max_exposure,
         "min_length": min_length,
         "randomesque_k": randomesque_k if policy is PolicyName.RANDOMESQUE else None,
     }

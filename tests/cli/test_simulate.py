@@ -128,3 +128,32 @@ def test_missing_params_file_is_one_line(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "cannot read" in result.output
+
+
+@pytest.mark.parametrize("policy", ["kl", "astrat", "random"])
+def test_every_policy_runs(params_csv: Path, tmp_path: Path, policy: str) -> None:
+    out = tmp_path / "sim.json"
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--params",
+            str(params_csv),
+            "--examinees",
+            "15",
+            "--length",
+            "20",
+            "--policy",
+            policy,
+            "--max-exposure",
+            "0.5",
+            "--batch-size",
+            "4",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    sim = json.loads(out.read_text())
+    assert sim["settings"]["policy"] == policy and sim["settings"]["batch_size"] == 4
+    assert sim["summary"]["max_exposure"] <= 0.5 + 1e-9
