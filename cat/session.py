@@ -1,0 +1,253 @@
+"""One examinee's adaptive test as an object: ask, record, re-estimate, stop; saved to
+JSON and resumed exactly (same seed, same next item)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cat.answers import Answers
+from cat.constraints import ContentBalanced, MaxExposure
+from cat.errors import CatError
+from cat.estimators import (
+    AbilityEstimator,
+    EAPEstimator,
+    MAPEstimator,
+    MLEstimator,
+    WLEEstimator,
+)
+from cat.selection import (
+    MaxInfo,
+    PoolInfo,
+    Randomesque,
+    RandomItem,
+    SelectionPolicy,
+    SelectionState,
+)
+from cat.selection_more import AStratified, KLInfo
+from cat.stopping import StoppingRule
+from irt.models import ItemParams
+
+SESSION_FORMAT = 1
+
+
+class SessionConfig(BaseModel):
+    """Every setting of a session; with the seed it fixes the sequence of items."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    policy: Literal["mfi", "kl", "random", "randomesque", "astrat"] = "mfi"
+    randomesque_k: int = Field(5, ge=1)
+    n_strata: int = Field(4, ge=1)
+    estimator: Literal["mle", "map", "eap", "wle"] = "mle"
+    max_items: int = Field(250, ge=1)
+    se_target: float | None = Field(None, gt=0)
+    min_items: int = Field(0, ge=0)
+    content_balancing: bool = False
+    max_exposure: float | None = Field(None, gt=0, le=1)
+    start_theta: float = 0.0
+    seed: int = 0
+
+    def policy_for(self, scenario: tuple[int, ...] | None) -> SelectionPolicy:
+        policies: dict[str, SelectionPolicy] = {
+            "mfi": MaxInfo(),
+            "kl": KLInfo(),
+            "random": RandomItem(),
+            "randomesque": Randomesque(self.randomesque_k),
+            "astrat": AStratified(self.n_strata, self.max_items),
+        }
+        base = policies[self.policy]
+        if self.content_balancing:
+            if not scenario:
+                raise CatError("content balancing needs each item's scenario")
+            base = ContentBalanced(base, scenario)
+        if self.max_exposure is not None:
+            base = MaxExposure(base, self.max_exposure)
+        return base
+
+    def estimator_for(self) -> AbilityEstimator:
+        estimators: dict[str, AbilityEstimator] = {
+            "mle": MLEstimator(),
+            "map": MAPEstimator(),
+            "eap": EAPEstimator(),
+            "wle": WLEEstimator(),
+        }
+        return estimators[self.estimator]
+
+    def stopping(self) -> StoppingRule:
+        return StoppingRule(self.max_items, self.se_target, min(self.min_items, self.max_items))
+
+
+class SavedSession(BaseModel):
+    """The JSON form of a session."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: int = SESSION_FORMAT
+    config: SessionConfig
+    pool_items: int
+    given: list[str]
+    responses: list[int]
+    skipped: list[str]
+    theta_history: list[float]
+    se_history: list[float]
+    stop_reason: str | None
+    rng_state: dict[str, Any]
+
+
+@dataclass
+class AssessmentSession:
+    """The adaptive test of one examinee on a calibrated pool.
+
+    Ask with ``next_items(k)``, answer with ``record(item_id, response)`` (1 right,
+    0 wrong, None: the examinee cannot answer it — it is skipped, never asked again),
+    read ``theta``/``se`` after each answer, stop when ``done``. ``to_json`` /
+    ``from_json`` round-trip exactly: a resumed session asks the same next item.
+    """
+
+    params: ItemParams
+    config: SessionConfig = field(default_factory=SessionConfig)
+    scenario: tuple[int, ...] | None = None
+    pool_info: PoolInfo | None = None  # the pool's information table, if built already
+
+    def __post_init__(self) -> None:
+        if self.scenario is not None and len(self.scenario) != self.params.n_items:
+            raise CatError("one scenario code per pool item is needed")
+        self._index = {item: j for j, item in enumerate(self.params.item_ids)}
+        self._policy = self.config.policy_for(self.scenario)
+        self._estimator = self.config.estimator_for()
+        self._stopping = self.config.stopping()
+        self._table = self.pool_info or PoolInfo.build(self.params)
+        self._rng = np.random.default_rng(self.config.seed)
+        self.given: list[str] = []
+        self.responses: list[int] = []
+        self.skipped: list[str] = []
+        self.theta_history: list[float] = []
+        self.se_history: list[float] = []
+        self.stop_reason: str | None = None
+        self._pending: list[str] = []
+
+    # --- state -----------------------------------------------------------------------
+    @property
+    def theta(self) -> float:
+        return self.theta_history[-1] if self.theta_history else self.config.start_theta
+
+    @property
+    def se(self) -> float:
+        return self.se_history[-1] if self.se_history else float("inf")
+
+    @property
+    def done(self) -> bool:
+        return self.stop_reason is not None
+
+    def _available(self) -> np.ndarray:
+        available = np.ones(self.params.n_items, dtype=bool)
+        for item in (*self.given, *self.skipped, *self._pending):
+            available[self._index[item]] = False
+        return available
+
+    # --- the test --------------------------------------------------------------------
+    def next_items(self, k: int = 1) -> list[str]:
+        """The next ``k`` items to ask (fewer if the test or the pool ends first)."""
+        if self.done:
+            return []
+        if k < 1:
+            raise CatError(f"ask for at least one item, not {k}")
+        if self._pending:
+            return list(self._pending)
+        room = self.config.max_items - len(self.given)
+        available = self._available()
+        given = np.zeros(self.params.n_items, dtype=bool)
+        given[[self._index[i] for i in self.given]] = True
+        chosen: list[str] = []
+        for _ in range(min(k, room, int(available.sum()))):
+            state = SelectionState(
+                theta=np.array([self.theta]), available=available[None, :], given=given[None, :]
+            )
+            j = int(self._policy.select(self._table, state, self._rng)[0])
+            available[j] = False
+            given[j] = True
+            chosen.append(self.params.item_ids[j])
+        self._pending = chosen
+        if not chosen:
+            self.stop_reason = "pool_exhausted"
+        return list(chosen)
+
+    def record(self, item_id: str, response: int | None) -> None:
+        """Record the answer to an asked item; θ is re-estimated once every item asked
+        together has its answer."""
+        if item_id not in self._pending:
+            raise CatError(f"item {item_id!r} was not asked (or is answered already)")
+        if response not in (0, 1, None):
+            raise CatError(f"a response is 1, 0 or None (cannot answer), not {response!r}")
+        self._pending.remove(item_id)
+        if response is None:
+            self.skipped.append(item_id)
+        else:
+            self.given.append(item_id)
+            self.responses.append(int(response))
+        if not self._pending:
+            self._update()
+
+    def _update(self) -> None:
+        if self.given:
+            items = np.array([[self._index[i] for i in self.given]])
+            answers = Answers.gather(self.params, items, np.array([self.responses], float))
+            theta, se = self._estimator.estimate(answers, np.array([self.theta]))
+            self.theta_history.append(float(theta[0]))
+            self.se_history.append(float(se[0]))
+        left = float(self._available().sum())
+        why = self._stopping.reasons(
+            np.array([float(len(self.given))]), np.array([self.se]), np.array([left])
+        )[0]
+        self.stop_reason = None if why is None else str(why)
+
+    # --- persistence -----------------------------------------------------------------
+    def to_json(self) -> str:
+        if self._pending:
+            raise CatError("answer the items already asked before saving the session")
+        saved = SavedSession(
+            config=self.config,
+            pool_items=self.params.n_items,
+            given=self.given,
+            responses=self.responses,
+            skipped=self.skipped,
+            theta_history=self.theta_history,
+            se_history=self.se_history,
+            stop_reason=self.stop_reason,
+            rng_state=self._rng.bit_generator.state,
+        )
+        return saved.model_dump_json(indent=1)
+
+    @classmethod
+    def from_json(
+        cls,
+        text: str,
+        params: ItemParams,
+        scenario: tuple[int, ...] | None = None,
+        pool_info: PoolInfo | None = None,
+    ) -> AssessmentSession:
+        try:
+            saved = SavedSession.model_validate(json.loads(text))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            raise CatError(f"not a saved session: {str(exc).splitlines()[0]}") from exc
+        if saved.pool_items != params.n_items:
+            raise CatError(
+                f"the session was saved on a pool of {saved.pool_items} items, not {params.n_items}"
+            )
+        unknown = [i for i in (*saved.given, *saved.skipped) if i not in set(params.item_ids)]
+        if unknown:
+            raise CatError(f"the session's items are not in this pool (e.g. {unknown[0]!r})")
+        session = cls(params=params, config=saved.config, scenario=scenario, pool_info=pool_info)
+        session.given = list(saved.given)
+        session.responses = list(saved.responses)
+        session.skipped = list(saved.skipped)
+        session.theta_history = list(saved.theta_history)
+        session.se_history = list(saved.se_history)
+        session.stop_reason = saved.stop_reason
+        session._rng.bit_generator.state = saved.rng_state
+        return session

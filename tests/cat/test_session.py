@@ -1,0 +1,117 @@
+"""The assessment session: asking, recording, stopping, saving and resuming."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from cat.errors import CatError
+from cat.selection import PoolInfo
+from cat.session import AssessmentSession, SessionConfig
+from irt.models import probability
+from irt.simulate import random_params
+
+PARAMS = random_params(500, np.random.default_rng(0), "3pl")
+POOL = PoolInfo.build(PARAMS)
+INDEX = {item: j for j, item in enumerate(PARAMS.item_ids)}
+
+
+def _answer(item: str, theta: float, rng: np.random.Generator) -> int:
+    return int(rng.random() < probability([theta], PARAMS)[0, INDEX[item]])
+
+
+def _run(session: AssessmentSession, theta: float, seed: int, n: int | None = None) -> None:
+    rng = np.random.default_rng(seed)
+    asked = 0
+    while not session.done and (n is None or asked < n):
+        for item in session.next_items():
+            session.record(item, _answer(item, theta, rng))
+            asked += 1
+
+
+def test_a_session_estimates_and_stops() -> None:
+    session = AssessmentSession(PARAMS, SessionConfig(max_items=60, seed=1), pool_info=POOL)
+    _run(session, 1.2, seed=2)
+    assert session.done and session.stop_reason == "max_length"
+    assert len(session.given) == 60 == len(set(session.given))
+    assert abs(session.theta - 1.2) < 3 * session.se
+    assert len(session.theta_history) == 60
+
+
+@pytest.mark.parametrize("policy", ["mfi", "kl", "randomesque", "random", "astrat"])
+def test_resume_equals_uninterrupted(policy: str) -> None:
+    config = SessionConfig(policy=policy, max_items=40, seed=7)  # type: ignore[arg-type]
+    whole = AssessmentSession(PARAMS, config, pool_info=POOL)
+    _run(whole, -0.4, seed=3)
+
+    first = AssessmentSession(PARAMS, config, pool_info=POOL)
+    rng = np.random.default_rng(3)
+    for _ in range(15):
+        for item in first.next_items():
+            first.record(item, _answer(item, -0.4, rng))
+    saved = first.to_json()
+    resumed = AssessmentSession.from_json(saved, PARAMS, pool_info=POOL)
+    while not resumed.done:
+        for item in resumed.next_items():
+            resumed.record(item, _answer(item, -0.4, rng))
+    assert resumed.given == whole.given
+    assert resumed.responses == whole.responses
+    assert resumed.theta == pytest.approx(whole.theta, abs=1e-12)
+
+
+def test_batches_skips_and_errors() -> None:
+    session = AssessmentSession(PARAMS, SessionConfig(max_items=12, seed=4), pool_info=POOL)
+    batch = session.next_items(5)
+    assert len(batch) == 5 == len(set(batch))
+    assert session.next_items(5) == batch  # the same items until they are answered
+    with pytest.raises(CatError, match="answer the items"):
+        session.to_json()
+    session.record(batch[0], None)  # cannot answer: skipped, never asked again
+    for item in batch[1:]:
+        session.record(item, 1)
+    assert len(session.theta_history) == 1  # one estimate per batch
+    with pytest.raises(CatError, match="not asked"):
+        session.record(batch[1], 0)
+    with pytest.raises(CatError, match="1, 0 or None"):
+        session.record(session.next_items()[0], 2)  # type: ignore[arg-type]
+    while not session.done:
+        for item in session.next_items(4):
+            session.record(item, 0)
+    assert batch[0] not in session.given and batch[0] in session.skipped
+    assert len(session.given) == 12
+
+
+def test_se_target_stops_early_and_is_recorded() -> None:
+    config = SessionConfig(max_items=200, se_target=0.35, min_items=10, seed=5)
+    session = AssessmentSession(PARAMS, config, pool_info=POOL)
+    _run(session, 0.0, seed=6)
+    assert session.stop_reason == "se_target"
+    assert 10 <= len(session.given) < 200 and session.se <= 0.35
+
+
+def test_saved_session_is_checked() -> None:
+    session = AssessmentSession(PARAMS, SessionConfig(max_items=5), pool_info=POOL)
+    _run(session, 0.0, seed=1)
+    text = session.to_json()
+    data = json.loads(text)
+    assert data["config"]["seed"] == 0 and len(data["given"]) == 5
+    with pytest.raises(CatError, match="pool of 500"):
+        AssessmentSession.from_json(text, random_params(10, np.random.default_rng(1)))
+    with pytest.raises(CatError, match="not a saved session"):
+        AssessmentSession.from_json('{"format": 1}', PARAMS)
+    with pytest.raises(CatError, match="not a saved session"):
+        AssessmentSession.from_json("{nope", PARAMS)
+
+
+def test_content_balancing_needs_scenarios() -> None:
+    with pytest.raises(CatError, match="scenario"):
+        AssessmentSession(PARAMS, SessionConfig(content_balancing=True), pool_info=POOL)
+    scenario = tuple(j % 3 for j in range(500))
+    session = AssessmentSession(
+        PARAMS, SessionConfig(content_balancing=True, max_items=30), scenario, POOL
+    )
+    _run(session, 0.5, seed=8)
+    counts = np.bincount([scenario[INDEX[i]] for i in session.given], minlength=3)
+    assert counts.tolist() == [10, 10, 10]
