@@ -1,14 +1,17 @@
-"""Simulated adaptive tests, vectorised across examinees.
+"""Adaptive tests for a batch of examinees at once: simulated or replayed.
 
-All examinees advance in lock-step: one selection, one answer and one estimate per step
+All examinees advance together: one selection, one answer and one estimate per round
 for every examinee still being tested, as array operations — no Python loop per
-examinee per item.
+examinee per item. Answers come either from the model (``simulate_cat``) or from a
+recorded response matrix (``replay_cat``, where an item the examinee never answered
+is never asked).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -19,25 +22,30 @@ from cat.estimators import AbilityEstimator
 from cat.selection import PoolInfo, SelectionPolicy, SelectionState
 from cat.stopping import StoppingRule
 from irt.models import ItemParams
-from irt.types import FloatArray
+from irt.responses import ResponseMatrix
+from irt.types import BoolArray, FloatArray, IntArray
+
+#: Gives the answers (1/0) of examinees ``rows`` to items ``chosen`` (one each).
+Respond = Callable[[IntArray, IntArray], FloatArray]
 
 
 @dataclass(frozen=True)
-class SimulationResult:
-    """One simulated test per examinee."""
+class CATResult:
+    """One adaptive test per examinee."""
 
-    theta_true: FloatArray
     theta_hat: FloatArray
     se: FloatArray
     items: npt.NDArray[np.int_]  # (E, L) item positions in the pool, −1 after the end
+    right: FloatArray  # (E, L) the answers, 0 after the end
     n_items: npt.NDArray[np.int_]
     stop_reason: list[str]
     seconds: float
+    theta_true: FloatArray | None = None  # known in simulations
 
     def exposure(self, n_pool: int) -> FloatArray:
         """Share of examinees who were given each item of the pool."""
         given = self.items[self.items >= 0]
-        return np.bincount(given, minlength=n_pool) / max(len(self.theta_true), 1)
+        return np.bincount(given, minlength=n_pool) / max(len(self.theta_hat), 1)
 
 
 def simulate_cat(
@@ -50,7 +58,7 @@ def simulate_cat(
     pool: PoolInfo | None = None,
     start_theta: float = 0.0,
     batch_size: int = 1,
-) -> SimulationResult:
+) -> CATResult:
     """Give each examinee (true abilities ``theta_true``) an adaptive test drawn from
     ``params``; answers are drawn from the model with ``rng``.
 
@@ -60,51 +68,122 @@ def simulate_cat(
     theta_true = np.asarray(theta_true, dtype=np.float64)
     if theta_true.ndim != 1 or theta_true.size == 0:
         raise CatError("theta_true must be a non-empty 1-D array")
+
+    def respond(rows: IntArray, chosen: IntArray) -> FloatArray:
+        z = params.a[chosen] * (theta_true[rows] - params.b[chosen])
+        prob = params.c[chosen] + (params.d[chosen] - params.c[chosen]) / (1 + np.exp(-z))
+        return np.asarray(rng.random(rows.size) < prob, dtype=np.float64)
+
+    can_answer = np.ones((theta_true.size, params.n_items), dtype=bool)
+    result = run_cat(
+        params,
+        can_answer,
+        respond,
+        policy,
+        estimator,
+        stopping,
+        rng,
+        pool,
+        start_theta,
+        batch_size,
+    )
+    return replace(result, theta_true=theta_true)
+
+
+def replay_cat(
+    params: ItemParams,
+    responses: ResponseMatrix,
+    policy: SelectionPolicy,
+    estimator: AbilityEstimator,
+    stopping: StoppingRule,
+    rng: np.random.Generator,
+    pool: PoolInfo | None = None,
+    start_theta: float = 0.0,
+    batch_size: int = 1,
+) -> CATResult:
+    """Replay each subject's recorded answers through the adaptive test: the policy
+    chooses among the items the subject answered, and its recorded answer is used."""
+    if tuple(responses.item_ids) != tuple(params.item_ids):
+        raise CatError("the responses and the pool must list the same items in the same order")
+    values = responses.values
+
+    def respond(rows: IntArray, chosen: IntArray) -> FloatArray:
+        return np.asarray(values[rows, chosen] == 1, dtype=np.float64)
+
+    return run_cat(
+        params,
+        responses.observed,
+        respond,
+        policy,
+        estimator,
+        stopping,
+        rng,
+        pool,
+        start_theta,
+        batch_size,
+    )
+
+
+def run_cat(
+    params: ItemParams,
+    can_answer: BoolArray,
+    respond: Respond,
+    policy: SelectionPolicy,
+    estimator: AbilityEstimator,
+    stopping: StoppingRule,
+    rng: np.random.Generator,
+    pool: PoolInfo | None = None,
+    start_theta: float = 0.0,
+    batch_size: int = 1,
+) -> CATResult:
+    """The adaptive test for E examinees; ``can_answer`` (E, J) marks what may be asked."""
     if batch_size < 1:
         raise CatError(f"batch_size must be at least 1, got {batch_size}")
     t0 = time.perf_counter()
     pool = pool or PoolInfo.build(params)
-    n_exam, n_pool = len(theta_true), params.n_items
+    n_exam, n_pool = can_answer.shape
+    if n_pool != params.n_items:
+        raise CatError(f"{n_pool} answerable-item columns for a pool of {params.n_items}")
     length = min(stopping.max_items, n_pool)
-    available = np.ones((n_exam, n_pool), dtype=bool)
+    available = can_answer.copy()
     given = np.zeros((n_exam, n_pool), dtype=bool)
     items = np.full((n_exam, length), -1, dtype=np.int_)
     right = np.zeros((n_exam, length))
+    position = np.zeros(n_exam, dtype=np.int_)  # answers so far, per examinee
     theta = np.full(n_exam, float(start_theta))
     se = np.full(n_exam, np.inf)
-    active = np.ones(n_exam, dtype=bool)
-    reasons: list[str] = [""] * n_exam
-    n_done = 0  # lock-step: every active examinee has answered this many items
-    while n_done < length:
+    active: BoolArray = np.asarray(available.any(axis=1), dtype=bool)
+    reasons = ["" if a else "pool_exhausted" for a in active]
+    while active.any():
         idx = np.flatnonzero(active)
-        if idx.size == 0:
-            break
-        for _ in range(min(batch_size, length - n_done)):
-            state = SelectionState(theta=theta[idx], available=available[idx], given=given[idx])
+        for _ in range(batch_size):
+            rows = idx[available[idx].any(axis=1) & (position[idx] < length)]
+            if rows.size == 0:
+                break
+            state = SelectionState(theta=theta[rows], available=available[rows], given=given[rows])
             chosen = policy.select(pool, state, rng)
-            if not available[idx, chosen].all():
+            if not available[rows, chosen].all():
                 raise CatError("the selection policy chose an item that was not available")
-            available[idx, chosen] = False
-            given[idx, chosen] = True
-            z = params.a[chosen] * (theta_true[idx] - params.b[chosen])
-            prob = params.c[chosen] + (params.d[chosen] - params.c[chosen]) / (1 + np.exp(-z))
-            items[idx, n_done] = chosen
-            right[idx, n_done] = rng.random(idx.size) < prob
-            n_done += 1
-        answers = Answers.gather(params, items[idx, :n_done], right[idx, :n_done])
+            available[rows, chosen] = False
+            given[rows, chosen] = True
+            items[rows, position[rows]] = chosen
+            right[rows, position[rows]] = respond(rows, chosen)
+            position[rows] += 1
+        width = int(position[idx].max())
+        answers = Answers.gather(params, items[idx, :width], right[idx, :width])
         theta[idx], se[idx] = estimator.estimate(answers, theta[idx])
         why = stopping.reasons(
-            np.full(idx.size, float(n_done)), se[idx], available[idx].sum(axis=1).astype(float)
+            position[idx].astype(float), se[idx], available[idx].sum(axis=1).astype(float)
         )
         for k in np.flatnonzero(why != None):  # noqa: E711
             reasons[idx[k]] = str(why[k])
             active[idx[k]] = False
-    return SimulationResult(
-        theta_true=theta_true,
+    return CATResult(
         theta_hat=theta,
         se=se,
         items=items,
-        n_items=(items >= 0).sum(axis=1),
+        right=right,
+        n_items=position.copy(),
         stop_reason=reasons,
         seconds=time.perf_counter() - t0,
     )

@@ -18,9 +18,10 @@ from cat.constraints import MaxExposure
 from cat.estimators import AbilityEstimator, EAPEstimator, MAPEstimator, MLEstimator, WLEEstimator
 from cat.selection import MaxInfo, PoolInfo, Randomesque, RandomItem, SelectionPolicy
 from cat.selection_more import AStratified, KLInfo
-from cat.simulation import SimulationResult, simulate_cat
+from cat.simulation import CATResult, simulate_cat
 from cat.stopping import StoppingRule
 from irt.params_io import read_params
+from irt.types import FloatArray
 
 
 class PolicyName(StrEnum):
@@ -122,15 +123,15 @@ def simulate(
         "min_length": min_length,
         "randomesque_k": randomesque_k if policy is PolicyName.RANDOMESQUE else None,
     }
-    report = _report(result, pool_params.item_ids, settings)
+    report = _report(result, theta_true, pool_params.item_ids, settings)
     out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     _print(report["summary"], settings, out)
 
 
-def _summary(result: SimulationResult, n_pool: int) -> dict[str, float]:
-    err = result.theta_hat - result.theta_true
+def _summary(result: CATResult, theta_true: FloatArray, n_pool: int) -> dict[str, float]:
+    err = result.theta_hat - theta_true
     n = len(err)
-    tau = float(kendalltau(result.theta_true, result.theta_hat)[0]) if n > 1 else float("nan")
+    tau = float(kendalltau(theta_true, result.theta_hat)[0]) if n > 1 else float("nan")
     return {
         "bias": float(err.mean()),
         "rmse": float(np.sqrt(np.mean(err**2))),
@@ -144,21 +145,24 @@ def _summary(result: SimulationResult, n_pool: int) -> dict[str, float]:
 
 
 def _report(
-    result: SimulationResult, item_ids: tuple[str, ...], settings: dict[str, Any]
+    result: CATResult,
+    theta_true: FloatArray,
+    item_ids: tuple[str, ...],
+    settings: dict[str, Any],
 ) -> dict[str, Any]:
     examinees = [
         {
-            "theta_true": float(result.theta_true[k]),
+            "theta_true": float(theta_true[k]),
             "theta_hat": float(result.theta_hat[k]),
             "se": float(result.se[k]),
             "items": [item_ids[j] for j in result.items[k] if j >= 0],
             "n_items": int(result.n_items[k]),
             "stop_reason": result.stop_reason[k],
         }
-        for k in range(len(result.theta_true))
+        for k in range(len(theta_true))
     ]
     return {
-        "summary": _summary(result, len(item_ids)),
+        "summary": _summary(result, theta_true, len(item_ids)),
         "settings": settings,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "examinees": examinees,

@@ -9,9 +9,10 @@ from scipy.stats import kendalltau
 from cat.errors import CatError
 from cat.estimators import MAPEstimator, MLEstimator
 from cat.selection import MaxInfo, PoolInfo, RandomItem
-from cat.simulation import simulate_cat
+from cat.simulation import replay_cat, simulate_cat
 from cat.stopping import MAX_LENGTH, POOL_EXHAUSTED, SE_TARGET, StoppingRule
-from irt.simulate import random_params
+from irt.responses import MISSING, ResponseMatrix
+from irt.simulate import random_params, simulate_responses
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +126,23 @@ def test_batches_of_k_items_cost_little_precision(params) -> None:  # type: igno
             pool,
             batch_size=0,
         )
+
+
+def test_replay_asks_only_answered_items_and_uses_the_record(params) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(12)
+    theta = rng.normal(size=30)
+    data = simulate_responses(params, theta, rng, missing_rate=0.4)
+    values = data.values.copy()
+    values[0, 25:] = MISSING  # subject 0 answered only some of the first 25 items
+    data = ResponseMatrix(data.subject_ids, data.item_ids, values)
+    res = replay_cat(
+        params, data, MaxInfo(), MLEstimator(), StoppingRule(40), np.random.default_rng(13)
+    )
+    for k in range(30):
+        asked = res.items[k][res.items[k] >= 0]
+        assert data.observed[k, asked].all()
+        assert (res.right[k, : len(asked)] == (data.values[k, asked] == 1)).all()
+    n0 = int(data.observed[0].sum())
+    assert res.n_items[0] == n0 < 40 and res.stop_reason[0] == POOL_EXHAUSTED
+    assert (res.n_items[1:] == 40).all()
+    assert kendalltau(theta[1:], res.theta_hat[1:])[0] > 0.6
