@@ -81,9 +81,10 @@ class MaxExposure:
         past = np.asarray(self.history, dtype=float) if self.history else np.zeros(n_items)
         if len(past) != n_items:
             raise CatError(f"exposure history has {len(past)} items, the pool {n_items}")
-        n_exam = len(state.theta)
+        cohort = state.cohort_size if state.cohort_size is not None else len(state.theta)
+        counts = state.cohort_given if state.cohort_given is not None else state.given.sum(axis=0)
         # How many more examinees each item may reach in this step.
-        room = np.floor(self.max_rate * (self.n_history + n_exam)) - past - state.given.sum(axis=0)
+        room = np.floor(self.max_rate * (self.n_history + cohort)) - past - counts
         eligible = state.available & (room > 0)[None, :]
         eligible = np.where(eligible.any(axis=1, keepdims=True), eligible, state.available)
         chosen = self.base.select(pool, replace(state, available=eligible), rng)

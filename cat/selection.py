@@ -57,6 +57,10 @@ class SelectionState:
     theta: FloatArray  # (E,) current estimates
     available: BoolArray  # (E, J) items that may be given now
     given: BoolArray  # (E, J) items given already
+    # Exposure across every examinee tested together, those already finished included:
+    # times each item was given (J,) and how many examinees the batch has. None: these E.
+    cohort_given: FloatArray | None = None
+    cohort_size: int | None = None
 
     @classmethod
     def fresh(cls, theta: FloatArray, available: BoolArray) -> SelectionState:

@@ -160,7 +160,13 @@ def run_cat(
             rows = idx[available[idx].any(axis=1) & (position[idx] < length)]
             if rows.size == 0:
                 break
-            state = SelectionState(theta=theta[rows], available=available[rows], given=given[rows])
+            state = SelectionState(
+                theta=theta[rows],
+                available=available[rows],
+                given=given[rows],
+                cohort_given=given.sum(axis=0),
+                cohort_size=n_exam,
+            )
             chosen = policy.select(pool, state, rng)
             if not available[rows, chosen].all():
                 raise CatError("the selection policy chose an item that was not available")

@@ -118,3 +118,19 @@ def test_bad_settings_are_refused() -> None:
     ):
         with pytest.raises(CatError):
             make()
+
+
+def test_exposure_cap_holds_when_examinees_stop_at_different_times() -> None:
+    theta = np.random.default_rng(20).normal(size=150)
+    res = simulate_cat(
+        PARAMS,
+        theta,
+        MaxExposure(MaxInfo(), 0.25),
+        MLEstimator(),
+        StoppingRule(120, se_target=0.25),
+        np.random.default_rng(21),
+        POOL,
+        batch_size=5,
+    )
+    assert len(set(res.n_items.tolist())) > 1  # they did stop at different lengths
+    assert res.exposure(600).max() <= 0.25 + 1e-9
