@@ -8,6 +8,7 @@ import typer
 
 from cat.cli.calibrate import calibrate
 from cat.cli.simulate import simulate
+from cat.cli.validate import validate
 
 app = typer.Typer(
     name="cat",
@@ -46,6 +47,7 @@ def _root(
 
 app.command(no_args_is_help=True)(calibrate)
 app.command(no_args_is_help=True)(simulate)
+app.command(no_args_is_help=True)(validate)
 
 
 def run() -> None:

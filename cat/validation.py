@@ -1,0 +1,227 @@
+"""Replay validation: calibrate on some subjects, replay the others' recorded answers
+through the adaptive test, and compare the predicted full-pool accuracy with the truth.
+
+Intervals are cross-conformal: each held-out subject's 90% interval is its prediction
+± the 90% quantile of the absolute errors of the *other* held-out subjects at the same
+policy and length (the jackknife form of split conformal prediction), so no subject's
+own answers enter its interval and no extra calibration is needed.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import kendalltau, spearmanr
+
+from cat.errors import CatError
+from cat.estimators import MLEstimator
+from cat.selection import MaxInfo, PoolInfo, Randomesque, RandomItem, SelectionPolicy
+from cat.selection_more import AStratified, KLInfo
+from cat.simulation import CATResult, replay_cat
+from cat.stopping import StoppingRule
+from irt.em import EMCalibrator
+from irt.errors import ConvergenceWarning
+from irt.models import ItemParams, ModelKind, probability
+from irt.responses import ResponseMatrix
+from irt.types import FloatArray, IntArray
+
+RANDOM_RAW = "random-raw"
+COVERAGE_LEVEL = 0.90
+_Z90 = 1.6448536269514722
+
+#: Called with (what is being done, fraction done).
+Progress = Callable[[str, float], None]
+
+
+def make_policy(name: str, length: int) -> SelectionPolicy:
+    """A policy by its command-line name."""
+    policies: dict[str, SelectionPolicy] = {
+        "mfi": MaxInfo(),
+        "kl": KLInfo(),
+        "random": RandomItem(),
+        "randomesque": Randomesque(5),
+        "astrat": AStratified(4, length),
+    }
+    if name not in policies:
+        raise CatError(f"unknown policy {name!r}; choose from {', '.join(policies)}")
+    return policies[name]
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """Held-out subjects' predicted and true full-pool accuracy for one policy and length."""
+
+    policy: str
+    length: int
+    subject: IntArray  # rows of the response matrix
+    predicted: FloatArray  # (R, E): R repeats (random-raw) or 1
+    truth: FloatArray  # (E,)
+    half_width: FloatArray  # (R, E), of the 90% interval
+
+    def metrics(self) -> dict[str, float | str | int]:
+        """Each figure averaged over the repeats."""
+        rows = []
+        for pred, half in zip(self.predicted, self.half_width, strict=True):
+            err = pred - self.truth
+            enough = len(err) > 2
+            rows.append(
+                (
+                    kendalltau(self.truth, pred)[0] if enough else np.nan,
+                    spearmanr(self.truth, pred)[0] if enough else np.nan,
+                    np.mean(np.abs(err)),
+                    np.sqrt(np.mean(err**2)),
+                    np.mean(np.abs(err) <= half),
+                    2 * np.mean(half),
+                )
+            )
+        tau, rho, mae, rmse, coverage, width = np.nanmean(np.array(rows, dtype=float), axis=0)
+        return {
+            "policy": self.policy,
+            "length": self.length,
+            "n_subjects": len(self.truth),
+            "kendall_tau": float(tau),
+            "spearman": float(rho),
+            "mae": float(mae),
+            "rmse": float(rmse),
+            "coverage": float(coverage),
+            "mean_interval_width": float(width),
+        }
+
+
+def plug_in_accuracy(
+    params: ItemParams, responses: ResponseMatrix, result: CATResult
+) -> FloatArray:
+    """Observed right answers on the items given plus Σ P_j(θ̂) over every other item
+    the subject answered, over the number it answered."""
+    observed = responses.observed
+    prob = probability(result.theta_hat, params)
+    given = np.zeros_like(observed)
+    rows = np.repeat(np.arange(len(result.items)), result.items.shape[1])
+    cols = result.items.ravel()
+    keep = cols >= 0
+    given[rows[keep], cols[keep]] = True
+    rest = observed & ~given
+    right_given = (result.right * (result.items >= 0)).sum(axis=1)
+    expected_rest = (prob * rest).sum(axis=1)
+    return np.asarray((right_given + expected_rest) / observed.sum(axis=1), dtype=np.float64)
+
+
+def random_raw(
+    responses: ResponseMatrix, length: int, rng: np.random.Generator, repeats: int = 20
+) -> tuple[FloatArray, FloatArray]:
+    """Plain accuracy on ``length`` random answered items, per repeat (R, E), and the
+    half-width of its 90% normal interval (with the finite-population correction)."""
+    observed = responses.observed
+    right = responses.values == 1
+    n_answered = observed.sum(axis=1)
+    k = np.minimum(length, n_answered)
+    acc = np.empty((repeats, responses.n_subjects))
+    for r in range(repeats):
+        keys = np.where(observed, rng.random(observed.shape), -1.0)
+        top = np.argsort(-keys, axis=1)
+        ranks = np.empty_like(top)
+        np.put_along_axis(ranks, top, np.arange(observed.shape[1])[None, :], axis=1)
+        pick = ranks < k[:, None]
+        acc[r] = (right & pick).sum(axis=1) / np.maximum(k, 1)
+    fpc = np.sqrt(np.maximum(n_answered - k, 0) / np.maximum(n_answered - 1, 1))
+    half = _Z90 * np.sqrt(np.clip(acc * (1 - acc), 1e-12, None) / np.maximum(k, 1)) * fpc
+    return acc, half
+
+
+def conformal_half_width(abs_err: FloatArray) -> FloatArray:
+    """For each subject, the 90% quantile of the other subjects' absolute errors (with
+    the finite-sample correction ⌈(n + 1)·0.9⌉ / n of split conformal prediction)."""
+    n = len(abs_err)
+    if n < 2:
+        return np.full(n, np.inf)
+    out = np.empty(n)
+    for i in range(n):
+        others = np.sort(np.delete(abs_err, i))
+        rank = int(np.ceil((len(others) + 1) * COVERAGE_LEVEL)) - 1
+        out[i] = others[min(rank, len(others) - 1)]
+    return out
+
+
+def calibrate_quietly(train: ResponseMatrix, model: ModelKind) -> ItemParams:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return EMCalibrator(model, standard_errors=False).fit(train).params_
+
+
+def splits(
+    n_subjects: int, holdout: float | None, leave_one_out: bool, rng: np.random.Generator
+) -> list[tuple[IntArray, IntArray]]:
+    """(train rows, held-out rows) pairs: one random split, or one per subject."""
+    everyone = np.arange(n_subjects)
+    if leave_one_out:
+        return [(np.delete(everyone, i), np.array([i])) for i in everyone]
+    if holdout is None or not 0 < holdout < 1:
+        raise CatError(f"--holdout must be a share between 0 and 1, got {holdout}")
+    n_test = round(holdout * n_subjects)
+    if n_test < 3 or n_subjects - n_test < 3:
+        raise CatError(
+            f"a holdout of {holdout} leaves {n_test} test and {n_subjects - n_test} training "
+            "subjects; each side needs at least 3 (try --leave-one-out)"
+        )
+    perm = rng.permutation(n_subjects)
+    return [(np.sort(perm[n_test:]), np.sort(perm[:n_test]))]
+
+
+def validate(
+    responses: ResponseMatrix,
+    model: ModelKind | str,
+    policies: list[str],
+    lengths: list[int],
+    rng: np.random.Generator,
+    holdout: float | None = 0.3,
+    leave_one_out: bool = False,
+    progress: Progress | None = None,
+) -> list[Predictions]:
+    """Predictions of every held-out subject for each policy and length, plus the
+    random-raw baseline; intervals from the other held-out subjects' errors."""
+    kind = ModelKind(model)
+    if not lengths or min(lengths) < 1:
+        raise CatError("give test lengths of at least 1 item")
+    parts = splits(responses.n_subjects, holdout, leave_one_out, rng)
+    truth_all = responses.accuracy()
+    # (policy, length) -> [(rows, predictions (R, E), half-widths (R, E) or None)]
+    collected: dict[tuple[str, int], list[tuple[IntArray, FloatArray, FloatArray | None]]] = {}
+    for n, (train_rows, test_rows) in enumerate(parts):
+        if progress is not None:
+            progress(f"calibrating split {n + 1} of {len(parts)}", n / len(parts))
+        params = calibrate_quietly(responses.subset(subjects=train_rows), kind)
+        pool = PoolInfo.build(params)
+        test = responses.subset(subjects=test_rows)
+        for name in policies:
+            for length in lengths:
+                result = replay_cat(
+                    params,
+                    test,
+                    make_policy(name, length),
+                    MLEstimator(),
+                    StoppingRule(length),
+                    rng,
+                    pool,
+                )
+                pred = plug_in_accuracy(params, test, result)
+                collected.setdefault((name, length), []).append((test_rows, pred[None, :], None))
+        for length in lengths:
+            acc, half = random_raw(test, length, rng)
+            collected.setdefault((RANDOM_RAW, length), []).append((test_rows, acc, half))
+    out: list[Predictions] = []
+    for (name, length), pieces in collected.items():
+        rows = np.concatenate([r for r, _, _ in pieces])
+        pred = np.concatenate([p for _, p, _ in pieces], axis=1)
+        truth = truth_all[rows]
+        if name == RANDOM_RAW:
+            # The baseline's interval is its own sampling interval, as a user would use it.
+            half = np.concatenate([h for _, _, h in pieces if h is not None], axis=1)
+        else:
+            half = conformal_half_width(np.abs(pred[0] - truth))[None, :]
+        out.append(Predictions(name, length, rows, pred, truth, half))
+    if progress is not None:
+        progress("done", 1.0)
+    return out

@@ -1,0 +1,72 @@
+"""Replay validation: predictions, baselines and honest intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cat.errors import CatError
+from cat.estimators import MLEstimator
+from cat.selection import MaxInfo
+from cat.simulation import replay_cat
+from cat.stopping import StoppingRule
+from cat.validation import (
+    RANDOM_RAW,
+    conformal_half_width,
+    plug_in_accuracy,
+    random_raw,
+    splits,
+    validate,
+)
+from irt.simulate import random_params, simulate_responses
+
+PARAMS = random_params(400, np.random.default_rng(0), "3pl")
+
+
+def _data(n: int = 60, missing: float = 0.1, seed: int = 1):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    return simulate_responses(PARAMS, rng.normal(size=n), rng, missing_rate=missing)
+
+
+def test_plug_in_is_exact_when_every_item_is_given() -> None:
+    data = _data(n=8)
+    res = replay_cat(
+        PARAMS, data, MaxInfo(), MLEstimator(), StoppingRule(400), np.random.default_rng(2)
+    )
+    np.testing.assert_allclose(plug_in_accuracy(PARAMS, data, res), data.accuracy(), atol=1e-12)
+
+
+def test_random_raw_uses_answered_items_only() -> None:
+    data = _data(n=10, missing=0.5)
+    acc, half = random_raw(data, 10_000, np.random.default_rng(3), repeats=3)
+    np.testing.assert_allclose(acc, np.tile(data.accuracy(), (3, 1)))  # all answered items
+    np.testing.assert_allclose(half, 0.0, atol=1e-6)  # no sampling error left
+
+
+def test_conformal_width_excludes_the_subject_itself() -> None:
+    errors = np.array([0.0, 0.0, 0.0, 0.0, 1.0])
+    width = conformal_half_width(errors)
+    assert width[4] == 0.0  # the large error is not its own yardstick
+    assert (width[:4] == 1.0).all()
+
+
+def test_splits() -> None:
+    rng = np.random.default_rng(4)
+    ((train, test),) = splits(20, 0.3, False, rng)
+    assert len(test) == 6 and len(np.intersect1d(train, test)) == 0
+    assert len(splits(5, None, True, rng)) == 5
+    with pytest.raises(CatError, match="at least 3"):
+        splits(6, 0.3, False, rng)
+
+
+@pytest.mark.slow
+def test_mfi_beats_random_raw_and_intervals_cover() -> None:
+    data = _data(n=80)
+    results = {
+        (p.policy, p.length): p.metrics()
+        for p in validate(data, "2pl", ["mfi"], [30], np.random.default_rng(5), holdout=0.5)
+    }
+    mfi, raw = results[("mfi", 30)], results[(RANDOM_RAW, 30)]
+    assert mfi["mae"] < raw["mae"]
+    assert mfi["kendall_tau"] > raw["kendall_tau"]
+    assert mfi["coverage"] >= 0.8 and raw["n_subjects"] == 40
