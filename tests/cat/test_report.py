@@ -1,0 +1,58 @@
+"""The end-of-test summary: intervals, predicted accuracy, rank."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cat.report import Reference, summarize
+from cat.selection import PoolInfo
+from cat.session import AssessmentSession, SessionConfig
+from irt.models import probability
+from irt.simulate import random_params
+
+PARAMS = random_params(400, np.random.default_rng(0), "3pl")
+POOL = PoolInfo.build(PARAMS)
+SCENARIO = tuple(j % 4 for j in range(400))
+
+
+def _session(theta: float, n: int = 80, seed: int = 1) -> AssessmentSession:
+    session = AssessmentSession(
+        PARAMS, SessionConfig(max_items=n, content_balancing=True, seed=seed), SCENARIO, POOL
+    )
+    rng = np.random.default_rng(seed)
+    index = {item: j for j, item in enumerate(PARAMS.item_ids)}
+    while not session.done:
+        for item in session.next_items():
+            p = probability([theta], PARAMS)[0, index[item]]
+            session.record(item, int(rng.random() < p))
+    return session
+
+
+def test_summary_values_and_intervals() -> None:
+    session = _session(0.8)
+    out = summarize(session)
+    assert out["theta_interval"]["low"] < out["theta"] < out["theta_interval"]["high"]
+    acc = out["predicted_accuracy"]
+    assert acc["low"] <= acc["value"] <= acc["high"]
+    true_acc = float(probability([0.8], PARAMS)[0].mean())
+    assert acc["value"] == pytest.approx(true_acc, abs=0.05)
+    assert set(out["scenarios"]) == {"0", "1", "2", "3"}
+    assert sum(s["n_given"] for s in out["scenarios"].values()) == 80
+    for s in out["scenarios"].values():
+        assert s["low"] <= s["value"] <= s["high"]
+
+
+def test_rank_and_p_above() -> None:
+    session = _session(0.5, n=120)
+    refs = [
+        Reference("weak", -1.5, 0.05),
+        Reference("close", session.theta, 0.05),
+        Reference("strong", 2.0, 0.05),
+    ]
+    rank = summarize(session, refs)["rank"]
+    assert rank["of"] == 4 and rank["position"] in (2, 3)
+    p = {r["subject_id"]: r["p_above"] for r in rank["above"]}
+    assert p["weak"] > 0.99 and p["strong"] < 0.01
+    assert p["close"] == pytest.approx(0.5, abs=1e-9)
+    assert [r["subject_id"] for r in rank["above"]] == ["strong", "close", "weak"]
