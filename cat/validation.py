@@ -18,6 +18,7 @@ from scipy.stats import kendalltau, spearmanr
 
 from cat.errors import CatError
 from cat.estimators import MLEstimator
+from cat.prediction import ridge_accuracy
 from cat.selection import MaxInfo, PoolInfo, Randomesque, RandomItem, SelectionPolicy
 from cat.selection_more import AStratified, KLInfo
 from cat.simulation import CATResult, replay_cat
@@ -29,6 +30,7 @@ from irt.responses import ResponseMatrix
 from irt.types import FloatArray, IntArray
 
 RANDOM_RAW = "random-raw"
+PLUG_IN, RIDGE, RAW = "plug-in", "ridge", "raw"
 COVERAGE_LEVEL = 0.90
 _Z90 = 1.6448536269514722
 
@@ -56,6 +58,7 @@ class Predictions:
 
     policy: str
     length: int
+    predictor: str  # "plug-in", "ridge" or "raw" (random-raw)
     subject: IntArray  # rows of the response matrix
     predicted: FloatArray  # (R, E): R repeats (random-raw) or 1
     truth: FloatArray  # (E,)
@@ -81,6 +84,7 @@ class Predictions:
         return {
             "policy": self.policy,
             "length": self.length,
+            "predictor": self.predictor,
             "n_subjects": len(self.truth),
             "kendall_tau": float(tau),
             "spearman": float(rho),
@@ -129,6 +133,21 @@ def random_raw(
     fpc = np.sqrt(np.maximum(n_answered - k, 0) / np.maximum(n_answered - 1, 1))
     half = _Z90 * np.sqrt(np.clip(acc * (1 - acc), 1e-12, None) / np.maximum(k, 1)) * fpc
     return acc, half
+
+
+def _ridge_predictions(
+    responses: ResponseMatrix, train_rows: IntArray, test_rows: IntArray, result: CATResult
+) -> FloatArray:
+    """Ridge-across-references prediction for each replayed subject (``cat.prediction``)."""
+    ref_values = (responses.values[train_rows] == 1).astype(np.float64)
+    ref_observed = responses.observed[train_rows]
+    out = np.empty(len(test_rows))
+    for k, row in enumerate(test_rows):
+        given = result.items[k][result.items[k] >= 0]
+        answers = (responses.values[row, given] == 1).astype(np.float64)
+        answered = np.flatnonzero(responses.observed[row])
+        out[k] = ridge_accuracy(ref_values, ref_observed, given, answers, answered)
+    return out
 
 
 def conformal_half_width(abs_err: FloatArray) -> FloatArray:
@@ -187,8 +206,8 @@ def validate(
         raise CatError("give test lengths of at least 1 item")
     parts = splits(responses.n_subjects, holdout, leave_one_out, rng)
     truth_all = responses.accuracy()
-    # (policy, length) -> [(rows, predictions (R, E), half-widths (R, E) or None)]
-    collected: dict[tuple[str, int], list[tuple[IntArray, FloatArray, FloatArray | None]]] = {}
+    # (policy, length, predictor) -> [(rows, predictions (R, E), half-widths (R, E) or None)]
+    collected: dict[tuple[str, int, str], list[tuple[IntArray, FloatArray, FloatArray | None]]] = {}
     for n, (train_rows, test_rows) in enumerate(parts):
         if progress is not None:
             progress(f"calibrating split {n + 1} of {len(parts)}", n / len(parts))
@@ -207,12 +226,18 @@ def validate(
                     pool,
                 )
                 pred = plug_in_accuracy(params, test, result)
-                collected.setdefault((name, length), []).append((test_rows, pred[None, :], None))
+                collected.setdefault((name, length, PLUG_IN), []).append(
+                    (test_rows, pred[None, :], None)
+                )
+                ridge = _ridge_predictions(responses, train_rows, test_rows, result)
+                collected.setdefault((name, length, RIDGE), []).append(
+                    (test_rows, ridge[None, :], None)
+                )
         for length in lengths:
             acc, half = random_raw(test, length, rng)
-            collected.setdefault((RANDOM_RAW, length), []).append((test_rows, acc, half))
+            collected.setdefault((RANDOM_RAW, length, RAW), []).append((test_rows, acc, half))
     out: list[Predictions] = []
-    for (name, length), pieces in collected.items():
+    for (name, length, predictor), pieces in collected.items():
         rows = np.concatenate([r for r, _, _ in pieces])
         pred = np.concatenate([p for _, p, _ in pieces], axis=1)
         truth = truth_all[rows]
@@ -221,7 +246,7 @@ def validate(
             half = np.concatenate([h for _, _, h in pieces if h is not None], axis=1)
         else:
             half = conformal_half_width(np.abs(pred[0] - truth))[None, :]
-        out.append(Predictions(name, length, rows, pred, truth, half))
+        out.append(Predictions(name, length, predictor, rows, pred, truth, half))
     if progress is not None:
         progress("done", 1.0)
     return out

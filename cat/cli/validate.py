@@ -77,6 +77,8 @@ def validate(
         "estimator": "mle",
         "interval": "90%: cross-conformal over the other held-out subjects (random-raw: "
         "its binomial sampling interval)",
+        "predictors": "plug-in: answers given + IRT-expected score on the rest; ridge: "
+        "answers given + ridge across the training subjects (penalty by exact LOO)",
     }
     report: dict[str, Any] = {
         "results": results,
@@ -93,17 +95,28 @@ def _subjects(predictions: list[Predictions], ids: tuple[str, ...]) -> list[dict
     for p in predictions:
         for k, row in enumerate(p.subject):
             entry = rows.setdefault(int(row), {"subject_id": ids[row], "truth": float(p.truth[k])})
-            entry[f"{p.policy}@{p.length}"] = float(p.predicted[:, k].mean())
+            entry[f"{p.policy}/{p.predictor}@{p.length}"] = float(p.predicted[:, k].mean())
     return [rows[r] for r in sorted(rows)]
 
 
 def _print(results: list[dict[str, Any]], n_subjects: int, out: Path) -> None:
     table = Table(title=f"Replay validation ({n_subjects} subjects)")
-    for col in ("policy", "length", "τ", "ρ", "MAE", "RMSE", "coverage 90%"):
-        table.add_column(col, justify="right" if col != "policy" else "left")
-    for r in sorted(results, key=lambda r: (r["length"], r["policy"] != RANDOM_RAW, r["policy"])):
+    for col in ("policy", "predictor", "length", "τ", "ρ", "MAE", "RMSE", "cov. 90%"):
+        left = col in ("policy", "predictor")
+        table.add_column(col, justify="left" if left else "right", no_wrap=True)
+    baseline_first = {RANDOM_RAW: 0}
+    for r in sorted(
+        results,
+        key=lambda r: (
+            r["length"],
+            baseline_first.get(r["policy"], 1),
+            r["policy"],
+            r["predictor"],
+        ),
+    ):
         table.add_row(
             str(r["policy"]),
+            str(r["predictor"]),
             str(r["length"]),
             f"{r['kendall_tau']:.3f}",
             f"{r['spearman']:.3f}",

@@ -63,10 +63,12 @@ def test_splits() -> None:
 def test_mfi_beats_random_raw_and_intervals_cover() -> None:
     data = _data(n=80)
     results = {
-        (p.policy, p.length): p.metrics()
+        (p.policy, p.length, p.predictor): p.metrics()
         for p in validate(data, "2pl", ["mfi"], [30], np.random.default_rng(5), holdout=0.5)
     }
-    mfi, raw = results[("mfi", 30)], results[(RANDOM_RAW, 30)]
+    mfi, raw = results[("mfi", 30, "plug-in")], results[(RANDOM_RAW, 30, "raw")]
     assert mfi["mae"] < raw["mae"]
     assert mfi["kendall_tau"] > raw["kendall_tau"]
     assert mfi["coverage"] >= 0.8 and raw["n_subjects"] == 40
+    ridge = results[("mfi", 30, "ridge")]
+    assert 0 < ridge["mae"] < 0.2 and ridge["n_subjects"] == 40

@@ -41,8 +41,15 @@ def test_validate_writes_results_with_the_baseline(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
-    keys = {(r["policy"], r["length"]) for r in report["results"]}
-    assert keys == {("mfi", 10), ("mfi", 40), ("random-raw", 10), ("random-raw", 40)}
+    keys = {(r["policy"], r["length"], r["predictor"]) for r in report["results"]}
+    assert keys == {
+        ("mfi", 10, "plug-in"),
+        ("mfi", 40, "plug-in"),
+        ("mfi", 10, "ridge"),
+        ("mfi", 40, "ridge"),
+        ("random-raw", 10, "raw"),
+        ("random-raw", 40, "raw"),
+    }
     for row in report["results"]:
         assert {"kendall_tau", "spearman", "mae", "rmse", "coverage"} <= set(row)
         assert 0 <= row["coverage"] <= 1
