@@ -24,7 +24,9 @@ SEED = 0
 
 def _table(name: str, results: list[dict[str, object]], seconds: float) -> None:
     print(f"\n{name}  ({seconds:.0f} s)")
-    print(f"{'policy':<12}{'length':>7}{'tau':>8}{'MAE':>8}{'RMSE':>8}{'coverage':>10}")
+    print(
+        f"{'policy':<12}{'predictor':<10}{'length':>7}{'tau':>8}{'MAE':>8}{'RMSE':>8}{'coverage':>10}"
+    )
     for r in sorted(results, key=lambda r: (r["length"], str(r["policy"]))):
         print(
             f"{r['policy']!s:<12}{r['length']:>7}{r['kendall_tau']:>8.3f}{r['mae']:>8.4f}"
