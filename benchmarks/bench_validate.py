@@ -27,10 +27,10 @@ def _table(name: str, results: list[dict[str, object]], seconds: float) -> None:
     print(
         f"{'policy':<12}{'predictor':<10}{'length':>7}{'tau':>8}{'MAE':>8}{'RMSE':>8}{'coverage':>10}"
     )
-    for r in sorted(results, key=lambda r: (r["length"], str(r["policy"]))):
+    for r in sorted(results, key=lambda r: (r["length"], str(r["policy"]), str(r["predictor"]))):
         print(
-            f"{r['policy']!s:<12}{r['length']:>7}{r['kendall_tau']:>8.3f}{r['mae']:>8.4f}"
-            f"{r['rmse']:>8.4f}{r['coverage']:>10.2f}"
+            f"{r['policy']!s:<12}{r['predictor']!s:<10}{r['length']:>7}"
+            f"{r['kendall_tau']:>8.3f}{r['mae']:>8.4f}{r['rmse']:>8.4f}{r['coverage']:>10.2f}"
         )
 
 
