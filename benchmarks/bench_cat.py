@@ -19,7 +19,7 @@ from scipy.stats import kendalltau
 
 from cat.estimators import MLEstimator
 from cat.selection import MaxInfo, PoolInfo, SelectionState
-from cat.simulation import simulate_cat
+from cat.simulation import CATDesign, simulate_cat
 from cat.stopping import StoppingRule
 from irt.simulate import random_params
 
@@ -84,15 +84,8 @@ def main() -> None:
     print(f"5,000-item 3PL pool, 200 examinees, 250 items, MFI + ML (seed {SEED})")
     print(f"{'tool':<22}{'seconds':>9}{'ms/exam':>10}{'RMSE':>8}{'tau':>8}  {'ratio':>7}  target")
     pool = PoolInfo.build(params)
-    res = simulate_cat(
-        params,
-        theta,
-        MaxInfo(),
-        MLEstimator(),
-        StoppingRule(250),
-        np.random.default_rng(SEED),
-        pool=pool,
-    )
+    design = CATDesign(MaxInfo(), MLEstimator(), StoppingRule(250))
+    res = simulate_cat(params, theta, design, np.random.default_rng(SEED), pool)
     rmse = float(np.sqrt(np.mean((res.theta_hat - theta) ** 2)))
     tau = float(kendalltau(theta, res.theta_hat)[0])
     ratio = ""

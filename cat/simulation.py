@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from cat.answers import Answers
 from cat.errors import CatError
-from cat.estimators import AbilityEstimator
-from cat.selection import PoolInfo, SelectionPolicy, SelectionState
+from cat.estimators import AbilityEstimator, MLEstimator
+from cat.selection import MaxInfo, PoolInfo, SelectionPolicy, SelectionState
 from cat.stopping import StoppingRule
 from irt.models import ItemParams
 from irt.responses import ResponseMatrix
@@ -27,6 +27,25 @@ from irt.types import BoolArray, FloatArray, IntArray
 
 #: Gives the answers (1/0) of examinees ``rows`` to items ``chosen`` (one each).
 Respond = Callable[[IntArray, IntArray], FloatArray]
+
+
+@dataclass(frozen=True)
+class CATDesign:
+    """How the adaptive test runs: the strategies and how many items per round.
+
+    With ``batch_size`` k > 1, k items are chosen per round at the same estimate (as when
+    k API calls run at once) and θ is re-estimated after the k answers.
+    """
+
+    policy: SelectionPolicy = field(default_factory=MaxInfo)
+    estimator: AbilityEstimator = field(default_factory=MLEstimator)
+    stopping: StoppingRule = field(default_factory=StoppingRule)
+    batch_size: int = 1
+    start_theta: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise CatError(f"batch_size must be at least 1, got {self.batch_size}")
 
 
 @dataclass(frozen=True)
@@ -51,20 +70,12 @@ class CATResult:
 def simulate_cat(
     params: ItemParams,
     theta_true: FloatArray,
-    policy: SelectionPolicy,
-    estimator: AbilityEstimator,
-    stopping: StoppingRule,
+    design: CATDesign,
     rng: np.random.Generator,
     pool: PoolInfo | None = None,
-    start_theta: float = 0.0,
-    batch_size: int = 1,
 ) -> CATResult:
     """Give each examinee (true abilities ``theta_true``) an adaptive test drawn from
-    ``params``; answers are drawn from the model with ``rng``.
-
-    With ``batch_size`` k > 1, k items are chosen per round at the same estimate (as
-    when k API calls run at once) and θ is re-estimated after the k answers.
-    """
+    ``params``; answers are drawn from the model with ``rng``."""
     theta_true = np.asarray(theta_true, dtype=np.float64)
     if theta_true.ndim != 1 or theta_true.size == 0:
         raise CatError("theta_true must be a non-empty 1-D array")
@@ -75,31 +86,16 @@ def simulate_cat(
         return np.asarray(rng.random(rows.size) < prob, dtype=np.float64)
 
     can_answer = np.ones((theta_true.size, params.n_items), dtype=bool)
-    result = run_cat(
-        params,
-        can_answer,
-        respond,
-        policy,
-        estimator,
-        stopping,
-        rng,
-        pool,
-        start_theta,
-        batch_size,
-    )
+    result = run_cat(params, can_answer, respond, design, rng, pool)
     return replace(result, theta_true=theta_true)
 
 
 def replay_cat(
     params: ItemParams,
     responses: ResponseMatrix,
-    policy: SelectionPolicy,
-    estimator: AbilityEstimator,
-    stopping: StoppingRule,
+    design: CATDesign,
     rng: np.random.Generator,
     pool: PoolInfo | None = None,
-    start_theta: float = 0.0,
-    batch_size: int = 1,
 ) -> CATResult:
     """Replay each subject's recorded answers through the adaptive test: the policy
     chooses among the items the subject answered, and its recorded answer is used."""
@@ -110,35 +106,20 @@ def replay_cat(
     def respond(rows: IntArray, chosen: IntArray) -> FloatArray:
         return np.asarray(values[rows, chosen] == 1, dtype=np.float64)
 
-    return run_cat(
-        params,
-        responses.observed,
-        respond,
-        policy,
-        estimator,
-        stopping,
-        rng,
-        pool,
-        start_theta,
-        batch_size,
-    )
+    return run_cat(params, responses.observed, respond, design, rng, pool)
 
 
 def run_cat(
     params: ItemParams,
     can_answer: BoolArray,
     respond: Respond,
-    policy: SelectionPolicy,
-    estimator: AbilityEstimator,
-    stopping: StoppingRule,
+    design: CATDesign,
     rng: np.random.Generator,
     pool: PoolInfo | None = None,
-    start_theta: float = 0.0,
-    batch_size: int = 1,
 ) -> CATResult:
     """The adaptive test for E examinees; ``can_answer`` (E, J) marks what may be asked."""
-    if batch_size < 1:
-        raise CatError(f"batch_size must be at least 1, got {batch_size}")
+    policy, estimator, stopping = design.policy, design.estimator, design.stopping
+    batch_size, start_theta = design.batch_size, design.start_theta
     t0 = time.perf_counter()
     pool = pool or PoolInfo.build(params)
     n_exam, n_pool = can_answer.shape

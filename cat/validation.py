@@ -21,7 +21,7 @@ from cat.estimators import MLEstimator
 from cat.prediction import ridge_accuracy
 from cat.selection import MaxInfo, PoolInfo, Randomesque, RandomItem, SelectionPolicy
 from cat.selection_more import AStratified, KLInfo
-from cat.simulation import CATResult, replay_cat
+from cat.simulation import CATDesign, CATResult, replay_cat
 from cat.stopping import StoppingRule
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
@@ -216,15 +216,8 @@ def validate(
         test = responses.subset(subjects=test_rows)
         for name in policies:
             for length in lengths:
-                result = replay_cat(
-                    params,
-                    test,
-                    make_policy(name, length),
-                    MLEstimator(),
-                    StoppingRule(length),
-                    rng,
-                    pool,
-                )
+                design = CATDesign(make_policy(name, length), MLEstimator(), StoppingRule(length))
+                result = replay_cat(params, test, design, rng, pool)
                 pred = plug_in_accuracy(params, test, result)
                 collected.setdefault((name, length, PLUG_IN), []).append(
                     (test_rows, pred[None, :], None)

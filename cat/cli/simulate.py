@@ -18,7 +18,7 @@ from cat.constraints import MaxExposure
 from cat.estimators import AbilityEstimator, EAPEstimator, MAPEstimator, MLEstimator, WLEEstimator
 from cat.selection import MaxInfo, PoolInfo, Randomesque, RandomItem, SelectionPolicy
 from cat.selection_more import AStratified, KLInfo
-from cat.simulation import CATResult, simulate_cat
+from cat.simulation import CATDesign, CATResult, simulate_cat
 from cat.stopping import StoppingRule
 from irt.params_io import read_params
 from irt.types import FloatArray
@@ -99,16 +99,8 @@ def simulate(
         max_items=length, se_target=se_target, min_items=min(min_length, length)
     )
     with progress_bar(f"simulating {examinees} examinees", total=None):
-        result = simulate_cat(
-            pool_params,
-            theta_true,
-            chosen_policy,
-            chosen_estimator,
-            stopping,
-            rng,
-            pool=PoolInfo.build(pool_params),
-            batch_size=batch_size,
-        )
+        design = CATDesign(chosen_policy, chosen_estimator, stopping, batch_size)
+        result = simulate_cat(pool_params, theta_true, design, rng, PoolInfo.build(pool_params))
     settings = {
         "params": str(params),
         "n_pool": pool_params.n_items,

@@ -10,7 +10,7 @@ from cat.errors import CatError
 from cat.estimators import MLEstimator
 from cat.selection import MaxInfo, PoolInfo, RandomItem, SelectionState
 from cat.selection_more import AStratified, KLInfo, stratify
-from cat.simulation import simulate_cat
+from cat.simulation import CATDesign, simulate_cat
 from cat.stopping import StoppingRule
 from irt.simulate import random_params
 
@@ -24,9 +24,7 @@ def _run(policy, n=40, length=40, seed=2):  # type: ignore[no-untyped-def]
     res = simulate_cat(
         PARAMS,
         theta,
-        policy,
-        MLEstimator(),
-        StoppingRule(length),
+        CATDesign(policy, MLEstimator(), StoppingRule(length)),
         np.random.default_rng(seed + 1),
         POOL,
     )
@@ -122,15 +120,9 @@ def test_bad_settings_are_refused() -> None:
 
 def test_exposure_cap_holds_when_examinees_stop_at_different_times() -> None:
     theta = np.random.default_rng(20).normal(size=150)
-    res = simulate_cat(
-        PARAMS,
-        theta,
-        MaxExposure(MaxInfo(), 0.25),
-        MLEstimator(),
-        StoppingRule(120, se_target=0.25),
-        np.random.default_rng(21),
-        POOL,
-        batch_size=5,
+    design = CATDesign(
+        MaxExposure(MaxInfo(), 0.25), MLEstimator(), StoppingRule(120, se_target=0.25), 5
     )
+    res = simulate_cat(PARAMS, theta, design, np.random.default_rng(21), POOL)
     assert len(set(res.n_items.tolist())) > 1  # they did stop at different lengths
     assert res.exposure(600).max() <= 0.25 + 1e-9

@@ -9,7 +9,7 @@ from scipy.stats import kendalltau
 from cat.errors import CatError
 from cat.estimators import MAPEstimator, MLEstimator
 from cat.selection import MaxInfo, PoolInfo, RandomItem
-from cat.simulation import replay_cat, simulate_cat
+from cat.simulation import CATDesign, replay_cat, simulate_cat
 from cat.stopping import MAX_LENGTH, POOL_EXHAUSTED, SE_TARGET, StoppingRule
 from irt.responses import MISSING, ResponseMatrix
 from irt.simulate import random_params, simulate_responses
@@ -25,10 +25,10 @@ def test_mfi_beats_random_and_errors_match_the_reported_se(params) -> None:  # t
     pool = PoolInfo.build(params)
     rule = StoppingRule(max_items=60)
     mfi = simulate_cat(
-        params, theta, MaxInfo(), MLEstimator(), rule, np.random.default_rng(2), pool
+        params, theta, CATDesign(MaxInfo(), MLEstimator(), rule), np.random.default_rng(2), pool
     )
     rnd = simulate_cat(
-        params, theta, RandomItem(), MLEstimator(), rule, np.random.default_rng(2), pool
+        params, theta, CATDesign(RandomItem(), MLEstimator(), rule), np.random.default_rng(2), pool
     )
     rmse_mfi = float(np.sqrt(np.mean((mfi.theta_hat - theta) ** 2)))
     rmse_rnd = float(np.sqrt(np.mean((rnd.theta_hat - theta) ** 2)))
@@ -45,7 +45,9 @@ def test_mfi_beats_random_and_errors_match_the_reported_se(params) -> None:  # t
 def test_se_target_and_min_length(params) -> None:  # type: ignore[no-untyped-def]
     theta = np.random.default_rng(3).normal(size=60)
     rule = StoppingRule(max_items=200, se_target=0.3, min_items=15)
-    res = simulate_cat(params, theta, MaxInfo(), MAPEstimator(), rule, np.random.default_rng(4))
+    res = simulate_cat(
+        params, theta, CATDesign(MaxInfo(), MAPEstimator(), rule), np.random.default_rng(4)
+    )
     assert (res.n_items >= 15).all()
     stopped_on_se = np.array([r == SE_TARGET for r in res.stop_reason])
     assert stopped_on_se.any()
@@ -55,14 +57,8 @@ def test_se_target_and_min_length(params) -> None:  # type: ignore[no-untyped-de
 
 def test_small_pool_is_exhausted() -> None:
     params = random_params(12, np.random.default_rng(5), "2pl")
-    res = simulate_cat(
-        params,
-        np.zeros(3),
-        MaxInfo(),
-        MLEstimator(),
-        StoppingRule(max_items=50),
-        np.random.default_rng(6),
-    )
+    design = CATDesign(MaxInfo(), MLEstimator(), StoppingRule(max_items=50))
+    res = simulate_cat(params, np.zeros(3), design, np.random.default_rng(6))
     assert (res.n_items == 12).all()
     assert set(res.stop_reason) <= {POOL_EXHAUSTED, MAX_LENGTH}
 
@@ -71,7 +67,10 @@ def test_same_seed_same_tests(params) -> None:  # type: ignore[no-untyped-def]
     theta = np.linspace(-2, 2, 20)
     run = [
         simulate_cat(
-            params, theta, MaxInfo(), MLEstimator(), StoppingRule(30), np.random.default_rng(7)
+            params,
+            theta,
+            CATDesign(MaxInfo(), MLEstimator(), StoppingRule(30)),
+            np.random.default_rng(7),
         )
         for _ in range(2)
     ]
@@ -81,7 +80,10 @@ def test_same_seed_same_tests(params) -> None:  # type: ignore[no-untyped-def]
 
 def test_exposure_counts_each_given_item(params) -> None:  # type: ignore[no-untyped-def]
     res = simulate_cat(
-        params, np.zeros(10), MaxInfo(), MLEstimator(), StoppingRule(5), np.random.default_rng(8)
+        params,
+        np.zeros(10),
+        CATDesign(MaxInfo(), MLEstimator(), StoppingRule(5)),
+        np.random.default_rng(8),
     )
     exposure = res.exposure(params.n_items)
     assert exposure.sum() == pytest.approx(5.0)  # 5 items per examinee, 10 examinees, / 10
@@ -104,12 +106,9 @@ def test_batches_of_k_items_cost_little_precision(params) -> None:  # type: igno
         res = simulate_cat(
             params,
             theta,
-            MaxInfo(),
-            MLEstimator(),
-            StoppingRule(60),
+            CATDesign(MaxInfo(), MLEstimator(), StoppingRule(60), batch_size=k),
             np.random.default_rng(11),
             pool,
-            batch_size=k,
         )
         assert (res.n_items == 60).all()
         assert all(len(set(row.tolist())) == 60 for row in res.items)
@@ -119,12 +118,9 @@ def test_batches_of_k_items_cost_little_precision(params) -> None:  # type: igno
         simulate_cat(
             params,
             theta,
-            MaxInfo(),
-            MLEstimator(),
-            StoppingRule(5),
+            CATDesign(MaxInfo(), MLEstimator(), StoppingRule(5), batch_size=0),
             np.random.default_rng(0),
             pool,
-            batch_size=0,
         )
 
 
@@ -136,7 +132,10 @@ def test_replay_asks_only_answered_items_and_uses_the_record(params) -> None:  #
     values[0, 25:] = MISSING  # subject 0 answered only some of the first 25 items
     data = ResponseMatrix(data.subject_ids, data.item_ids, values)
     res = replay_cat(
-        params, data, MaxInfo(), MLEstimator(), StoppingRule(40), np.random.default_rng(13)
+        params,
+        data,
+        CATDesign(MaxInfo(), MLEstimator(), StoppingRule(40)),
+        np.random.default_rng(13),
     )
     for k in range(30):
         asked = res.items[k][res.items[k] >= 0]

@@ -8,7 +8,7 @@ import pytest
 from cat.errors import CatError
 from cat.estimators import MLEstimator
 from cat.selection import MaxInfo
-from cat.simulation import replay_cat
+from cat.simulation import CATDesign, replay_cat
 from cat.stopping import StoppingRule
 from cat.validation import (
     RANDOM_RAW,
@@ -31,7 +31,10 @@ def _data(n: int = 60, missing: float = 0.1, seed: int = 1):  # type: ignore[no-
 def test_plug_in_is_exact_when_every_item_is_given() -> None:
     data = _data(n=8)
     res = replay_cat(
-        PARAMS, data, MaxInfo(), MLEstimator(), StoppingRule(400), np.random.default_rng(2)
+        PARAMS,
+        data,
+        CATDesign(MaxInfo(), MLEstimator(), StoppingRule(400)),
+        np.random.default_rng(2),
     )
     np.testing.assert_allclose(plug_in_accuracy(PARAMS, data, res), data.accuracy(), atol=1e-12)
 
