@@ -13,23 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from cat.answers import Answers
 from cat.constraints import ContentBalanced, MaxExposure
 from cat.errors import CatError
-from cat.estimators import (
-    AbilityEstimator,
-    EAPEstimator,
-    MAPEstimator,
-    MLEstimator,
-    WLEEstimator,
-)
-from cat.selection import (
-    MaxInfo,
-    PoolInfo,
-    Randomesque,
-    RandomItem,
-    SelectionPolicy,
-    SelectionState,
-)
-from cat.selection_more import AStratified, KLInfo
+from cat.estimators import AbilityEstimator
+from cat.selection import PoolInfo, SelectionPolicy, SelectionState
 from cat.stopping import StoppingRule
+from cat.strategies import make_estimator, make_policy
 from irt.models import ItemParams
 
 SESSION_FORMAT = 1
@@ -53,14 +40,7 @@ class SessionConfig(BaseModel):
     seed: int = 0
 
     def policy_for(self, scenario: tuple[int, ...] | None) -> SelectionPolicy:
-        policies: dict[str, SelectionPolicy] = {
-            "mfi": MaxInfo(),
-            "kl": KLInfo(),
-            "random": RandomItem(),
-            "randomesque": Randomesque(self.randomesque_k),
-            "astrat": AStratified(self.n_strata, self.max_items),
-        }
-        base = policies[self.policy]
+        base = make_policy(self.policy, self.max_items, self.randomesque_k, self.n_strata)
         if self.content_balancing:
             if not scenario:
                 raise CatError("content balancing needs each item's scenario")
@@ -70,13 +50,7 @@ class SessionConfig(BaseModel):
         return base
 
     def estimator_for(self) -> AbilityEstimator:
-        estimators: dict[str, AbilityEstimator] = {
-            "mle": MLEstimator(),
-            "map": MAPEstimator(),
-            "eap": EAPEstimator(),
-            "wle": WLEEstimator(),
-        }
-        return estimators[self.estimator]
+        return make_estimator(self.estimator)
 
     def stopping(self) -> StoppingRule:
         return StoppingRule(self.max_items, self.se_target, min(self.min_items, self.max_items))

@@ -19,10 +19,10 @@ from scipy.stats import kendalltau, spearmanr
 from cat.errors import CatError
 from cat.estimators import MLEstimator
 from cat.prediction import ridge_accuracy
-from cat.selection import MaxInfo, PoolInfo, Randomesque, RandomItem, SelectionPolicy
-from cat.selection_more import AStratified, KLInfo
+from cat.selection import PoolInfo
 from cat.simulation import CATDesign, CATResult, replay_cat
 from cat.stopping import StoppingRule
+from cat.strategies import make_policy
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
 from irt.models import ItemParams, ModelKind, probability
@@ -36,20 +36,6 @@ _Z90 = 1.6448536269514722
 
 #: Called with (what is being done, fraction done).
 Progress = Callable[[str, float], None]
-
-
-def make_policy(name: str, length: int) -> SelectionPolicy:
-    """A policy by its command-line name."""
-    policies: dict[str, SelectionPolicy] = {
-        "mfi": MaxInfo(),
-        "kl": KLInfo(),
-        "random": RandomItem(),
-        "randomesque": Randomesque(5),
-        "astrat": AStratified(4, length),
-    }
-    if name not in policies:
-        raise CatError(f"unknown policy {name!r}; choose from {', '.join(policies)}")
-    return policies[name]
 
 
 @dataclass(frozen=True)

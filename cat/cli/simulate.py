@@ -15,11 +15,10 @@ from scipy.stats import kendalltau
 
 from cat.cli.common import check_writable, handle_errors, progress_bar, stdout
 from cat.constraints import MaxExposure
-from cat.estimators import AbilityEstimator, EAPEstimator, MAPEstimator, MLEstimator, WLEEstimator
-from cat.selection import MaxInfo, PoolInfo, Randomesque, RandomItem, SelectionPolicy
-from cat.selection_more import AStratified, KLInfo
+from cat.selection import PoolInfo
 from cat.simulation import CATDesign, CATResult, simulate_cat
 from cat.stopping import StoppingRule
+from cat.strategies import make_estimator, make_policy
 from irt.params_io import read_params
 from irt.types import FloatArray
 
@@ -79,20 +78,8 @@ def simulate(
     pool_params = read_params(params)
     rng = np.random.default_rng(seed)
     theta_true = rng.normal(size=examinees)
-    policies: dict[PolicyName, SelectionPolicy] = {
-        PolicyName.MFI: MaxInfo(),
-        PolicyName.RANDOM: RandomItem(),
-        PolicyName.RANDOMESQUE: Randomesque(randomesque_k),
-        PolicyName.KL: KLInfo(),
-        PolicyName.ASTRAT: AStratified(test_length=length),
-    }
-    estimators: dict[EstimatorName, AbilityEstimator] = {
-        EstimatorName.MLE: MLEstimator(),
-        EstimatorName.MAP: MAPEstimator(),
-        EstimatorName.EAP: EAPEstimator(),
-        EstimatorName.WLE: WLEEstimator(),
-    }
-    chosen_policy, chosen_estimator = policies[policy], estimators[estimator]
+    chosen_policy = make_policy(policy.value, length, randomesque_k)
+    chosen_estimator = make_estimator(estimator.value)
     if max_exposure is not None:
         chosen_policy = MaxExposure(chosen_policy, max_exposure)
     stopping = StoppingRule(
