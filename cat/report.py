@@ -16,6 +16,7 @@ from scipy.stats import norm
 
 from cat.session import AssessmentSession
 from irt.models import probability
+from irt.types import FloatArray
 
 _Z90 = float(norm.ppf(0.95))
 
@@ -30,13 +31,13 @@ class Reference:
     accuracy: float | None = None
 
 
-def _expected_accuracy(session: AssessmentSession, theta: float, items: np.ndarray) -> float:
-    """(right answers on the given items + Σ P_j(θ) over the others) / |items|."""
+def _item_scores(session: AssessmentSession, theta: float) -> FloatArray:
+    """Per pool item: the answer where one was given, else P_j(θ)."""
+    scores = np.asarray(probability([theta], session.params)[0], dtype=np.float64)
     index = {item: j for j, item in enumerate(session.params.item_ids)}
-    given = {index[i]: r for i, r in zip(session.given, session.responses, strict=True)}
-    prob = probability([theta], session.params)[0]
-    total = sum(given[j] if j in given else prob[j] for j in items)
-    return float(total / max(len(items), 1))
+    given = [index[i] for i in session.given]
+    scores[given] = session.responses
+    return scores
 
 
 def summarize(
@@ -51,13 +52,13 @@ def summarize(
     lo, hi = theta - _Z90 * se, theta + _Z90 * se
     everything = np.arange(session.params.n_items)
 
+    # Expected accuracy is increasing in θ, so θ's interval maps to the accuracy's.
+    scores = {
+        key: _item_scores(session, t) for key, t in (("value", theta), ("low", lo), ("high", hi))
+    }
+
     def accuracy(items: np.ndarray) -> dict[str, float]:
-        # Expected accuracy is increasing in θ, so θ's interval maps to the accuracy's.
-        return {
-            "value": _expected_accuracy(session, theta, items),
-            "low": _expected_accuracy(session, lo, items),
-            "high": _expected_accuracy(session, hi, items),
-        }
+        return {key: float(s[items].mean()) for key, s in scores.items()}
 
     out: dict[str, Any] = {
         "theta": theta,

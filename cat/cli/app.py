@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 import typer
 
 from cat.cli.calibrate import calibrate
+from cat.cli.common import package_version
 from cat.cli.simulate import simulate
 from cat.cli.validate import validate
 
@@ -21,13 +20,6 @@ app = typer.Typer(
         "go to the system cat."
     ),
 )
-
-
-def package_version() -> str:
-    try:
-        return version("cat-llm")
-    except PackageNotFoundError:  # running from a source tree without installing
-        return "0+unknown"
 
 
 def _version(value: bool) -> None:

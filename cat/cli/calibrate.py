@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.table import Table
 
-from cat.cli.common import check_writable, fail, handle_errors, progress_bar, stdout
+from cat.cli.common import (
+    check_writable,
+    fail,
+    handle_errors,
+    package_version,
+    progress_bar,
+    stdout,
+)
 from cat.pool_calibration import record_calibration, reference_rows
 from irt.checks import check_responses
 from irt.fit import CalibrationMethod, CalibrationResult, parameter_summary
@@ -111,13 +117,6 @@ def calibrate(
     _print_summary(fit_report, out, pool)
 
 
-def _package_version() -> str:
-    try:
-        return version("cat-llm")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
 def _provenance(
     source: Path, matrix: ResponseMatrix, result: CalibrationResult, scoring: AbilityMethod
 ) -> dict[str, Any]:
@@ -132,7 +131,7 @@ def _provenance(
         "converged": result.converged,
         "scoring": scoring.value,
         "source": source.name,
-        "package_version": _package_version(),
+        "package_version": package_version(),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         **result.settings,
     }
@@ -160,7 +159,7 @@ def _report(
         "parameters": parameter_summary(result.params),
         "data_notes": notes,
         "input": str(source),
-        "package_version": _package_version(),
+        "package_version": package_version(),
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
 

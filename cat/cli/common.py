@@ -7,6 +7,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
@@ -59,6 +60,14 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
                     )
 
     return wrapper
+
+
+def package_version() -> str:
+    """This installation's version, recorded in every output file."""
+    try:
+        return version("cat-llm")
+    except PackageNotFoundError:  # running from a source tree without installing
+        return "0+unknown"
 
 
 def check_writable(*paths: Path | None) -> None:
