@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irt.errors import ParamsError
 from irt.laplace import laplace_log_marginal
 from irt.models import ItemParams, log_probabilities
 from irt.quadrature import QuadratureGrid, normal_grid
@@ -197,7 +198,5 @@ def marginal_log_likelihood(
 
 
 def _check_items(responses: ResponseMatrix, params: ItemParams) -> None:
-    from irt.errors import ParamsError
-
     if tuple(responses.item_ids) != tuple(params.item_ids):
         raise ParamsError("item ids of the responses and the parameters differ (order matters)")
