@@ -19,6 +19,7 @@ import numpy.typing as npt
 from cat.answers import Answers
 from cat.errors import CatError
 from cat.estimators import AbilityEstimator, MLEstimator
+from cat.exposure import SympsonHetter
 from cat.selection import MaxInfo, PoolInfo, SelectionPolicy, SelectionState
 from cat.stopping import StoppingRule
 from irt.models import ItemParams
@@ -34,7 +35,8 @@ class CATDesign:
     """How the adaptive test runs: the strategies and how many items per round.
 
     With ``batch_size`` k > 1, k items are chosen per round at the same estimate (as when
-    k API calls run at once) and θ is re-estimated after the k answers.
+    k API calls run at once) and θ is re-estimated after the k answers. ``exposure``
+    screens each examinee's pool by Sympson–Hetter before the test starts.
     """
 
     policy: SelectionPolicy = field(default_factory=MaxInfo)
@@ -42,6 +44,7 @@ class CATDesign:
     stopping: StoppingRule = field(default_factory=StoppingRule)
     batch_size: int = 1
     start_theta: float = 0.0
+    exposure: SympsonHetter | None = None
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -127,6 +130,8 @@ def run_cat(
         raise CatError(f"{n_pool} answerable-item columns for a pool of {params.n_items}")
     length = min(stopping.max_items, n_pool)
     available = can_answer.copy()
+    if design.exposure is not None:
+        available = design.exposure.screen(available, rng, length)
     given = np.zeros((n_exam, n_pool), dtype=bool)
     items = np.full((n_exam, length), -1, dtype=np.int_)
     right = np.zeros((n_exam, length))

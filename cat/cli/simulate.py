@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -13,14 +14,16 @@ import typer
 from rich.table import Table
 from scipy.stats import kendalltau
 
-from cat.cli.common import check_writable, handle_errors, progress_bar, stdout
+from cat.cli.common import check_writable, fail, handle_errors, progress_bar, stdout
 from cat.constraints import MaxExposure
+from cat.exposure import SympsonHetter, sympson_hetter_parameters
 from cat.selection import PoolInfo
 from cat.simulation import CATDesign, CATResult, simulate_cat
 from cat.stopping import StoppingRule
 from cat.strategies import make_estimator, make_policy
+from irt.models import ItemParams
 from irt.params_io import read_params
-from irt.types import FloatArray
+from irt.types import FloatArray, IntArray
 
 
 class PolicyName(StrEnum):
@@ -64,6 +67,14 @@ def simulate(
     max_exposure: float | None = typer.Option(
         None, "--max-exposure", min=0.0, max=1.0, help="Cap each item's exposure rate."
     ),
+    sympson_hetter: float | None = typer.Option(
+        None,
+        "--sympson-hetter",
+        min=0.0,
+        max=1.0,
+        help="Sympson-Hetter exposure control at this rate; its parameters are first "
+        "set by simulating 1,000 other examinees per round.",
+    ),
     batch_size: int = typer.Option(
         1, "--batch-size", min=1, help="Items chosen per round at one estimate (parallel calls)."
     ),
@@ -80,14 +91,29 @@ def simulate(
     theta_true = rng.normal(size=examinees)
     chosen_policy = make_policy(policy.value, length, randomesque_k)
     chosen_estimator = make_estimator(estimator.value)
+    if max_exposure is not None and sympson_hetter is not None:
+        raise fail("choose one of --max-exposure and --sympson-hetter")
     if max_exposure is not None:
         chosen_policy = MaxExposure(chosen_policy, max_exposure)
     stopping = StoppingRule(
         max_items=length, se_target=se_target, min_items=min(min_length, length)
     )
+    design = CATDesign(chosen_policy, chosen_estimator, stopping, batch_size)
+    pool = PoolInfo.build(pool_params)
+    exposure_control: dict[str, Any] | None = None
+    if sympson_hetter is not None:
+        with progress_bar("setting Sympson-Hetter parameters", total=None):
+            k, rates = _sympson_hetter(pool_params, pool, design, sympson_hetter, seed)
+        design = replace(design, exposure=SympsonHetter(tuple(k)))
+        exposure_control = {
+            "method": "sympson-hetter",
+            "max_rate": sympson_hetter,
+            "n_controlled": int((k < 1).sum()),
+            "min_k": float(k.min()),
+            "calibration_max_rate": float(rates.max()),
+        }
     with progress_bar(f"simulating {examinees} examinees", total=None):
-        design = CATDesign(chosen_policy, chosen_estimator, stopping, batch_size)
-        result = simulate_cat(pool_params, theta_true, design, rng, PoolInfo.build(pool_params))
+        result = simulate_cat(pool_params, theta_true, design, rng, pool)
     settings = {
         "params": str(params),
         "n_pool": pool_params.n_items,
@@ -99,12 +125,28 @@ def simulate(
         "se_target": se_target,
         "batch_size": batch_size,
         "max_exposure": max_exposure,
+        "exposure_control": exposure_control,
         "min_length": min_length,
         "randomesque_k": randomesque_k if policy is PolicyName.RANDOMESQUE else None,
     }
     report = _report(result, theta_true, pool_params.item_ids, settings)
     out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     _print(report["summary"], settings, out)
+
+
+def _sympson_hetter(
+    params: ItemParams, pool: PoolInfo, design: CATDesign, max_rate: float, seed: int
+) -> tuple[FloatArray, FloatArray]:
+    """K for the pool under this design, from new N(0, 1) examinees each round (their
+    seed is derived from ``seed`` so that the examinees reported are not the ones K was
+    fitted to)."""
+    rng = np.random.default_rng([seed, 1])
+
+    def run(screen: SympsonHetter) -> IntArray:
+        test = replace(design, exposure=screen)
+        return simulate_cat(params, rng.normal(size=1000), test, rng, pool).items
+
+    return sympson_hetter_parameters(params.n_items, run, max_rate)
 
 
 def _summary(result: CATResult, theta_true: FloatArray, n_pool: int) -> dict[str, float]:

@@ -157,3 +157,27 @@ def test_every_policy_runs(params_csv: Path, tmp_path: Path, policy: str) -> Non
     sim = json.loads(out.read_text())
     assert sim["settings"]["policy"] == policy and sim["settings"]["batch_size"] == 4
     assert sim["summary"]["max_exposure"] <= 0.5 + 1e-9
+
+
+def _simulate(params_csv: Path, out: Path, *extra: str) -> tuple[int, str]:
+    args = ["simulate", "--params", str(params_csv), "--examinees", "400", "--length", "30"]
+    result = runner.invoke(app, [*args, *extra, "--out", str(out)])
+    return result.exit_code, result.output
+
+
+def test_sympson_hetter_lowers_the_largest_exposure(params_csv: Path, tmp_path: Path) -> None:
+    code, output = _simulate(params_csv, tmp_path / "free.json")
+    assert code == 0, output
+    free = json.loads((tmp_path / "free.json").read_text())["summary"]["max_exposure"]
+    code, output = _simulate(params_csv, tmp_path / "sh.json", "--sympson-hetter", "0.2")
+    assert code == 0, output
+    sim = json.loads((tmp_path / "sh.json").read_text())
+    control = sim["settings"]["exposure_control"]
+    assert control["method"] == "sympson-hetter" and control["n_controlled"] > 10
+    assert free > 0.6
+    # 400 examinees: 0.2 plus the noise of the largest of many controlled items
+    assert sim["summary"]["max_exposure"] <= 0.27
+    code, output = _simulate(
+        params_csv, tmp_path / "x.json", "--sympson-hetter", "0.2", "--max-exposure", "0.2"
+    )
+    assert code == 2 and "choose one of" in output
