@@ -3,7 +3,8 @@
     python benchmarks/bench_validate.py          # MMLU-Pro leave-one-out (~3.5 min) + ARC
 
 - ``../shared/data/mmlu-pro``: 32 LLMs x 12,032 items, leave-one-out, 3PL, lengths
-  30/100/250. Target at 250 items: Kendall τ >= 0.94, MAE <= 0.018.
+  30/100/250, MFI plain and content-balanced over the 14 categories ("mfi+cb", shares
+  of the pool). Target at 250 items: Kendall τ >= 0.94, MAE <= 0.018.
 - ``../shared/data/oll-arc``: 320 LLMs x 735 items, 30% held out, 3PL, 100 items.
   Target: MFI beats random-raw on both τ and MAE.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cat.scenarios import read_item_scenarios
 from cat.validation import validate
 from irt.readers import read_responses
 
@@ -43,18 +45,30 @@ def main() -> None:
             "mmlu-pro",
             dict(holdout=None, leave_one_out=True),
             [30, 100, 250],
+            ["mfi", "mfi+cb"],
         ),
-        ("Open LLM Leaderboard ARC, 30% held out", "oll-arc", dict(holdout=0.3), [30, 100]),
+        (
+            "Open LLM Leaderboard ARC, 30% held out",
+            "oll-arc",
+            dict(holdout=0.3),
+            [30, 100],
+            ["mfi", "random"],
+        ),
     ]
-    for title, folder, split, lengths in runs:
+    for title, folder, split, lengths, policies in runs:
         data = read_responses(SHARED / folder / "responses.csv.gz")
+        items = SHARED / folder / "items.csv.gz"
+        scenario = (
+            read_item_scenarios(items, data.item_ids, "category").codes if items.exists() else None
+        )
         t0 = time.perf_counter()
         predictions = validate(
             data,
             "3pl",
-            ["mfi", "random"],
+            policies,
             lengths,
             np.random.default_rng(SEED),
+            scenario=scenario,
             **split,  # type: ignore[arg-type]
         )
         _table(title, [p.metrics() for p in predictions], time.perf_counter() - t0)

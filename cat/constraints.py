@@ -10,6 +10,13 @@ from cat.errors import CatError
 from cat.selection import IntArray, PoolInfo, SelectionPolicy, SelectionState
 
 
+def pool_shares(scenario: tuple[int, ...]) -> tuple[float, ...]:
+    """Each scenario's share of the pool's items: content-balancing targets that keep a
+    test's mix of scenarios like the benchmark's own."""
+    counts = np.bincount(np.asarray(scenario, dtype=np.int_))
+    return tuple(float(x) for x in counts / counts.sum())
+
+
 @dataclass(frozen=True)
 class ContentBalanced:
     """Keep each examinee's test close to target shares of content areas (scenarios).

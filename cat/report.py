@@ -1,9 +1,10 @@
 """The end of an assessment: θ with its interval, predicted full-pool accuracy, rank.
 
 The accuracy interval here propagates θ's uncertainty only; the prototype in DESIGN.md
-measured that such intervals cover less and less as tests grow (model misfit dominates),
-and ``cat validate`` measures their real coverage. Calibrated (conformal) intervals are
-the next step of issue 3.
+measured that such intervals cover less and less as tests grow (model misfit dominates).
+``cat validate`` reports cross-conformal intervals from held-out subjects' errors and
+their real coverage; a pool that stores such errors from a cross-fit of its references
+lets ``cat assess`` widen this interval the same way.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
+from cat.prediction import reference_offset
 from cat.session import AssessmentSession
 from irt.models import probability
 from irt.types import FloatArray
@@ -31,9 +33,10 @@ class Reference:
     accuracy: float | None = None
 
 
-def _item_scores(session: AssessmentSession, theta: float) -> FloatArray:
-    """Per pool item: the answer where one was given, else P_j(θ)."""
-    scores = np.asarray(probability([theta], session.params)[0], dtype=np.float64)
+def _item_scores(session: AssessmentSession, theta: float, offset: float) -> FloatArray:
+    """Per pool item: the answer where one was given, else P_j(θ) − ``offset``."""
+    expected = probability([theta], session.params)[0] - offset
+    scores = np.clip(np.asarray(expected, dtype=np.float64), 0.0, 1.0)
     index = {item: j for j, item in enumerate(session.params.item_ids)}
     given = [index[i] for i in session.given]
     scores[given] = session.responses
@@ -47,14 +50,29 @@ def summarize(
 ) -> dict[str, Any]:
     """θ, SE and its 90% interval, predicted accuracy (overall and per scenario) with the
     interval that θ's uncertainty implies, and the rank among ``references`` with the
-    probability of being above each."""
+    probability of being above each.
+
+    References with an observed accuracy also calibrate the prediction: the model's
+    drift at their abilities (``cat.prediction.reference_offset``) is taken off the
+    expected score of every item not given."""
     theta, se = session.theta, session.se
+    with_accuracy = [r for r in references or [] if r.accuracy is not None]
+    offset = (
+        reference_offset(
+            session.params,
+            np.array([r.theta for r in with_accuracy]),
+            np.array([r.accuracy for r in with_accuracy], dtype=float),
+        )
+        if with_accuracy
+        else 0.0
+    )
     lo, hi = theta - _Z90 * se, theta + _Z90 * se
     everything = np.arange(session.params.n_items)
 
     # Expected accuracy is increasing in θ, so θ's interval maps to the accuracy's.
     scores = {
-        key: _item_scores(session, t) for key, t in (("value", theta), ("low", lo), ("high", hi))
+        key: _item_scores(session, t, offset)
+        for key, t in (("value", theta), ("low", lo), ("high", hi))
     }
 
     def accuracy(items: np.ndarray) -> dict[str, float]:
@@ -68,6 +86,7 @@ def summarize(
         "n_skipped": len(session.skipped),
         "stop_reason": session.stop_reason,
         "predicted_accuracy": accuracy(everything),
+        "reference_offset": offset,
     }
     if session.scenario is not None:
         codes = np.asarray(session.scenario)

@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cat.answers import Answers
-from cat.constraints import ContentBalanced, MaxExposure
+from cat.constraints import ContentBalanced, MaxExposure, pool_shares
 from cat.errors import CatError
 from cat.estimators import AbilityEstimator
 from cat.selection import PoolInfo, SelectionPolicy, SelectionState
@@ -35,6 +35,8 @@ class SessionConfig(BaseModel):
     se_target: float | None = Field(None, gt=0)
     min_items: int = Field(0, ge=0)
     content_balancing: bool = False
+    # "pool": each scenario's share of the pool's items; "equal": the same for every one
+    content_targets: Literal["pool", "equal"] = "pool"
     max_exposure: float | None = Field(None, gt=0, le=1)
     start_theta: float = 0.0
     seed: int = 0
@@ -44,7 +46,8 @@ class SessionConfig(BaseModel):
         if self.content_balancing:
             if not scenario:
                 raise CatError("content balancing needs each item's scenario")
-            base = ContentBalanced(base, scenario)
+            shares = pool_shares(scenario) if self.content_targets == "pool" else ()
+            base = ContentBalanced(base, scenario, shares)
         if self.max_exposure is not None:
             base = MaxExposure(base, self.max_exposure)
         return base

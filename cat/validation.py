@@ -18,7 +18,7 @@ from scipy.stats import kendalltau, spearmanr
 
 from cat.errors import CatError
 from cat.estimators import MLEstimator
-from cat.prediction import ridge_accuracy
+from cat.prediction import reference_offset, ridge_accuracy
 from cat.selection import PoolInfo
 from cat.simulation import CATDesign, CATResult, replay_cat
 from cat.stopping import StoppingRule
@@ -27,10 +27,11 @@ from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
 from irt.models import ItemParams, ModelKind, probability
 from irt.responses import ResponseMatrix
+from irt.scoring import AbilityMethod, score_abilities
 from irt.types import FloatArray, IntArray
 
 RANDOM_RAW = "random-raw"
-PLUG_IN, RIDGE, RAW = "plug-in", "ridge", "raw"
+PLUG_IN, RIDGE, RAW, CHOSEN = "plug-in", "ridge", "raw", "chosen"
 COVERAGE_LEVEL = 0.90
 _Z90 = 1.6448536269514722
 
@@ -44,7 +45,7 @@ class Predictions:
 
     policy: str
     length: int
-    predictor: str  # "plug-in", "ridge" or "raw" (random-raw)
+    predictor: str  # "plug-in", "ridge", "chosen" (the better of the two) or "raw"
     subject: IntArray  # rows of the response matrix
     predicted: FloatArray  # (R, E): R repeats (random-raw) or 1
     truth: FloatArray  # (E,)
@@ -82,10 +83,11 @@ class Predictions:
 
 
 def plug_in_accuracy(
-    params: ItemParams, responses: ResponseMatrix, result: CATResult
+    params: ItemParams, responses: ResponseMatrix, result: CATResult, offset: float = 0.0
 ) -> FloatArray:
-    """Observed right answers on the items given plus Σ P_j(θ̂) over every other item
-    the subject answered, over the number it answered."""
+    """Observed right answers on the items given plus Σ (P_j(θ̂) − ``offset``) over every
+    other item the subject answered, over the number it answered; ``offset`` is the
+    references' drift (``cat.prediction.reference_offset``)."""
     observed = responses.observed
     prob = probability(result.theta_hat, params)
     given = np.zeros_like(observed)
@@ -95,7 +97,8 @@ def plug_in_accuracy(
     given[rows[keep], cols[keep]] = True
     rest = observed & ~given
     right_given = (result.right * (result.items >= 0)).sum(axis=1)
-    expected_rest = (prob * rest).sum(axis=1)
+    n_rest = rest.sum(axis=1)
+    expected_rest = np.clip((prob * rest).sum(axis=1) - offset * n_rest, 0.0, n_rest)
     return np.asarray((right_given + expected_rest) / observed.sum(axis=1), dtype=np.float64)
 
 
@@ -150,10 +153,43 @@ def conformal_half_width(abs_err: FloatArray) -> FloatArray:
     return out
 
 
+def _chosen(predictions: list[Predictions]) -> list[Predictions]:
+    """Per policy and length, each subject gets the predictor (plug-in or ridge) with the
+    smaller mean absolute error over the *other* held-out subjects, and the conformal
+    interval of that predictor's errors on them: which predictor suits a data set
+    (few references favour the plug-in, hundreds the ridge) is learned without the
+    subject's own answers."""
+    by_key = {(p.policy, p.length, p.predictor): p for p in predictions}
+    out = []
+    for (policy, length, predictor), plug in by_key.items():
+        ridge = by_key.get((policy, length, RIDGE))
+        if predictor != PLUG_IN or ridge is None:
+            continue
+        errors = np.abs(np.stack([plug.predicted[0], ridge.predicted[0]]) - plug.truth)  # (2, E)
+        n = errors.shape[1]
+        others_mae = (errors.sum(axis=1, keepdims=True) - errors) / max(n - 1, 1)
+        pick = others_mae.argmin(axis=0)  # 0 plug-in, 1 ridge
+        columns = np.arange(n)
+        predicted = np.stack([plug.predicted[0], ridge.predicted[0]])[pick, columns]
+        half = np.stack([plug.half_width[0], ridge.half_width[0]])[pick, columns]
+        out.append(
+            Predictions(
+                policy, length, CHOSEN, plug.subject, predicted[None, :], plug.truth, half[None, :]
+            )
+        )
+    return out
+
+
 def calibrate_quietly(train: ResponseMatrix, model: ModelKind) -> ItemParams:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return EMCalibrator(model, standard_errors=False).fit(train).params_
+
+
+def training_offset(params: ItemParams, train: ResponseMatrix) -> float:
+    """The plug-in's drift measured on the training subjects at their ML abilities."""
+    abilities = score_abilities(train, params, AbilityMethod.ML)
+    return reference_offset(params, abilities.theta, train.accuracy(), train.observed)
 
 
 def splits(
@@ -184,12 +220,16 @@ def validate(
     holdout: float | None = 0.3,
     leave_one_out: bool = False,
     progress: Progress | None = None,
+    scenario: tuple[int, ...] | None = None,
 ) -> list[Predictions]:
     """Predictions of every held-out subject for each policy and length, plus the
-    random-raw baseline; intervals from the other held-out subjects' errors."""
+    random-raw baseline; intervals from the other held-out subjects' errors.
+    ``scenario`` (a code per item) lets policies named "...+cb" balance content."""
     kind = ModelKind(model)
     if not lengths or min(lengths) < 1:
         raise CatError("give test lengths of at least 1 item")
+    for name in policies:  # unknown names fail before any calibration
+        make_policy(name, max(lengths), scenario=scenario)
     parts = splits(responses.n_subjects, holdout, leave_one_out, rng)
     truth_all = responses.accuracy()
     # (policy, length, predictor) -> [(rows, predictions (R, E), half-widths (R, E) or None)]
@@ -197,14 +237,17 @@ def validate(
     for n, (train_rows, test_rows) in enumerate(parts):
         if progress is not None:
             progress(f"calibrating split {n + 1} of {len(parts)}", n / len(parts))
-        params = calibrate_quietly(responses.subset(subjects=train_rows), kind)
+        train = responses.subset(subjects=train_rows)
+        params = calibrate_quietly(train, kind)
+        offset = training_offset(params, train)
         pool = PoolInfo.build(params)
         test = responses.subset(subjects=test_rows)
         for name in policies:
             for length in lengths:
-                design = CATDesign(make_policy(name, length), MLEstimator(), StoppingRule(length))
+                policy = make_policy(name, length, scenario=scenario)
+                design = CATDesign(policy, MLEstimator(), StoppingRule(length))
                 result = replay_cat(params, test, design, rng, pool)
-                pred = plug_in_accuracy(params, test, result)
+                pred = plug_in_accuracy(params, test, result, offset)
                 collected.setdefault((name, length, PLUG_IN), []).append(
                     (test_rows, pred[None, :], None)
                 )
@@ -226,6 +269,7 @@ def validate(
         else:
             half = conformal_half_width(np.abs(pred[0] - truth))[None, :]
         out.append(Predictions(name, length, predictor, rows, pred, truth, half))
+    out.extend(_chosen(out))
     if progress is not None:
         progress("done", 1.0)
     return out

@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from cat.cli.common import check_writable, fail, handle_errors, progress_bar, stdout
+from cat.scenarios import read_item_scenarios
 from cat.validation import RANDOM_RAW, Predictions
 from cat.validation import validate as run_validation
 from irt.models import ModelKind
@@ -41,6 +42,15 @@ def validate(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the split and random draws; recorded."),
     no_id_column: bool = typer.Option(False, "--no-id-column", help="CSV without subject ids."),
+    scenarios: Path | None = typer.Option(
+        None,
+        "--scenarios",
+        help="Item table (CSV with the item id first, or JSONL with 'id') giving each "
+        "item's scenario; lets policies named like 'mfi+cb' balance content.",
+    ),
+    scenario_column: str = typer.Option(
+        "scenario", "--scenario-column", help="Column of --scenarios holding the scenario."
+    ),
 ) -> None:
     """Calibrate on some subjects, replay the others through the adaptive test, and
     compare the predicted full-pool accuracy with their accuracy on every item they
@@ -49,11 +59,17 @@ def validate(
     Example:
 
       cat validate responses.csv.gz --leave-one-out --lengths 30,100,250 --out valid.json
+
+    With --scenarios, a policy name ending in "+cb" (e.g. mfi+cb) keeps each test's mix
+    of scenarios at the pool's shares.
     """
     check_writable(out)
     length_list = _int_list(lengths, "--lengths")
     policy_list = [p.strip() for p in policies.split(",") if p.strip()]
     matrix = read_responses(responses, id_column=not no_id_column)
+    item_scenarios = (
+        read_item_scenarios(scenarios, matrix.item_ids, scenario_column) if scenarios else None
+    )
     with progress_bar("validating", total=1.0) as update:
         predictions = run_validation(
             matrix,
@@ -64,6 +80,7 @@ def validate(
             holdout=None if leave_one_out else holdout,
             leave_one_out=leave_one_out,
             progress=lambda what, done: update(completed=done, description=what),
+            scenario=item_scenarios.codes if item_scenarios else None,
         )
     results = [p.metrics() for p in predictions]
     settings = {
@@ -74,10 +91,13 @@ def validate(
         "holdout": None if leave_one_out else holdout,
         "leave_one_out": leave_one_out,
         "seed": seed,
+        "scenarios": None if item_scenarios is None else list(item_scenarios.names),
         "estimator": "mle",
         "interval": "90%: cross-conformal over the other held-out subjects (random-raw: "
         "its binomial sampling interval)",
-        "predictors": "plug-in: answers given + IRT-expected score on the rest; ridge: "
+        "predictors": "plug-in: answers given + IRT-expected score on the rest, less the "
+        "drift the training subjects show at their ML abilities; chosen: per subject, "
+        "whichever of plug-in and ridge erred less on the other held-out subjects; ridge: "
         "answers given + ridge across the training subjects (penalty by exact LOO)",
     }
     report: dict[str, Any] = {

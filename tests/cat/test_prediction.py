@@ -36,3 +36,23 @@ def test_ridge_accuracy_counts_given_answers_exactly() -> None:
     # Every answered item given: the prediction is the subject's own accuracy.
     all_given = ridge_accuracy(refs[1:], observed[1:], np.arange(60), subject, np.arange(60))
     assert all_given == pytest.approx(subject.mean())
+
+
+def test_reference_offset_measures_a_constant_drift() -> None:
+    from cat.prediction import reference_offset
+    from irt.models import probability
+    from irt.simulate import random_params
+
+    params = random_params(300, np.random.default_rng(2), "3pl")
+    theta = np.linspace(-2, 2, 15)
+    expected = probability(theta, params).mean(axis=1)
+    # references that score 0.03 below what the model expects at their θ
+    assert reference_offset(params, theta, expected - 0.03) == pytest.approx(0.03, abs=1e-12)
+    # only the items each reference answered count
+    observed = np.zeros((15, 300), dtype=bool)
+    observed[:, :100] = True
+    partial = probability(theta, params)[:, :100].mean(axis=1)
+    assert reference_offset(params, theta, partial, observed) == pytest.approx(0.0, abs=1e-12)
+    assert reference_offset(params, np.array([np.nan]), np.array([0.5])) == 0.0
+    with pytest.raises(CatError):
+        reference_offset(params, theta, expected[:3])

@@ -56,3 +56,21 @@ def test_rank_and_p_above() -> None:
     assert p["weak"] > 0.99 and p["strong"] < 0.01
     assert p["close"] == pytest.approx(0.5, abs=1e-9)
     assert [r["subject_id"] for r in rank["above"]] == ["strong", "close", "weak"]
+
+
+def test_references_with_accuracy_calibrate_the_prediction() -> None:
+    session = _session(0.3, n=60)
+    plain = summarize(session)
+    assert plain["reference_offset"] == 0.0
+    # references that all score 0.04 below what the model expects at their θ
+    thetas = [-1.0, 0.0, 1.0]
+    refs = [
+        Reference(f"r{k}", t, 0.05, float(probability([t], PARAMS)[0].mean()) - 0.04)
+        for k, t in enumerate(thetas)
+    ]
+    out = summarize(session, refs)
+    assert out["reference_offset"] == pytest.approx(0.04, abs=1e-9)
+    n_rest = PARAMS.n_items - 60
+    shift = plain["predicted_accuracy"]["value"] - out["predicted_accuracy"]["value"]
+    assert shift == pytest.approx(0.04 * n_rest / PARAMS.n_items, abs=1e-3)  # clipping aside
+    assert out["theta"] == plain["theta"]

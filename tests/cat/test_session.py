@@ -115,3 +115,14 @@ def test_content_balancing_needs_scenarios() -> None:
     _run(session, 0.5, seed=8)
     counts = np.bincount([scenario[INDEX[i]] for i in session.given], minlength=3)
     assert counts.tolist() == [10, 10, 10]
+
+
+def test_content_targets_follow_the_pool_or_are_equal() -> None:
+    scenario = tuple(0 if j < 400 else 1 for j in range(500))  # shares 0.8 / 0.2
+    counts = {}
+    for targets in ("pool", "equal"):
+        config = SessionConfig(content_balancing=True, content_targets=targets, max_items=30)
+        session = AssessmentSession(PARAMS, config, scenario, POOL)
+        _run(session, 0.0, seed=9)
+        counts[targets] = np.bincount([scenario[INDEX[i]] for i in session.given]).tolist()
+    assert counts == {"pool": [24, 6], "equal": [15, 15]}

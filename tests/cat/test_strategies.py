@@ -28,3 +28,16 @@ def test_every_name_builds_and_unknown_names_fail() -> None:
         make_policy("best", 30)
     with pytest.raises(CatError, match="unknown estimator"):
         make_estimator("guess")
+
+
+def test_cb_suffix_balances_content_to_the_pool_shares() -> None:
+    from cat.constraints import ContentBalanced
+
+    scenario = (0, 0, 0, 1)
+    policy = make_policy("mfi+cb", 30, scenario=scenario)
+    assert isinstance(policy, ContentBalanced)
+    assert policy.targets == (0.75, 0.25)
+    with pytest.raises(CatError, match="needs each item's scenario"):
+        make_policy("mfi+cb", 30)
+    with pytest.raises(CatError, match="unknown policy"):
+        make_policy("best+cb", 30, scenario=scenario)

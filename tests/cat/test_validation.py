@@ -75,3 +75,25 @@ def test_mfi_beats_random_raw_and_intervals_cover() -> None:
     assert mfi["coverage"] >= 0.8 and raw["n_subjects"] == 40
     ridge = results[("mfi", 30, "ridge")]
     assert 0 < ridge["mae"] < 0.2 and ridge["n_subjects"] == 40
+
+
+def test_chosen_predictor_follows_the_other_subjects_errors() -> None:
+    from cat.validation import CHOSEN, PLUG_IN, RIDGE, Predictions, _chosen
+
+    truth = np.array([0.5, 0.5, 0.5, 0.5])
+    rows = np.arange(4)
+    plug = np.array([[0.50, 0.50, 0.50, 0.90]])  # good except on subject 3
+    ridge = np.array([[0.60, 0.60, 0.60, 0.50]])  # poor except on subject 3
+    half = np.full((1, 4), 0.1)
+    made = _chosen(
+        [
+            Predictions("mfi", 30, PLUG_IN, rows, plug, truth, half),
+            Predictions("mfi", 30, RIDGE, rows, ridge, truth, half * 2),
+        ]
+    )
+    (chosen,) = made
+    assert chosen.predictor == CHOSEN
+    # Subjects 0-2 see the others' plug-in errors average 0.133 (0, 0, 0.4) and the
+    # ridge's 0.067 (0.1, 0.1, 0): ridge. Subject 3 sees 0 against 0.1: plug-in.
+    np.testing.assert_allclose(chosen.predicted[0], [0.6, 0.6, 0.6, 0.9])
+    np.testing.assert_allclose(chosen.half_width[0], [0.2, 0.2, 0.2, 0.1])

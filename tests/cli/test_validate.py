@@ -47,6 +47,8 @@ def test_validate_writes_results_with_the_baseline(tmp_path: Path) -> None:
         ("mfi", 40, "plug-in"),
         ("mfi", 10, "ridge"),
         ("mfi", 40, "ridge"),
+        ("mfi", 10, "chosen"),
+        ("mfi", 40, "chosen"),
         ("random-raw", 10, "raw"),
         ("random-raw", 40, "raw"),
     }
