@@ -63,19 +63,27 @@ def sympson_hetter_parameters(
     run: RunPopulation,
     max_rate: float,
     rounds: int = 30,
-    tolerance: float = 0.01,
+    progress: Callable[[int, float], None] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """K per item by the iterative simulation, and the administered rate each item
-    reached with that K. ``run`` gives the population its tests under a screen; it stops
-    early once no item exceeds ``max_rate + tolerance``."""
+    reached with that K. ``run`` gives the population its tests under a screen.
+
+    Stops after ``rounds`` or once no item's rate exceeds ``max_rate`` by more than two
+    standard errors of a rate among the simulated examinees (beyond that, the largest of
+    many rates only measures the simulation's noise). ``progress`` is told each round
+    and the largest rate.
+    """
     if not 0 < max_rate <= 1:
         raise CatError(f"the maximum exposure rate must be in (0, 1], got {max_rate}")
     if rounds < 1:
         raise CatError(f"need at least one round of simulation, got {rounds}")
     k = np.ones(n_items)
-    rate = _rates(run(SympsonHetter(tuple(k))), n_items)
-    for _ in range(rounds):
-        if rate.max() <= max_rate + tolerance:
+    rate, n_examinees = _rates(run(SympsonHetter(tuple(k))), n_items)
+    noise = 2.0 * np.sqrt(max_rate * (1.0 - max_rate) / n_examinees)
+    for n in range(rounds):
+        if progress is not None:
+            progress(n, float(rate.max()))
+        if rate.max() <= max_rate + noise:
             break
         # Selection rate = administered rate / K, as each selection passes with K.
         selected = rate / k
@@ -83,11 +91,12 @@ def sympson_hetter_parameters(
         # K only ever falls: the classical update lets it rise again and then the rates
         # swing around the target instead of settling under it.
         k = np.clip(np.minimum(k, wanted), 1e-3, 1.0)
-        rate = _rates(run(SympsonHetter(tuple(k))), n_items)
+        rate, _ = _rates(run(SympsonHetter(tuple(k))), n_items)
     return k, rate
 
 
-def _rates(items: IntArray, n_items: int) -> FloatArray:
-    """Share of examinees given each item."""
+def _rates(items: IntArray, n_items: int) -> tuple[FloatArray, int]:
+    """Share of examinees given each item, and how many examinees there were."""
     given = items[items >= 0]
-    return np.asarray(np.bincount(given, minlength=n_items) / len(items), dtype=np.float64)
+    rate = np.bincount(given, minlength=n_items) / len(items)
+    return np.asarray(rate, dtype=np.float64), len(items)

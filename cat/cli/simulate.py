@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
@@ -24,6 +25,9 @@ from cat.strategies import make_estimator, make_policy
 from irt.models import ItemParams
 from irt.params_io import read_params
 from irt.types import FloatArray, IntArray
+
+#: Simulated examinees per round and rounds when setting Sympson-Hetter parameters.
+SH_EXAMINEES, SH_ROUNDS = 1000, 30
 
 
 class PolicyName(StrEnum):
@@ -73,7 +77,8 @@ def simulate(
         min=0.0,
         max=1.0,
         help="Sympson-Hetter exposure control at this rate; its parameters are first "
-        "set by simulating 1,000 other examinees per round.",
+        "set by simulating 1,000 other examinees per round (up to 30 rounds: minutes "
+        "on a large pool).",
     ),
     batch_size: int = typer.Option(
         1, "--batch-size", min=1, help="Items chosen per round at one estimate (parallel calls)."
@@ -102,8 +107,16 @@ def simulate(
     pool = PoolInfo.build(pool_params)
     exposure_control: dict[str, Any] | None = None
     if sympson_hetter is not None:
-        with progress_bar("setting Sympson-Hetter parameters", total=None):
-            k, rates = _sympson_hetter(pool_params, pool, design, sympson_hetter, seed)
+        with progress_bar("setting Sympson-Hetter parameters", total=SH_ROUNDS) as update:
+
+            def report_round(n: int, largest: float) -> None:
+                update(
+                    completed=n, description=f"Sympson-Hetter round {n + 1}: max rate {largest:.3f}"
+                )
+
+            k, rates = _sympson_hetter(
+                pool_params, pool, design, sympson_hetter, seed, report_round
+            )
         design = replace(design, exposure=SympsonHetter(tuple(k)))
         exposure_control = {
             "method": "sympson-hetter",
@@ -111,6 +124,7 @@ def simulate(
             "n_controlled": int((k < 1).sum()),
             "min_k": float(k.min()),
             "calibration_max_rate": float(rates.max()),
+            "calibration_examinees_per_round": SH_EXAMINEES,
         }
     with progress_bar(f"simulating {examinees} examinees", total=None):
         result = simulate_cat(pool_params, theta_true, design, rng, pool)
@@ -135,7 +149,12 @@ def simulate(
 
 
 def _sympson_hetter(
-    params: ItemParams, pool: PoolInfo, design: CATDesign, max_rate: float, seed: int
+    params: ItemParams,
+    pool: PoolInfo,
+    design: CATDesign,
+    max_rate: float,
+    seed: int,
+    progress: Callable[[int, float], None],
 ) -> tuple[FloatArray, FloatArray]:
     """K for the pool under this design, from new N(0, 1) examinees each round (their
     seed is derived from ``seed`` so that the examinees reported are not the ones K was
@@ -144,9 +163,9 @@ def _sympson_hetter(
 
     def run(screen: SympsonHetter) -> IntArray:
         test = replace(design, exposure=screen)
-        return simulate_cat(params, rng.normal(size=1000), test, rng, pool).items
+        return simulate_cat(params, rng.normal(size=SH_EXAMINEES), test, rng, pool).items
 
-    return sympson_hetter_parameters(params.n_items, run, max_rate)
+    return sympson_hetter_parameters(params.n_items, run, max_rate, SH_ROUNDS, progress)
 
 
 def _summary(result: CATResult, theta_true: FloatArray, n_pool: int) -> dict[str, float]:
