@@ -32,7 +32,8 @@ def _env(path: str | None = None) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def system_cat() -> str:
-    found = shutil.which("cat", path=_path_without_venv())
+    # find_system_cat also skips other installs of this script (another venv on PATH).
+    found = find_system_cat(_path_without_venv())
     if found is None:
         pytest.skip("no system cat on PATH outside the virtual environment")
     return found
