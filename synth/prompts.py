@@ -1,0 +1,129 @@
+"""Every prompt ``synth`` sends, in English and Chinese, in one place.
+
+``PROMPT_VERSION`` goes into every stored call and result: change it whenever any text
+below changes, so that answers from different prompts are never mixed unknowingly (the
+run store's cache key covers the messages themselves, so a changed prompt is a new call).
+
+Roles (DESIGN.md): a single participant answers once. In an ordered pair LLM1 answers
+(generation), LLM2 reviews that answer and gives its own (debate), and LLM1 gives the
+final answer in the light of the review (reflection). A style of "direct" asks for the
+answer alone, "cot" for reasoning first (as the CliMedBench authors compared).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from synth.errors import SynthError
+from synth.items import ItemType, PoolItem
+
+PROMPT_VERSION = "1"
+
+#: A chat message as sent: (role, content).
+Message = tuple[str, str]
+
+
+class Style(StrEnum):
+    """How a participant is asked to answer."""
+
+    DIRECT = "direct"
+    COT = "cot"
+
+
+SYSTEM = {
+    "en": "You are a helpful assistant.",
+    "zh": "你是一个乐于助人的助手。",
+}
+
+_FORMAT = {
+    "en": {
+        ItemType.SINGLE: "Choose exactly one option. End your reply with a line 'Answer: X', "
+        "where X is the option's letter.",
+        ItemType.MULTI: "One or more options are correct. End your reply with a line "
+        "'Answer: XY...', listing the letters of every correct option.",
+        ItemType.ORDER: "Put the options in the right order. End your reply with a line "
+        "'Answer: XYZ...', giving every option's letter once, in order.",
+    },
+    "zh": {
+        ItemType.SINGLE: "只选一个选项。回答最后一行写“答案：X”，X为选项字母。",
+        ItemType.MULTI: "可能有一个或多个正确选项。"
+        "回答最后一行写“答案：XY…”，列出所有正确选项的字母。",
+        ItemType.ORDER: "请将选项排成正确的顺序。"
+        "回答最后一行写“答案：XYZ…”，按顺序给出每个选项的字母各一次。",
+    },
+}
+
+_STYLE = {
+    "en": {
+        Style.DIRECT: "Give the answer only, without explanation.",
+        Style.COT: "Think it through step by step before you answer.",
+    },
+    "zh": {
+        Style.DIRECT: "只给出答案，不要解释。",
+        Style.COT: "请先逐步分析，再给出答案。",
+    },
+}
+
+_TEXT = {
+    "en": {
+        "question": "Question:",
+        "options": "Options:",
+        "debate": "Another assistant answered this question as follows.\n\n"
+        "--- their answer ---\n{first}\n--- end ---\n\n"
+        "Check their reasoning and point out any errors, then give your own answer.",
+        "reflect": "You answered this question earlier:\n\n--- your answer ---\n{first}\n"
+        "--- end ---\n\nAnother assistant reviewed it:\n\n--- review ---\n{review}\n--- end "
+        "---\n\nWeigh the review against your answer and give your final answer.",
+    },
+    "zh": {
+        "question": "题目：",
+        "options": "选项：",
+        "debate": "另一位助手对这道题的回答如下。\n\n--- 对方的回答 ---\n{first}\n--- 结束 ---\n\n"
+        "请检查其推理并指出错误，然后给出你自己的答案。",
+        "reflect": "你之前对这道题的回答：\n\n--- 你的回答 ---\n{first}\n--- 结束 ---\n\n"
+        "另一位助手的评审意见：\n\n--- 评审 ---\n{review}\n--- 结束 ---\n\n"
+        "请权衡评审意见与你的回答，给出最终答案。",
+    },
+}
+
+
+def _language(language: str) -> str:
+    if language not in SYSTEM:
+        raise SynthError(f"no prompts for language {language!r}; choose 'zh' or 'en'")
+    return language
+
+
+def question_block(item: PoolItem, language: str) -> str:
+    """The question and its lettered options."""
+    text = _TEXT[_language(language)]
+    options = "\n".join(f"{letter}. {body}" for letter, body in item.options.items())
+    return f"{text['question']}\n{item.question}\n\n{text['options']}\n{options}"
+
+
+def _instructions(item: PoolItem, language: str, style: Style) -> str:
+    return f"{_STYLE[language][style]}\n{_FORMAT[language][item.type]}"
+
+
+def generation(item: PoolItem, language: str, style: Style) -> tuple[Message, ...]:
+    """The first (or only) answer to ``item``."""
+    lang = _language(language)
+    user = f"{question_block(item, lang)}\n\n{_instructions(item, lang, style)}"
+    return (("system", SYSTEM[lang]), ("user", user))
+
+
+def debate(item: PoolItem, language: str, style: Style, first: str) -> tuple[Message, ...]:
+    """LLM2's review of LLM1's answer ``first``, ending in its own answer."""
+    lang = _language(language)
+    ask = _TEXT[lang]["debate"].format(first=first.strip())
+    user = f"{question_block(item, lang)}\n\n{ask}\n{_instructions(item, lang, style)}"
+    return (("system", SYSTEM[lang]), ("user", user))
+
+
+def reflection(
+    item: PoolItem, language: str, style: Style, first: str, review: str
+) -> tuple[Message, ...]:
+    """LLM1's final answer, given its own first answer and LLM2's review."""
+    lang = _language(language)
+    ask = _TEXT[lang]["reflect"].format(first=first.strip(), review=review.strip())
+    user = f"{question_block(item, lang)}\n\n{ask}\n{_instructions(item, lang, style)}"
+    return (("system", SYSTEM[lang]), ("user", user))
