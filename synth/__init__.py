@@ -1,5 +1,46 @@
-"""LLM response synthesis (generation → debate → reflection); see DESIGN.md, issue 4."""
+"""LLM response synthesis: generation → debate → reflection over OpenAI-compatible
+endpoints, answer grading, and a crash-proof run store (DESIGN.md, issue 4).
+
+Names are imported on first use, so that ``import synth.errors`` (which every ``cat``
+command does) does not load the ``openai`` client.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from synth.errors import SynthError
 
-__all__ = ["SynthError"]
+_WHERE = {
+    "ChatBackend": "synth.backend",
+    "ChatReply": "synth.backend",
+    "ChatRequest": "synth.backend",
+    "OpenAIBackend": "synth.backend",
+    "RetryPolicy": "synth.backend",
+    "Grade": "synth.grading",
+    "GradeStatus": "synth.grading",
+    "extract_answer": "synth.grading",
+    "grade": "synth.grading",
+    "ItemType": "synth.items",
+    "Pool": "synth.items",
+    "PoolItem": "synth.items",
+    "read_pool": "synth.items",
+    "Agent": "synth.participants",
+    "Participant": "synth.participants",
+    "make_participants": "synth.participants",
+    "parse_agents": "synth.participants",
+    "RunProgress": "synth.runner",
+    "RunSettings": "synth.runner",
+    "SynthRunner": "synth.runner",
+    "Result": "synth.store",
+    "RunStore": "synth.store",
+}
+
+__all__ = ["SynthError", *sorted(_WHERE)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'synth' has no attribute {name!r}")

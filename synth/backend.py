@@ -1,0 +1,230 @@
+"""Chat backends: one request in, one reply out, over any OpenAI-compatible endpoint.
+
+``OpenAIBackend`` uses the ``openai`` package's async client with its own retries off and
+ours on: exponential backoff with jitter on 429, 5xx, timeouts, dropped connections and
+malformed replies, honouring ``Retry-After``; a clear ``SynthError`` once the retry budget
+is spent or at once for errors a retry cannot fix (400, 401, 403, 404). The API key is
+read from an environment variable only and never leaves the client: it is in no request
+record, log line or error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+from urllib.parse import urlparse
+
+import openai
+
+from synth.errors import SynthError
+from synth.prompts import Message
+
+log = logging.getLogger(__name__)
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+#: Sent when a local server needs no key (the client insists on one).
+_NO_KEY = "not-needed"
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion to ask for. ``key`` identifies it in the run store."""
+
+    model: str
+    messages: tuple[Message, ...]
+    temperature: float = 0.0
+    seed: int | None = 0
+    max_tokens: int | None = None
+
+    def payload(self) -> dict[str, object]:
+        """What the key covers: the model, the messages and the sampling parameters."""
+        return {
+            "model": self.model,
+            "messages": [{"role": r, "content": c} for r, c in self.messages],
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+        }
+
+    @property
+    def key(self) -> str:
+        canonical = json.dumps(self.payload(), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """The reply text and what it cost."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency: float = 0.0  # seconds, of the successful attempt
+    attempts: int = 1
+
+
+class ChatBackend(Protocol):
+    """Anything that turns a chat request into a reply."""
+
+    async def complete(self, request: ChatRequest) -> ChatReply: ...
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently to retry a failing call."""
+
+    max_attempts: int = 6
+    base_delay: float = 0.5  # seconds before the 2nd attempt, doubling after that
+    max_delay: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise SynthError(f"max_attempts must be at least 1, got {self.max_attempts}")
+        if not 0 <= self.base_delay <= self.max_delay:
+            raise SynthError("need 0 <= base_delay <= max_delay")
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (1-based): a server's
+        Retry-After if it gave one, else full-jitter exponential backoff (so that many
+        clients throttled together do not all come back at the same instant)."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_delay)
+        ceiling = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
+        return ceiling * (0.5 + 0.5 * rng.random())
+
+
+def api_key(base_url: str, env_name: str = DEFAULT_KEY_ENV) -> str:
+    """The key from ``env_name``; a local server may go without one."""
+    key = os.environ.get(env_name, "")
+    if key:
+        return key
+    host = urlparse(base_url).hostname or ""
+    if host in ("127.0.0.1", "localhost", "::1") or host.endswith(".local"):
+        return _NO_KEY
+    raise SynthError(f"no API key: set the environment variable {env_name} for {base_url}")
+
+
+#: Failures a later attempt may not repeat.
+_TRANSIENT = (
+    openai.RateLimitError,
+    openai.InternalServerError,
+    openai.APITimeoutError,
+    openai.APIConnectionError,
+    openai.APIResponseValidationError,
+    json.JSONDecodeError,
+)
+
+
+@dataclass
+class OpenAIBackend:
+    """An OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, SGLang, DeepSeek, Qwen …)."""
+
+    base_url: str
+    key_env: str = DEFAULT_KEY_ENV
+    timeout: float = 60.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    seed: int = 0
+    _client: openai.AsyncOpenAI | None = field(default=None, init=False, repr=False)
+    _rng: random.Random = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.base_url.startswith(("http://", "https://")):
+            raise SynthError(f"base URL must start with http:// or https://, got {self.base_url!r}")
+        if self.timeout <= 0:
+            raise SynthError(f"timeout must be positive, got {self.timeout}")
+        self._rng = random.Random(self.seed)
+
+    def _get_client(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            self._client = openai.AsyncOpenAI(
+                api_key=api_key(self.base_url, self.key_env),
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=0,
+            )
+        return self._client
+
+    def _scrub(self, text: str) -> str:
+        # Some servers echo the key back in an error message; it must not travel further.
+        key = os.environ.get(self.key_env, "")
+        return text.replace(key, "***") if key else text
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        client = self._get_client()
+        last = ""
+        for attempt in range(1, self.retry.max_attempts + 1):
+            t0 = time.perf_counter()
+            try:
+                response = await client.chat.completions.create(
+                    model=request.model,
+                    messages=[{"role": r, "content": c} for r, c in request.messages],  # type: ignore[misc]
+                    temperature=request.temperature,
+                    seed=request.seed,
+                    max_tokens=request.max_tokens,
+                )
+                text = response.choices[0].message.content or ""
+            except _TRANSIENT as exc:
+                last = self._scrub(_describe(exc))
+                if attempt == self.retry.max_attempts:
+                    break
+                wait = self.retry.delay(attempt, _retry_after(exc), self._rng)
+                log.debug(
+                    "%s: attempt %d failed (%s); retrying in %.2fs",
+                    request.model,
+                    attempt,
+                    last,
+                    wait,
+                )
+                await asyncio.sleep(wait)
+                continue
+            except openai.APIStatusError as exc:
+                raise SynthError(f"{request.model}: {self._scrub(_describe(exc))}") from exc
+            except (IndexError, AttributeError) as exc:
+                last = f"reply without a message ({exc})"
+                if attempt == self.retry.max_attempts:
+                    break
+                await asyncio.sleep(self.retry.delay(attempt, None, self._rng))
+                continue
+            usage = response.usage
+            return ChatReply(
+                text=text,
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+                latency=time.perf_counter() - t0,
+                attempts=attempt,
+            )
+        raise SynthError(
+            f"{request.model}: gave up after {self.retry.max_attempts} attempts ({last})"
+        )
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: fall back to our own backoff
+
+
+def _describe(exc: BaseException) -> str:
+    """A short reason, without request headers (where the key would be)."""
+    status = getattr(exc, "status_code", None)
+    name = type(exc).__name__
+    message = str(getattr(exc, "message", "") or exc).splitlines()[0][:200] if str(exc) else ""
+    return f"{name} {status}: {message}" if status else f"{name}: {message}"

@@ -1,0 +1,254 @@
+"""Ask every participant every item, through the run store, with bounded concurrency.
+
+``concurrency`` workers take (participant, item) jobs from a queue, so at most that many
+calls are in flight and memory does not grow with the pool. Each call first looks in the
+store; an identical call already in flight is awaited rather than sent again (a pair's
+generation is the same request as its first agent's single answer, so they share it).
+A call that spends its retry budget is recorded as failed and the job's result too;
+rerunning the same command tries exactly those again and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from synth import prompts
+from synth.backend import ChatBackend, ChatReply, ChatRequest
+from synth.errors import SynthError
+from synth.grading import grade
+from synth.items import Pool, PoolItem
+from synth.participants import Participant
+from synth.pricing import Prices
+from synth.store import Result, RunStore
+
+
+@dataclass
+class RunProgress:
+    """Counts for the progress bar; ``total`` counts stage calls, shared ones included."""
+
+    total: int
+    done: int = 0
+    new_calls: int = 0
+    stored_calls: int = 0
+    failed_calls: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def rate(self) -> float:
+        """New calls per second so far."""
+        return self.new_calls / max(time.perf_counter() - self.started, 1e-9)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Sampling and grading settings shared by every call of a run."""
+
+    temperature: float = 0.0
+    seed: int = 0
+    max_tokens: int | None = None
+    order_threshold: float = 0.8
+    concurrency: int = 8
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise SynthError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.temperature < 0:
+            raise SynthError(f"temperature must be non-negative, got {self.temperature}")
+
+
+class _CallFailedError(Exception):
+    """A call spent its retry budget (the error is in the store)."""
+
+
+class SynthRunner:
+    """One run: a pool, its participants, the backends by base URL, and the store."""
+
+    def __init__(
+        self,
+        pool: Pool,
+        participants: Sequence[Participant],
+        store: RunStore,
+        backends: Mapping[str, ChatBackend],
+        settings: RunSettings = RunSettings(),
+        prices: Prices | None = None,
+        on_progress: Callable[[RunProgress], None] | None = None,
+    ) -> None:
+        missing = {p.first.base_url for p in participants} | {
+            p.second.base_url for p in participants if p.second is not None
+        }
+        missing -= set(backends)
+        if missing:
+            raise SynthError(f"no backend for {', '.join(sorted(missing))}")
+        self.pool, self.participants, self.store = pool, list(participants), store
+        self.backends, self.settings = backends, settings
+        self.prices = prices or Prices({})
+        self.on_progress = on_progress
+        self._in_flight: dict[str, asyncio.Future[ChatReply]] = {}
+        self._error: Exception | None = None
+        self.progress = RunProgress(
+            total=sum(p.n_stages for p in self.participants) * len(pool.items)
+        )
+
+    async def run(self) -> RunProgress:
+        """Answer every job not yet in the store; returns the final counts."""
+        done = {(r.participant, r.item_id) for r in self.store.results() if r.status != "failed"}
+        queue: asyncio.Queue[tuple[Participant, PoolItem]] = asyncio.Queue()
+        for participant in self.participants:
+            for item in self.pool.items:
+                if (participant.name, item.id) in done:
+                    self._advance(participant.n_stages)
+                else:
+                    queue.put_nowait((participant, item))
+        workers = [
+            asyncio.create_task(self._worker(queue))
+            for _ in range(min(self.settings.concurrency, max(queue.qsize(), 1)))
+        ]
+        try:
+            await queue.join()
+        finally:
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+        if self._error is not None:
+            raise self._error
+        return self.progress
+
+    async def _worker(self, queue: asyncio.Queue[tuple[Participant, PoolItem]]) -> None:
+        while True:
+            participant, item = await queue.get()
+            try:
+                if self._error is None:
+                    await self._answer(participant, item)
+            except Exception as exc:  # a bug or a broken store: stop the run, keep what is stored
+                self._error = exc
+            finally:
+                queue.task_done()
+
+    async def _answer(self, participant: Participant, item: PoolItem) -> None:
+        lang, style = self.pool.language, participant.style
+        stages: list[dict[str, Any]] = []
+        try:
+            first = await self._stage(
+                stages,
+                "generation",
+                participant.first.model,
+                participant.first.base_url,
+                prompts.generation(item, lang, style),
+                item,
+            )
+            final = first
+            if participant.second is not None:
+                review = await self._stage(
+                    stages,
+                    "debate",
+                    participant.second.model,
+                    participant.second.base_url,
+                    prompts.debate(item, lang, style, first),
+                    item,
+                )
+                final = await self._stage(
+                    stages,
+                    "reflection",
+                    participant.first.model,
+                    participant.first.base_url,
+                    prompts.reflection(item, lang, style, first, review),
+                    item,
+                )
+        except _CallFailedError:
+            self._advance(participant.n_stages - len(stages))
+            result = Result(participant.name, item.id, "failed", None, 0.0, False, stages)
+            self.store.put_result(result, prompts.PROMPT_VERSION)
+            return
+        verdict = grade(final, item, self.settings.order_threshold)
+        result = Result(
+            participant.name,
+            item.id,
+            verdict.status.value,
+            verdict.answer,
+            verdict.score,
+            verdict.correct,
+            stages,
+        )
+        self.store.put_result(result, prompts.PROMPT_VERSION)
+
+    async def _stage(
+        self,
+        stages: list[dict[str, Any]],
+        role: str,
+        model: str,
+        base_url: str,
+        messages: tuple[prompts.Message, ...],
+        item: PoolItem,
+    ) -> str:
+        s = self.settings
+        request = ChatRequest(model, messages, s.temperature, s.seed, s.max_tokens)
+        try:
+            reply = await self._call(request, base_url)
+        except _CallFailedError:
+            stages.append({"role": role, "model": model, "key": request.key, "failed": True})
+            raise
+        parsed = grade(reply.text, item, s.order_threshold)
+        stages.append(
+            {
+                "role": role,
+                "model": model,
+                "key": request.key,
+                "answer": parsed.answer,
+                "correct": parsed.correct,
+            }
+        )
+        return reply.text
+
+    async def _call(self, request: ChatRequest, base_url: str) -> ChatReply:
+        key = request.key
+        stored = self.store.get_call(key)
+        if stored is not None:
+            self.progress.stored_calls += 1
+            self._advance(1)
+            return stored.reply
+        pending = self._in_flight.get(key)
+        if pending is not None:
+            try:
+                return await asyncio.shield(pending)
+            finally:
+                self._advance(1)
+        future: asyncio.Future[ChatReply] = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        try:
+            reply = await self.backends[base_url].complete(request)
+        except SynthError as exc:
+            self.store.put_failure(request, str(exc))
+            self.progress.failed_calls += 1
+            self._fail(future, str(exc))
+            self._advance(1)
+            raise _CallFailedError(str(exc)) from exc
+        except BaseException:  # a bug or a cancellation: waiters must not hang
+            self._fail(future, "the first identical request did not finish")
+            raise
+        finally:
+            self._in_flight.pop(key, None)
+        # No await from here to the store's commit: no identical call can slip in between.
+        future.set_result(reply)
+        cost = self.prices.cost(request.model, reply)
+        self.store.put_call(request, reply, cost, prompts.PROMPT_VERSION)
+        self.progress.new_calls += 1
+        self.progress.tokens += reply.prompt_tokens + reply.completion_tokens
+        self.progress.cost += cost or 0.0
+        self._advance(1)
+        return reply
+
+    @staticmethod
+    def _fail(future: asyncio.Future[ChatReply], message: str) -> None:
+        future.set_exception(_CallFailedError(message))
+        future.exception()  # marked retrieved: no warning when nobody else waited
+
+    def _advance(self, n: int) -> None:
+        self.progress.done += n
+        if self.on_progress is not None:
+            self.on_progress(self.progress)

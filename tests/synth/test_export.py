@@ -1,0 +1,63 @@
+"""From results to the response matrix and the run summary; prices."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from irt.readers import read_responses
+from synth.backend import ChatReply
+from synth.errors import SynthError
+from synth.export import summarize_results, write_responses
+from synth.pricing import Prices
+from synth.store import Result
+
+
+def _stages(first_right: bool) -> list[dict[str, object]]:
+    return [{"role": "generation", "correct": first_right}, {"role": "debate"}, {"role": "r"}]
+
+
+RESULTS = [
+    Result("a", "q2", "ok", "B", 1.0, True, []),
+    Result("a", "q1", "unparsed", None, 0.0, False, []),
+    Result("a", "q3", "failed", None, 0.0, False, []),
+    Result("a>b", "q1", "ok", "A", 0.0, False, _stages(True)),
+    Result("a>b", "q2", "ok", "B", 1.0, True, _stages(False)),
+    Result("a>b", "q3", "ok", "B", 1.0, True, _stages(True)),
+    Result("b", "q1", "failed", None, 0.0, False, []),
+]
+
+
+def test_matrix_keeps_pool_order_and_leaves_failures_missing(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    n = write_responses(RESULTS, ["a", "a>b", "b"], ["q1", "q2", "q3"], path)
+    assert n == 2  # "b" has nothing graded
+    first = json.loads(path.read_text().splitlines()[0])
+    assert first == {"subject_id": "a", "responses": {"q1": 0, "q2": 1}}
+    matrix = read_responses(path)
+    assert matrix.subject_ids == ("a", "a>b") and matrix.item_ids == ("q1", "q2", "q3")
+    assert not matrix.observed[0, 2] and matrix.observed[1].all()
+
+
+def test_summary_counts_and_reflection_flips() -> None:
+    summary = summarize_results(RESULTS, ["a", "a>b", "b"])
+    a = summary["participants"]["a"]
+    assert (a["answered"], a["correct"], a["unparsed"], a["failed"]) == (2, 1, 1, 1)
+    assert a["accuracy"] == 0.5 and summary["participants"]["b"]["accuracy"] is None
+    assert summary["reflection"] == {"right_to_wrong": 1, "wrong_to_right": 1, "pairs_graded": 3}
+
+
+def test_prices_per_million_tokens(tmp_path: Path) -> None:
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"m": {"input": 2.0, "output": 10.0}}))
+    prices = Prices.read(path)
+    assert prices.cost("m", ChatReply("x", 1000, 100)) == pytest.approx(0.003)
+    assert prices.cost("other", ChatReply("x", 1000, 100)) is None
+    path.write_text(json.dumps({"m": {"input": -1, "output": 1}}))
+    with pytest.raises(SynthError, match=r"prices\.json"):
+        Prices.read(path)
+    path.write_text("[1]")
+    with pytest.raises(SynthError, match="JSON object"):
+        Prices.read(path)
