@@ -7,6 +7,7 @@ import typer
 from cat.cli.calibrate import calibrate
 from cat.cli.common import package_version
 from cat.cli.simulate import simulate
+from cat.cli.synth import synth
 from cat.cli.validate import validate
 
 app = typer.Typer(
@@ -40,6 +41,7 @@ def _root(
 app.command(no_args_is_help=True)(calibrate)
 app.command(no_args_is_help=True)(simulate)
 app.command(no_args_is_help=True)(validate)
+app.command(no_args_is_help=True)(synth)
 
 
 def run() -> None:

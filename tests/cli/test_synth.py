@@ -1,0 +1,159 @@
+"""``cat synth`` through the command line, against the local server over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cat.cli.app import app
+from irt.readers import read_responses
+from synth.items import PoolItem
+from synth.local_server import LocalServer
+from tests.synth.pools import EN_ITEMS, write_pool
+
+runner = CliRunner()
+SECRET = "sk-test-DO-NOT-LEAK-4f9c2e"
+
+
+def _args(pool: Path, url: str, tmp: Path, *extra: str) -> list[str]:
+    return [
+        "synth",
+        "--pool",
+        str(pool),
+        "--agents",
+        "good,bad",
+        "--base-url",
+        url,
+        "--store",
+        str(tmp / "run.db"),
+        "--out",
+        str(tmp / "responses.jsonl"),
+        *extra,
+    ]
+
+
+def test_synth_writes_the_matrix_and_never_the_key(
+    en_pool: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with LocalServer(EN_ITEMS, {"good": 0.9, "bad": 0.3}) as server:
+        result = runner.invoke(app, _args(en_pool, server.base_url, tmp_path, "--limit", "12"))
+    assert result.exit_code == 0, result.output
+    matrix = read_responses(tmp_path / "responses.jsonl")
+    assert set(matrix.subject_ids) == {"good", "bad", "good>bad", "bad>good"}
+    assert matrix.n_items == 12 and matrix.observed.all()
+    assert "Synthesis" in result.output and "new calls" in result.output
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+    assert SECRET not in result.output
+    with sqlite3.connect(tmp_path / "run.db") as db:
+        (meta,) = db.execute("SELECT value FROM meta WHERE name='run'").fetchone()
+    assert json.loads(meta)["seed"] == 0 and json.loads(meta)["prompt_version"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"pool": "missing"}, "no pool folder"),
+        ({"agents": "good@http://127.0.0.1:9/v1,bad"}, "agent bad has no URL"),
+        ({"url": "unreachable"}, "cannot reach"),
+        ({"extra": ["--participants", "trios"]}, "--participants takes"),
+        ({"extra": ["--styles", "poetic"]}, "--styles takes"),
+    ],
+)
+def test_bad_input_fails_before_any_call(
+    en_pool: Path, tmp_path: Path, change: dict[str, object], message: str
+) -> None:
+    url = f"http://127.0.0.1:{_free_port()}/v1" if change.get("url") else "http://127.0.0.1:9/v1"
+    pool = tmp_path / "missing" if change.get("pool") else en_pool
+    args = _args(pool, url, tmp_path, *change.get("extra", []))  # type: ignore[arg-type]
+    if "agents" in change:
+        args[args.index("--agents") + 1] = str(change["agents"])
+        args.remove("--base-url")
+        args.remove(url)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert not (tmp_path / "run.db").exists()
+
+
+def test_remote_endpoint_without_key_fails_early(
+    en_pool: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = runner.invoke(app, _args(en_pool, "https://api.example.com/v1", tmp_path))
+    assert result.exit_code == 2 and "OPENAI_API_KEY" in result.output
+
+
+@pytest.mark.slow
+def test_kill_9_halfway_then_rerun_repeats_no_completed_call(tmp_path: Path) -> None:
+    items = [
+        PoolItem(
+            id=f"c{k:04d}",
+            question=f"Crash-test question {k}: pick the option that is right.",
+            options={"A": "one", "B": "two", "C": "three", "D": "four"},
+            answer="ABCD"[k % 4],
+        )
+        for k in range(400)
+    ]
+    pool = write_pool(tmp_path / "pool", items)
+    script = Path(sys.executable).parent / "cat"
+    env = {**os.environ, "OPENAI_API_KEY": ""}
+    with LocalServer(items, {"x": 0.6, "y": 0.4}) as server:
+        args = [str(script), *_args(pool, server.base_url, tmp_path, "--agents", "x,y")]
+        args[args.index("--agents") + 1] = "x,y"  # the later --agents wins either way
+        args += ["--participants", "singles", "--concurrency", "4"]
+        proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        stored = 0
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (tmp_path / "run.db").exists():
+                try:
+                    with sqlite3.connect(tmp_path / "run.db", timeout=1) as db:
+                        (stored,) = db.execute("SELECT COUNT(*) FROM calls").fetchone()
+                except sqlite3.OperationalError:
+                    stored = 0
+            if stored >= 400:
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        with sqlite3.connect(tmp_path / "run.db") as db:
+            kept = {k for (k,) in db.execute("SELECT key FROM calls")}
+        assert 0 < len(kept) < 800
+        again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        counts = Counter(server.completed_keys())
+    assert len(counts) == 800
+    # A completed call stored before the kill is never asked again; only the calls in
+    # flight at the kill (answered by the server, not yet stored: at most 4) may be.
+    repeated = {k for k, n in counts.items() if n > 1}
+    assert not repeated & kept
+    assert len(repeated) <= 4 and max(counts.values()) <= 2
+    with sqlite3.connect(tmp_path / "run.db") as db:
+        (n_calls,) = db.execute("SELECT COUNT(*) FROM calls").fetchone()
+        (n_results,) = db.execute(
+            "SELECT COUNT(*) FROM results WHERE status != 'failed'"
+        ).fetchone()
+    assert n_calls == 800 and n_results == 800
+    matrix = read_responses(tmp_path / "responses.jsonl")
+    assert matrix.n_subjects == 2 and matrix.observed.all()
