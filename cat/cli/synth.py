@@ -62,6 +62,13 @@ def synth(
     ),
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="Sampling temperature."),
     seed: int = typer.Option(0, "--seed", help="Sent with every request; recorded."),
+    order_threshold: float = typer.Option(
+        0.8,
+        "--order-threshold",
+        min=-1.0,
+        max=1.0,
+        help="An ordering answer passes when its Kendall tau with the key reaches this.",
+    ),
 ) -> None:
     """Ask every participant (each agent alone, and each ordered pair by generation ->
     debate -> reflection) every question of a pool, grade the answers and write the
@@ -105,7 +112,12 @@ def synth(
         url: OpenAIBackend(url, api_key_env, timeout, retry, seed=seed + k)
         for k, url in enumerate(urls)
     }
-    settings = RunSettings(temperature=temperature, seed=seed, concurrency=concurrency)
+    settings = RunSettings(
+        temperature=temperature,
+        seed=seed,
+        concurrency=concurrency,
+        order_threshold=order_threshold,
+    )
     t0 = time.perf_counter()
     with RunStore(store_path) as store:
         store.set_meta(
@@ -118,6 +130,7 @@ def synth(
                 "prompt_version": PROMPT_VERSION,
                 "temperature": temperature,
                 "seed": seed,
+                "order_threshold": order_threshold,
                 "package_version": package_version(),
                 "updated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             },

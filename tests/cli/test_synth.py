@@ -157,3 +157,47 @@ def test_kill_9_halfway_then_rerun_repeats_no_completed_call(tmp_path: Path) -> 
     assert n_calls == 800 and n_results == 800
     matrix = read_responses(tmp_path / "responses.jsonl")
     assert matrix.n_subjects == 2 and matrix.observed.all()
+
+
+def test_order_threshold_decides_what_passes(tmp_path: Path) -> None:
+    items = [
+        PoolItem(
+            id=f"o{k}",
+            type="order",
+            question=f"Put these doses in increasing order (set {k}).",
+            options={
+                "A": f"{k + 3} mg",
+                "B": f"{k + 1} mg",
+                "C": f"{k + 4} mg",
+                "D": f"{k + 2} mg",
+            },
+            answer="BDAC",
+        )
+        for k in range(8)
+    ]
+    pool = write_pool(tmp_path / "pool", items)
+    accuracy = {}
+    with LocalServer(items, {"w": 0.0}) as server:
+        for threshold in ("0.8", "-1"):
+            out = tmp_path / f"r{threshold}.jsonl"
+            args = [
+                "synth",
+                "--pool",
+                str(pool),
+                "--agents",
+                "w",
+                "--base-url",
+                server.base_url,
+                "--store",
+                str(tmp_path / f"s{threshold}.db"),
+                "--out",
+                str(out),
+                "--participants",
+                "singles",
+                "--order-threshold",
+                threshold,
+            ]
+            result = runner.invoke(app, args)
+            assert result.exit_code == 0, result.output
+            accuracy[threshold] = float(read_responses(out).values.mean())
+    assert accuracy == {"0.8": 0.0, "-1": 1.0}  # every wrong order still passes at tau >= -1
