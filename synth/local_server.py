@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import math
 import random
 import re
 import signal
@@ -244,14 +245,23 @@ class _Simulator:
         models: Mapping[str, float],
         faults: FaultPlan,
         seed: int,
+        irt: Mapping[str, tuple[float, float, float]] | None = None,
     ) -> None:
         if not models:
             raise SynthError("at least one simulated model is needed")
         for name, p in models.items():
             if not name:
                 raise SynthError("a model name must not be empty")
-            if not 0.0 <= p <= 1.0:
+            if irt is None and not 0.0 <= p <= 1.0:
                 raise SynthError(f"model {name!r}: probability of a right answer must be in [0, 1]")
+        if irt is not None:
+            missing = [item.id for item in items if item.id not in irt]
+            if missing:
+                raise SynthError(f"no IRT parameters for {len(missing)} items (e.g. {missing[0]})")
+        # With ``irt`` (item -> a, b, c), a model's value is its ability θ and an item is
+        # answered right with the 3PL probability: models then differ item by item, as
+        # real ones do, and a calibration has something to recover.
+        self.irt = dict(irt) if irt is not None else None
         self.models: dict[str, float] = dict(models)
         self.faults = faults
         self.seed = seed
@@ -397,6 +407,14 @@ class _Simulator:
             key=key,
         )
 
+    def p_right(self, model: str, item_id: str) -> float:
+        """The probability that ``model`` answers ``item_id`` right."""
+        value = self.models[model]
+        if self.irt is None:
+            return value
+        a, b, c = self.irt[item_id]
+        return c + (1.0 - c) / (1.0 + math.exp(-a * (value - b)))
+
     def _bad_request(self, raw: bytes, message: str, model: str = "") -> _Reply:
         return _Reply(
             outcome="bad_request",
@@ -425,7 +443,11 @@ class _Simulator:
             return "I am not sure."
         digest = hashlib.sha256(f"{self.seed}\x00{info.item.id}\x00{key}".encode()).digest()
         rng = random.Random(int.from_bytes(digest[:8], "big"))
-        answer = info.item.answer if rng.random() < self.models[model] else _wrong(info, rng)
+        answer = (
+            info.item.answer
+            if rng.random() < self.p_right(model, info.item.id)
+            else _wrong(info, rng)
+        )
         return _render(info, answer, rng)
 
 
@@ -672,8 +694,9 @@ class LocalServer:
         host: str = "127.0.0.1",
         port: int = 0,
         log_path: Path | None = None,
+        irt: Mapping[str, tuple[float, float, float]] | None = None,
     ) -> None:
-        self._simulator = _Simulator(items, models, faults, seed)
+        self._simulator = _Simulator(items, models, faults, seed, irt)
         self._host = host
         self._port = port
         self._log_path = log_path
@@ -728,6 +751,11 @@ class LocalServer:
     def records(self) -> list[RequestRecord]:
         """A copy of the request log so far, in arrival order of the outcomes."""
         return self._simulator.records()
+
+    def p_right(self, model: str, item_id: str) -> float:
+        """The probability that simulated ``model`` answers ``item_id`` right: its true
+        expected accuracy on a pool is the mean of these."""
+        return self._simulator.p_right(model, item_id)
 
     def completed_keys(self) -> list[str]:
         """The keys of requests answered in full (outcome ``"ok"``), in order."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 import select
 import signal
@@ -400,3 +401,13 @@ def test_module_entry_point_serves_until_sigterm(tmp_path: Path) -> None:
             process.wait()
     [record] = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert (record["model"], record["item_id"], record["outcome"]) == ("m1", "en-water", "ok")
+
+
+def test_irt_models_answer_by_ability_and_item() -> None:
+    irt = {item.id: (2.0, -1.0 if k % 2 else 1.5, 0.0) for k, item in enumerate(ITEMS)}
+    server = LocalServer(ITEMS, {"strong": 2.0, "weak": -2.0}, irt=irt)
+    easy, hard = ITEMS[1].id, ITEMS[0].id  # b = -1 and b = 1.5
+    assert server.p_right("strong", easy) > 0.99 and server.p_right("weak", hard) < 0.001
+    assert server.p_right("weak", easy) == pytest.approx(1 / (1 + math.exp(2.0)))
+    with pytest.raises(SynthError, match="no IRT parameters"):
+        LocalServer(ITEMS, {"m": 0.0}, irt={ITEMS[0].id: (1.0, 0.0, 0.0)})
