@@ -1,7 +1,8 @@
 """The end of an assessment: θ with its interval, predicted full-pool accuracy, rank.
 
-The accuracy interval here propagates θ's uncertainty only; the prototype in DESIGN.md
-measured that such intervals cover less and less as tests grow (model misfit dominates).
+The accuracy interval here combines θ's uncertainty with the Bernoulli chance in the
+answers not yet seen; it holds no term for model misfit, which the prototype in DESIGN.md
+found to dominate on long tests over big pools.
 ``cat validate`` reports cross-conformal intervals from held-out subjects' errors and
 their real coverage; a pool that stores such errors from a cross-fit of its references
 lets ``cat assess`` widen this interval the same way.
@@ -48,9 +49,9 @@ def summarize(
     references: list[Reference] | None = None,
     scenario_names: list[str] | None = None,
 ) -> dict[str, Any]:
-    """θ, SE and its 90% interval, predicted accuracy (overall and per scenario) with the
-    interval that θ's uncertainty implies, and the rank among ``references`` with the
-    probability of being above each.
+    """θ, SE and its 90% interval, predicted accuracy (overall and per scenario) with an
+    interval from θ's uncertainty and the chance in the answers not yet seen, and the
+    rank among ``references`` with the probability of being above each.
 
     References with an observed accuracy also calibrate the prediction: the model's
     drift at their abilities (``cat.prediction.reference_offset``) is taken off the
@@ -75,8 +76,20 @@ def summarize(
         for key, t in (("value", theta), ("low", lo), ("high", hi))
     }
 
+    given = np.zeros(session.params.n_items, dtype=bool)
+    given[[session.params.item_ids.index(i) for i in session.given]] = True
+
     def accuracy(items: np.ndarray) -> dict[str, float]:
-        return {key: float(s[items].mean()) for key, s in scores.items()}
+        value, low, high = (float(scores[k][items].mean()) for k in ("value", "low", "high"))
+        # The items not given are answered right or wrong, not by their probability: their
+        # Bernoulli spread (around P at θ̂) widens the interval beside θ's uncertainty.
+        p = scores["value"][items][~given[items]]
+        spread = _Z90 * float(np.sqrt(np.sum(p * (1.0 - p)))) / max(len(items), 1)
+        return {
+            "value": value,
+            "low": value - float(np.hypot(value - low, spread)),
+            "high": value + float(np.hypot(high - value, spread)),
+        }
 
     out: dict[str, Any] = {
         "theta": theta,
@@ -114,7 +127,7 @@ def _rank(theta: float, se: float, references: list[Reference]) -> dict[str, Any
         "position": int((thetas > theta).sum()) + 1,
         "of": len(references) + 1,
         "above": [
-            {"subject_id": r.subject_id, "theta": r.theta, "p_above": float(p)}
+            {"subject_id": r.subject_id, "theta": r.theta, "se": r.se, "p_above": float(p)}
             for r, p in sorted(zip(references, p_above, strict=True), key=lambda x: -x[0].theta)
         ],
     }

@@ -1,0 +1,232 @@
+"""``cat assess`` through the command line: sim:, replay:, and a live model over HTTP."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cat.cli.app import app
+from cat.pool_calibration import record_calibration
+from irt.models import probability
+from irt.readers import write_jsonl
+from irt.simulate import random_params, simulate_responses
+from synth.items import PoolItem
+from synth.local_server import LocalServer
+from tests.synth.pools import write_pool
+
+runner = CliRunner()
+N_ITEMS = 300
+SCENARIOS = ("dosing", "units", "rates")
+
+
+def _items() -> list[PoolItem]:
+    return [
+        PoolItem(
+            id=f"q{k:04d}",
+            scenario=SCENARIOS[k % 3],
+            question=f"Assessment test question {k}: which of the options is right?",
+            options={"A": "alpha", "B": "beta", "C": "gamma", "D": "delta"},
+            answer="ABCD"[k % 4],
+        )
+        for k in range(N_ITEMS)
+    ]
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, Path]:
+    """A pool with known (true) parameters, 30 references, and their recorded answers."""
+    tmp = tmp_path_factory.mktemp("assess")
+    items = _items()
+    params = random_params(N_ITEMS, np.random.default_rng(0), "3pl")
+    params = replace(params, item_ids=tuple(i.id for i in items))
+    pool = write_pool(tmp / "pool", items)
+    rng = np.random.default_rng(1)
+    theta = np.linspace(-2, 2, 30)
+    answers = simulate_responses(params, theta, rng)
+    answers = replace(answers, subject_ids=tuple(f"ref{k:02d}" for k in range(30)))
+    write_jsonl(answers, tmp / "answers.jsonl")
+    rows = [
+        {
+            "subject_id": f"ref{k:02d}",
+            "theta": float(t),
+            "se": 0.1,
+            "accuracy": float(answers.accuracy()[k]),
+            "n_answered": N_ITEMS,
+        }
+        for k, t in enumerate(theta)
+    ]
+    record_calibration(pool, params, rows, {"method": "true parameters (test)"})
+    return pool, params, tmp / "answers.jsonl"
+
+
+def _assess(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["assess", *args])
+    return result.exit_code, result.output
+
+
+def test_sim_model_gets_its_rank_and_accuracy(calibrated, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pool, params, _ = calibrated
+    out = tmp_path / "result.json"
+    code, output = _assess(
+        "--pool",
+        str(pool),
+        "--model",
+        "sim:0.5",
+        "--length",
+        "80",
+        "--out",
+        str(out),
+        "--seed",
+        "3",
+    )
+    assert code == 0, output
+    result = json.loads(out.read_text())
+    assert {"theta", "se", "n_items", "predicted_accuracy", "rank", "items"} <= set(result)
+    assert result["n_items"] == 80 and len(result["items"]) == 80
+    assert abs(result["theta"] - 0.5) < 3 * result["se"]
+    acc = result["predicted_accuracy"]
+    truth = float(probability([0.5], params)[0].mean())
+    assert acc["low"] <= acc["value"] <= acc["high"] and abs(acc["value"] - truth) < 0.06
+    assert result["truth"]["accuracy"] == pytest.approx(truth)
+    rank = result["rank"]
+    assert rank["of"] == 31 and 10 <= rank["position"] <= 22  # θ 0.5 among -2 … 2
+    given = [i["scenario"] for i in result["items"]]
+    assert all(abs(given.count(s) - 80 / 3) <= 1 for s in SCENARIOS)  # content balanced
+    assert result["seed"] == 3 and result["settings"]["max_items"] == 80
+    assert "rank" in output and "Predicted accuracy per scenario" in output
+
+
+def test_replay_skips_items_never_answered(calibrated, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pool, _, answers = calibrated
+    out = tmp_path / "result.json"
+    code, output = _assess(
+        "--pool",
+        str(pool),
+        "--model",
+        f"replay:{answers}#ref20",
+        "--length",
+        "60",
+        "--out",
+        str(out),
+    )
+    assert code == 0, output
+    result = json.loads(out.read_text())
+    assert result["n_items"] == 60 and "truth" in result
+    assert abs(result["predicted_accuracy"]["value"] - result["truth"]["accuracy"]) < 0.08
+    code, output = _assess("--pool", str(pool), "--model", f"replay:{answers}#nobody")
+    assert code == 2 and "no subject 'nobody'" in output
+
+
+def test_live_model_over_http_and_resume_pays_nothing_twice(  # type: ignore[no-untyped-def]
+    calibrated, tmp_path: Path
+) -> None:
+    pool, params, _ = calibrated
+    irt = {
+        i: (float(a), float(b), float(c))
+        for i, a, b, c in zip(params.item_ids, params.a, params.b, params.c, strict=True)
+    }
+    out, store, report = tmp_path / "r.json", tmp_path / "calls.db", tmp_path / "report"
+    with LocalServer(_items(), {"llm": 1.0}, irt=irt) as server:
+        args = [
+            "--pool",
+            str(pool),
+            "--model",
+            "llm",
+            "--base-url",
+            server.base_url,
+            "--length",
+            "60",
+            "--batch-size",
+            "4",
+            "--store",
+            str(store),
+            "--out",
+            str(out),
+            "--report",
+            str(report),
+        ]
+        code, output = _assess(*args)
+        assert code == 0, output
+        first = json.loads(out.read_text())
+        assert first["usage"]["calls"] == 60 == len(server.completed_keys())
+        truth = float(np.mean([server.p_right("llm", i) for i in params.item_ids]))
+        acc = first["predicted_accuracy"]
+        assert acc["low"] <= truth <= acc["high"] and abs(acc["value"] - truth) < 0.07
+        # the true rank (θ = 1.0 among references at -2 … 2) within the rank interval
+        refs = np.linspace(-2, 2, 30)
+        ci = first["theta_interval"]
+        best, worst = 1 + int((refs > ci["high"]).sum()), 1 + int((refs > ci["low"]).sum())
+        assert best <= 1 + int((refs > 1.0).sum()) <= worst
+        assert best <= first["rank"]["position"] <= worst
+        assert (report / "index.html").is_file() and (report / "theta.png").stat().st_size > 0
+        # the same command again: finished, so it starts over and every call is stored
+        code, output = _assess(*args)
+        assert code == 0, output
+        again = json.loads(out.read_text())
+        assert again["usage"]["calls"] == 0 and again["usage"]["calls_from_store"] == 60
+        assert len(server.completed_keys()) == 60
+        assert again["theta"] == first["theta"]
+
+
+def test_bad_input_is_one_line(calibrated, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pool, _, _ = calibrated
+    code, output = _assess("--pool", str(pool), "--model", "some-llm")
+    assert code == 2 and "needs --base-url" in output
+    code, output = _assess("--pool", str(pool), "--model", "sim:high")
+    assert code == 2 and "sim:THETA needs a number" in output
+    bare = write_pool(tmp_path / "bare", _items()[:20])
+    code, output = _assess("--pool", str(bare), "--model", "sim:0")
+    assert code == 2 and "no params.csv" in output
+
+
+def test_an_interrupted_assessment_resumes_where_it_stopped(  # type: ignore[no-untyped-def]
+    calibrated, tmp_path: Path
+) -> None:
+    from synth.local_server import FaultPlan
+
+    pool, params, _ = calibrated
+    irt = {
+        i: (float(a), float(b), float(c))
+        for i, a, b, c in zip(params.item_ids, params.a, params.b, params.c, strict=True)
+    }
+    out, store = tmp_path / "r.json", tmp_path / "calls.db"
+    base = [
+        "--pool",
+        str(pool),
+        "--model",
+        "llm",
+        "--length",
+        "40",
+        "--store",
+        str(store),
+        "--out",
+        str(out),
+        "--max-attempts",
+        "1",
+    ]
+    with LocalServer(_items(), {"llm": 0.0}, irt=irt, faults=FaultPlan(rate_500=0.05)) as server:
+        code, output = _assess(*base, "--base-url", server.base_url)
+        assert code == 2 and "llm:" in output and not out.exists()  # stopped with one line
+        paid_before = set(server.completed_keys())
+        assert 0 < len(paid_before) < 40
+        code, output = _assess(*base, "--base-url", server.base_url)
+        assert code == 2 and "--resume" in output
+    with LocalServer(_items(), {"llm": 0.0}, irt=irt) as healthy:
+        code, output = _assess(*base, "--base-url", healthy.base_url, "--resume")
+        assert code == 0, output
+        assert "resuming after" in output
+        result = json.loads(out.read_text())
+        assert result["n_items"] == 40
+        # the resumed test asks only what was not answered before: nothing paid twice
+        paid_after = set(healthy.completed_keys())
+        assert not paid_before & paid_after
+        assert (
+            len(paid_before) + len(paid_after)
+            == 40
+            == len(healthy.completed_keys()) + len(paid_before)
+        )
