@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import typer
 
+from cat.cli.assess import assess
 from cat.cli.calibrate import calibrate
 from cat.cli.common import package_version
+from cat.cli.demo import demo
+from cat.cli.pool import pool_app
 from cat.cli.simulate import simulate
 from cat.cli.synth import synth
 from cat.cli.validate import validate
@@ -42,6 +45,9 @@ app.command(no_args_is_help=True)(calibrate)
 app.command(no_args_is_help=True)(simulate)
 app.command(no_args_is_help=True)(validate)
 app.command(no_args_is_help=True)(synth)
+app.command(no_args_is_help=True)(assess)
+app.command()(demo)
+app.add_typer(pool_app, name="pool")
 
 
 def run() -> None:
