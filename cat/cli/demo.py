@@ -40,7 +40,8 @@ def demo(
     t0 = time.perf_counter()
     rows = run_demo(pool_dir, work, n_items, length, seed, say=lambda s: stdout.print(f"· {s}"))
     seconds = time.perf_counter() - t0
-    table = Table(title=f"New models after {length} adaptive items (of {n_items})")
+    pool_size = rows[0].result["pool"]["n_items"] if rows else n_items
+    table = Table(title=f"New models after {length} adaptive items (of {pool_size})")
     for col in (
         "model",
         "true θ",
