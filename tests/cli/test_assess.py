@@ -64,6 +64,12 @@ def calibrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, 
     return pool, params, tmp / "answers.jsonl"
 
 
+def _irt(params) -> dict[str, tuple[float, float, float]]:  # type: ignore[no-untyped-def]
+    """The pool's parameters as the local server's true item parameters."""
+    rows = zip(params.item_ids, params.a, params.b, params.c, strict=True)
+    return {i: (float(a), float(b), float(c)) for i, a, b, c in rows}
+
+
 def _assess(*args: str) -> tuple[int, str]:
     result = runner.invoke(app, ["assess", *args])
     return result.exit_code, result.output
@@ -126,10 +132,7 @@ def test_live_model_over_http_and_resume_pays_nothing_twice(  # type: ignore[no-
     calibrated, tmp_path: Path
 ) -> None:
     pool, params, _ = calibrated
-    irt = {
-        i: (float(a), float(b), float(c))
-        for i, a, b, c in zip(params.item_ids, params.a, params.b, params.c, strict=True)
-    }
+    irt = _irt(params)
     out, store, report = tmp_path / "r.json", tmp_path / "calls.db", tmp_path / "report"
     with LocalServer(_items(), {"llm": 1.0}, irt=irt) as server:
         args = [
@@ -179,6 +182,15 @@ def test_bad_input_is_one_line(calibrated, tmp_path: Path) -> None:  # type: ign
     assert code == 2 and "needs --base-url" in output
     code, output = _assess("--pool", str(pool), "--model", "sim:high")
     assert code == 2 and "sim:THETA needs a number" in output
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    code, output = _assess(
+        "--pool", str(pool), "--model", "m", "--base-url", closed, "--store", str(tmp_path / "s.db")
+    )
+    assert code == 2 and "cannot reach" in output and not (tmp_path / "s.db").exists()
     bare = write_pool(tmp_path / "bare", _items()[:20])
     code, output = _assess("--pool", str(bare), "--model", "sim:0")
     assert code == 2 and "no params.csv" in output
@@ -190,10 +202,7 @@ def test_an_interrupted_assessment_resumes_where_it_stopped(  # type: ignore[no-
     from synth.local_server import FaultPlan
 
     pool, params, _ = calibrated
-    irt = {
-        i: (float(a), float(b), float(c))
-        for i, a, b, c in zip(params.item_ids, params.a, params.b, params.c, strict=True)
-    }
+    irt = _irt(params)
     out, store = tmp_path / "r.json", tmp_path / "calls.db"
     base = [
         "--pool",
