@@ -289,3 +289,60 @@ def import_lm_eval_cmd(
         table.add_row(sid, str(int(n)), f"{acc:.3f}")
     stdout.print(table)
     _say(f"responses written to {out}")
+
+
+@pool_app.command("diff", no_args_is_help=True)
+@handle_errors
+def pool_diff(
+    old_dir: Path = typer.Argument(..., help="The earlier pool version."),
+    new_dir: Path = typer.Argument(..., help="The later pool version."),
+    json_out: Path | None = typer.Option(None, "--json", help="Also write the figures as JSON."),
+) -> None:
+    """Compare two versions of a pool: items whose difficulty moved beyond their
+    standard errors (|z| > 1.96), items added or dropped, and how the reference
+    subjects' θ changed.
+
+    Example:
+
+      cat pool diff item_pools/demo demo-v2
+    """
+    from cat.pool_diff import diff_pools
+
+    check_writable(json_out)
+    figures = diff_pools(load_pool(old_dir), load_pool(new_dir))
+    if json_out is not None:
+        json_out.write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n")
+    items, refs = figures["items"], figures["references"]
+    old, new = figures["old"], figures["new"]
+
+    def label(side: dict[str, Any]) -> str:
+        version = f" v{side['version']}" if side["version"] else " (no version)"
+        return f"{side['name']}{version} ({side['n_items']} items)"
+
+    _say(f"{label(old)} → {label(new)}")
+    shift = items["mean_b_shift"]
+    _say(
+        f"items: {items['shared']} in both, {len(items['added'])} added, "
+        f"{len(items['dropped'])} dropped; {len(items['moved'])} moved beyond their SEs"
+        + (f"; mean b shift {shift:+.3f}" if shift is not None else "")
+    )
+    if items["moved"]:
+        table = Table(title="Items that moved (largest |z| first)")
+        for col in ("item", "b old", "b new", "z", "a old", "a new"):
+            table.add_column(col, justify="left" if col == "item" else "right")
+        for c in items["moved"][:20]:
+            table.add_row(
+                c["item_id"],
+                f"{c['b_old']:+.3f}",
+                f"{c['b_new']:+.3f}",
+                f"{c['z_b']:+.2f}",
+                f"{c['a_old']:.3f}",
+                f"{c['a_new']:.3f}",
+            )
+        stdout.print(table)
+    if refs["shared"]:
+        _say(
+            f"reference subjects: {refs['shared']} in both, {len(refs['added'])} added; "
+            f"θ changed by {refs['mean_theta_change']:+.3f} on average, "
+            f"at most {refs['max_abs_theta_change']:.3f}"
+        )

@@ -123,3 +123,22 @@ def test_missing_new_items_and_bad_method_fail(setting, tmp_path: Path) -> None:
     assert result.exit_code == 2 and "give their questions with --items" in result.output
     code, output = _run(tmp, "y", "--method", "magic")
     assert code == 2 and "--method takes anchor, concurrent" in output
+
+
+def test_pool_diff_shows_what_moved(setting) -> None:  # type: ignore[no-untyped-def]
+    tmp, _ = setting
+    code, output = _run(tmp, "v2-diff", "--method", "concurrent")
+    assert code == 0, output
+    out = tmp / "diff.json"
+    result = runner.invoke(
+        app, ["pool", "diff", str(tmp / "pool"), str(tmp / "v2-diff"), "--json", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    figures = json.loads(out.read_text())
+    items, refs = figures["items"], figures["references"]
+    assert items["shared"] == N_OLD and len(items["added"]) == N_NEW and not items["dropped"]
+    assert len(items["moved"]) <= 0.1 * N_OLD  # old items stay within their SEs
+    assert abs(items["mean_b_shift"]) < 0.05
+    assert refs["shared"] == 3000 and len(refs["added"]) == 3000
+    assert refs["max_abs_theta_change"] < 0.05
+    assert "moved beyond their SEs" in result.output and "reference subjects" in result.output

@@ -1,0 +1,84 @@
+"""What changed between two versions of a pool: items that moved beyond their standard
+errors, items added or dropped, and how the reference subjects' θ changed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cat.errors import CatError
+from cat.pool_format import LoadedPool
+
+#: |z| beyond this marks an item as moved (two-sided 5% if the SEs were exact).
+Z_MOVED = 1.96
+
+
+@dataclass(frozen=True)
+class ItemChange:
+    """One item in both versions: its parameters then and now, and b's z-score."""
+
+    item_id: str
+    a_old: float
+    a_new: float
+    b_old: float
+    b_new: float
+    z_b: float  # (b_new − b_old) / √(se_old² + se_new²); NaN without standard errors
+
+
+def diff_pools(old: LoadedPool, new: LoadedPool) -> dict[str, Any]:
+    """The comparison as plain data (the CLI prints it and can write it as JSON)."""
+    if old.params is None or new.params is None:
+        raise CatError("both pools need parameters (params.csv) to be compared")
+    po, pn = old.params, new.params
+    index_new = {item: j for j, item in enumerate(pn.item_ids)}
+    changes: list[ItemChange] = []
+    for k, item in enumerate(po.item_ids):
+        j = index_new.get(item)
+        if j is None:
+            continue
+        se_old = po.se_b[k] if po.se_b is not None else np.nan
+        se_new = pn.se_b[j] if pn.se_b is not None else np.nan
+        spread = float(np.sqrt(np.nansum([se_old**2, se_new**2])))
+        diff = float(pn.b[j] - po.b[k])
+        z = diff / spread if spread > 0 else (0.0 if diff == 0 else float("nan"))
+        changes.append(
+            ItemChange(item, float(po.a[k]), float(pn.a[j]), float(po.b[k]), float(pn.b[j]), z)
+        )
+    moved = sorted(
+        (c for c in changes if np.isfinite(c.z_b) and abs(c.z_b) > Z_MOVED),
+        key=lambda c: -abs(c.z_b),
+    )
+    ref_old = {r.subject_id: r.theta for r in old.references}
+    shifts = {
+        r.subject_id: r.theta - ref_old[r.subject_id]
+        for r in new.references
+        if r.subject_id in ref_old
+    }
+    values = np.array(list(shifts.values())) if shifts else np.zeros(0)
+    return {
+        "old": {"name": old.manifest.name, "version": old.manifest.version, "n_items": po.n_items},
+        "new": {"name": new.manifest.name, "version": new.manifest.version, "n_items": pn.n_items},
+        "items": {
+            "shared": len(changes),
+            "added": [i for i in pn.item_ids if i not in set(po.item_ids)],
+            "dropped": [i for i in po.item_ids if i not in index_new],
+            "moved": [c.__dict__ for c in moved],
+            "no_standard_errors": sum(1 for c in changes if not np.isfinite(c.z_b)),
+            "mean_b_shift": float(np.mean([c.b_new - c.b_old for c in changes]))
+            if changes
+            else None,
+        },
+        "references": {
+            "shared": len(shifts),
+            "added": [r.subject_id for r in new.references if r.subject_id not in ref_old],
+            "max_abs_theta_change": float(np.abs(values).max()) if values.size else None,
+            "mean_theta_change": float(values.mean()) if values.size else None,
+            "largest": [
+                {"subject_id": s, "change": float(v)}
+                for s, v in sorted(shifts.items(), key=lambda kv: -abs(kv[1]))[:5]
+            ],
+        },
+        "z_moved": Z_MOVED,
+    }
