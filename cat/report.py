@@ -19,6 +19,7 @@ from scipy.stats import norm
 from cat.prediction import reference_offset
 from cat.session import AssessmentSession
 from irt.models import probability
+from irt.person_fit import LZ_FLAG, lz
 from irt.types import FloatArray
 
 _Z90 = float(norm.ppf(0.95))
@@ -100,6 +101,7 @@ def summarize(
         "stop_reason": session.stop_reason,
         "predicted_accuracy": accuracy(everything),
         "reference_offset": offset,
+        "person_fit": _person_fit(session),
     }
     if session.scenario is not None:
         codes = np.asarray(session.scenario)
@@ -117,6 +119,20 @@ def summarize(
     if references:
         out["rank"] = _rank(theta, se, references)
     return out
+
+
+def _person_fit(session: AssessmentSession) -> dict[str, Any]:
+    """lz on the items given, at the final θ (``irt.person_fit``)."""
+    if not session.given:
+        return {"lz": None, "flagged": False, "threshold": LZ_FLAG}
+    positions = [session.params.item_ids.index(i) for i in session.given]
+    value = lz(np.array(session.responses, float), session.theta, session.params.subset(positions))
+    finite = bool(np.isfinite(value))
+    return {
+        "lz": float(value) if finite else None,
+        "flagged": finite and value < LZ_FLAG,
+        "threshold": LZ_FLAG,
+    }
 
 
 def _rank(theta: float, se: float, references: list[Reference]) -> dict[str, Any]:

@@ -277,6 +277,10 @@ def _print(result: dict[str, Any]) -> None:
     if rank:
         table.add_row("rank", f"{rank['position']} of {rank['of']}")
         table.add_row("neighbours", _neighbours(rank, result["theta"]))
+    fit = result.get("person_fit") or {}
+    if fit.get("lz") is not None:
+        note = "  flagged: the answers fit the model poorly" if fit["flagged"] else ""
+        table.add_row("person fit (lz)", f"{fit['lz']:+.2f}{note}")
     items = f"{result['n_items']} of {result['pool']['n_items']:,}"
     if result.get("n_skipped"):
         items += f" ({result['n_skipped']} skipped)"

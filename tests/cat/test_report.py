@@ -74,3 +74,21 @@ def test_references_with_accuracy_calibrate_the_prediction() -> None:
     shift = plain["predicted_accuracy"]["value"] - out["predicted_accuracy"]["value"]
     assert shift == pytest.approx(0.04 * n_rest / PARAMS.n_items, abs=1e-3)  # clipping aside
     assert out["theta"] == plain["theta"]
+
+
+def test_person_fit_is_reported_and_flags_a_memorised_pattern() -> None:
+    session = _session(0.0, n=80)
+    fit = summarize(session)["person_fit"]
+    assert fit["lz"] is not None and fit["lz"] > -3 and fit["threshold"] == -1.645
+    # A weak model that knows the answers to the hard items (a leak), on items drawn at
+    # random so that the hard ones are asked: its pattern is flagged.
+    leaked = AssessmentSession(
+        PARAMS, SessionConfig(max_items=120, policy="random"), pool_info=POOL
+    )
+    p = dict(zip(PARAMS.item_ids, probability([-1.5], PARAMS)[0], strict=True))
+    hard = {i for i, b in zip(PARAMS.item_ids, PARAMS.b, strict=True) if b > 0.5}
+    rng = np.random.default_rng(3)
+    while not leaked.done:
+        for item in leaked.next_items():
+            leaked.record(item, 1 if item in hard else int(rng.random() < p[item]))
+    assert summarize(leaked)["person_fit"]["flagged"]
