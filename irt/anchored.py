@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irt.em import e_step_at, latent_moments
 from irt.errors import ConvergenceWarning, IRTError
-from irt.estep import DesignMatrices, EStep, e_step
+from irt.estep import DesignMatrices
 from irt.item_se import item_standard_errors
-from irt.models import ItemParams, ModelKind, log_prob_pair
+from irt.models import ItemParams, ModelKind
 from irt.mstep import MStepSpec, from_abcd, m_step, to_abcd
 from irt.priors import ItemPriors
 from irt.quadrature import QuadratureGrid
@@ -84,10 +85,11 @@ def calibrate_with_anchors(
     converged, n_iter = False, 0
     active = list(spec.active)
     for n_iter in range(1, max_iter + 1):  # noqa: B007 - the count is reported
-        step = _e_step(coords, design, spec, _grid(points, mean, sd))
+        step = e_step_at(coords, design, spec, _grid(points, mean, sd))
         new = m_step(coords, step.expected_right, step.expected_total, spec, 25, tol / 10)
         new[anchor_cols] = anchor_coords
-        new_mean, new_sd = _latent_moments(step.posterior, points)
+        new_mean, new_var = latent_moments(step.posterior, points)
+        new_sd = float(np.sqrt(max(new_var, 1e-6)))
         change = max(
             float(np.abs(new[free][:, active] - coords[free][:, active]).max(initial=0.0)),
             abs(new_mean - mean),
@@ -103,7 +105,7 @@ def calibrate_with_anchors(
             ConvergenceWarning,
             stacklevel=2,
         )
-    step = _e_step(coords, design, spec, _grid(points, mean, sd))
+    step = e_step_at(coords, design, spec, _grid(points, mean, sd))
     se_a, se_b, se_c = item_standard_errors(coords, design, step.posterior, spec)
     a, b, c, d = to_abcd(coords, spec)
 
@@ -126,21 +128,3 @@ def calibrate_with_anchors(
     )
     anchored = tuple(responses.item_ids[j] for j in anchor_cols)
     return AnchoredFit(params, anchored, mean, sd, n_iter, converged)
-
-
-def _e_step(
-    coords: FloatArray, design: DesignMatrices, spec: MStepSpec, grid: QuadratureGrid
-) -> EStep:
-    a, _, c, d = to_abcd(coords, spec)
-    z = a[None, :] * grid.points[:, None] + coords[None, :, 1]
-    log_p, log_q = log_prob_pair(z, c, d)
-    return e_step(design, log_p, log_q, grid)
-
-
-def _latent_moments(posterior: FloatArray, points: FloatArray) -> tuple[float, float]:
-    """The group's latent mean and SD implied by the subjects' posteriors."""
-    mass = posterior.sum(axis=1)
-    mean_n = posterior @ points / mass
-    second_n = posterior @ (points**2) / mass
-    mean = float(mean_n.mean())
-    return mean, float(np.sqrt(max(float(second_n.mean()) - mean**2, 1e-6)))

@@ -182,20 +182,20 @@ class EMCalibrator:
         # The M-step only needs to be an order of magnitude tighter than EM itself; much
         # below 1e-6 its Newton steps sit at the rounding noise of the gradient.
         inner_tol = min(self.tol / 10, 1e-6)
-        step0 = self._e_step(coords, design, spec, grid)
+        step0 = e_step_at(coords, design, spec, grid)
         n_maps = 0
         while n_maps < self.max_iter:
             x1 = em_map(step0, coords)
             n_maps += 1
             change = float(np.abs(x1 - coords)[:, active].max())
-            step1 = self._e_step(x1, design, spec, grid)
+            step1 = e_step_at(x1, design, spec, grid)
             if self.progress is not None:
                 self.progress(n_maps, step1.loglik, change)
             if change < self.tol or n_maps >= self.max_iter:
                 return change < self.tol, n_maps, x1, step1
             x2 = em_map(step1, x1)
             n_maps += 1
-            step2 = self._e_step(x2, design, spec, grid)
+            step2 = e_step_at(x2, design, spec, grid)
             # x1 is a plain EM iterate, so |x2 − x1| is an honest plain step too; x0 may
             # be an extrapolation that overshot along a flat ridge.
             change = float(np.abs(x2 - x1)[:, active].max())
@@ -211,19 +211,10 @@ class EMCalibrator:
                 alpha = max(-float(np.sqrt((r * r).sum())) / v_norm, -_MAX_EXTRAPOLATION)
                 if alpha < -1.0:
                     trial = clip_coords(x0 - 2 * alpha * r + alpha**2 * v, spec)
-                    trial_step = self._e_step(trial, design, spec, grid)
+                    trial_step = e_step_at(trial, design, spec, grid)
                     if objective(trial_step, trial) > objective(step2, x2):
                         coords, step0 = trial, trial_step
         return False, n_maps, coords, step0
-
-    @staticmethod
-    def _e_step(
-        coords: FloatArray, design: DesignMatrices, spec: MStepSpec, grid: QuadratureGrid
-    ) -> EStep:
-        a, _, c, d = to_abcd(coords, spec)
-        z = a[None, :] * grid.points[:, None] + coords[None, :, 1]
-        log_p, log_q = log_prob_pair(z, c, d)
-        return e_step(design, log_p, log_q, grid)
 
 
 #: Reported difficulties are kept within ±this. Beyond it the data do not identify b (a
@@ -246,6 +237,25 @@ def _bound_difficulties(b: FloatArray, item_ids: tuple[str, ...]) -> FloatArray:
     return np.clip(b, -B_BOUND, B_BOUND)
 
 
+def e_step_at(
+    coords: FloatArray, design: DesignMatrices, spec: MStepSpec, grid: QuadratureGrid
+) -> EStep:
+    """The E-step with the items at internal coordinates ``coords``."""
+    a, _, c, d = to_abcd(coords, spec)
+    z = a[None, :] * grid.points[:, None] + coords[None, :, 1]
+    log_p, log_q = log_prob_pair(z, c, d)
+    return e_step(design, log_p, log_q, grid)
+
+
+def latent_moments(posterior: FloatArray, points: FloatArray) -> tuple[float, float]:
+    """The sample's latent mean and variance implied by the subjects' posteriors."""
+    mass = posterior.sum(axis=1)
+    mean_n = posterior @ points / mass
+    second_n = posterior @ (points**2) / mass
+    mu = float(mean_n.mean())
+    return mu, float(second_n.mean()) - mu**2
+
+
 def standardize_scale(
     coords: FloatArray, posterior: FloatArray, points: FloatArray, spec: MStepSpec
 ) -> FloatArray:
@@ -258,11 +268,7 @@ def standardize_scale(
     pins the scale weakly (curvature ~ number of subjects) against forces summed over
     every answer, so any small E-step approximation would otherwise shift it.
     """
-    mass = posterior.sum(axis=1)
-    mean_n = posterior @ points / mass
-    second_n = posterior @ (points**2) / mass
-    mu = float(mean_n.mean())
-    var = float(second_n.mean()) - mu**2
+    mu, var = latent_moments(posterior, points)
     if not var > 0:
         return coords
     sigma = float(np.sqrt(var))
