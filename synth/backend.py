@@ -17,6 +17,8 @@ import logging
 import os
 import random
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlparse
@@ -109,6 +111,20 @@ def api_key(base_url: str, env_name: str = DEFAULT_KEY_ENV) -> str:
     if host in ("127.0.0.1", "localhost", "::1") or host.endswith(".local"):
         return _NO_KEY
     raise SynthError(f"no API key: set the environment variable {env_name} for {base_url}")
+
+
+def check_reachable(url: str, timeout: float = 10.0) -> None:
+    """Fail before any paid call if nothing answers at ``url``: any HTTP reply from
+    ``URL/models`` counts (401 and 404 too), only a refused or unresolvable address
+    does not."""
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/models", timeout=timeout):
+            return
+    except urllib.error.HTTPError:
+        return
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise SynthError(f"cannot reach {url} ({reason})") from exc
 
 
 #: Failures a later attempt may not repeat.

@@ -176,14 +176,13 @@ def _endpoint(
     max_attempts: int,
     seed: int,
 ) -> tuple[RunStore, EndpointExaminee]:
-    from cat.cli.synth import _check_reachable
-    from synth.backend import OpenAIBackend, RetryPolicy, api_key
+    from synth.backend import OpenAIBackend, RetryPolicy, api_key, check_reachable
     from synth.store import RunStore
 
     if base_url is None:
         raise fail(f"model {model!r} needs --base-url (or use sim:THETA / replay:FILE#SUBJECT)")
     api_key(base_url, api_key_env)
-    _check_reachable(base_url)
+    check_reachable(base_url)
     check_writable(store_path)
     backend = OpenAIBackend(
         base_url, api_key_env, timeout, RetryPolicy(max_attempts=max_attempts), seed=seed

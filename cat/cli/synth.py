@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +19,6 @@ from cat.cli.common import (
     progress_bar,
     stdout,
 )
-from synth.errors import SynthError
 
 if TYPE_CHECKING:
     from synth.backend import OpenAIBackend
@@ -83,7 +80,7 @@ def synth(
       cat synth --pool item_pools/demo --agents qwen2.5:7b,llama3.1:8b
                 --base-url http://localhost:11434/v1 --store run.db --out responses.jsonl
     """
-    from synth.backend import OpenAIBackend, RetryPolicy, api_key
+    from synth.backend import OpenAIBackend, RetryPolicy, api_key, check_reachable
     from synth.export import summarize_results, write_responses
     from synth.items import Pool, read_pool
     from synth.participants import KINDS, make_participants, parse_agents
@@ -106,7 +103,7 @@ def synth(
     urls = sorted({a.base_url for a in agent_list})
     for url in urls:
         api_key(url, api_key_env)  # a missing key fails here, before any call
-        _check_reachable(url)
+        check_reachable(url)
     retry = RetryPolicy(max_attempts=max_attempts)
     backends = {
         url: OpenAIBackend(url, api_key_env, timeout, retry, seed=seed + k)
@@ -152,18 +149,6 @@ def _style(text: str) -> Style:
         return Style(text.strip())
     except ValueError as exc:
         raise fail(f"--styles takes direct, cot; got {text!r}") from exc
-
-
-def _check_reachable(url: str) -> None:
-    """Any HTTP answer from ``URL/models`` means the server is there (even 401/404)."""
-    try:
-        with urllib.request.urlopen(url.rstrip("/") + "/models", timeout=10):
-            return
-    except urllib.error.HTTPError:
-        return
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise SynthError(f"cannot reach {url} ({reason})") from exc
 
 
 def _run(
