@@ -20,7 +20,7 @@ from cat.prediction import reference_offset
 from cat.session import AssessmentSession
 from irt.models import probability
 from irt.person_fit import LZ_FLAG, lz
-from irt.types import FloatArray
+from irt.types import FloatArray, IntArray
 
 _Z90 = float(norm.ppf(0.95))
 
@@ -35,12 +35,18 @@ class Reference:
     accuracy: float | None = None
 
 
-def _item_scores(session: AssessmentSession, theta: float, offset: float) -> FloatArray:
+def _given_positions(session: AssessmentSession) -> IntArray:
+    """Pool positions of the items given, in the order given."""
+    index = {item: j for j, item in enumerate(session.params.item_ids)}
+    return np.array([index[i] for i in session.given], dtype=np.int_)
+
+
+def _item_scores(
+    session: AssessmentSession, theta: float, offset: float, given: IntArray
+) -> FloatArray:
     """Per pool item: the answer where one was given, else P_j(θ) − ``offset``."""
     expected = probability([theta], session.params)[0] - offset
     scores = np.clip(np.asarray(expected, dtype=np.float64), 0.0, 1.0)
-    index = {item: j for j, item in enumerate(session.params.item_ids)}
-    given = [index[i] for i in session.given]
     scores[given] = session.responses
     return scores
 
@@ -70,15 +76,16 @@ def summarize(
     )
     lo, hi = theta - _Z90 * se, theta + _Z90 * se
     everything = np.arange(session.params.n_items)
+    positions = _given_positions(session)
 
     # Expected accuracy is increasing in θ, so θ's interval maps to the accuracy's.
     scores = {
-        key: _item_scores(session, t, offset)
+        key: _item_scores(session, t, offset, positions)
         for key, t in (("value", theta), ("low", lo), ("high", hi))
     }
 
     given = np.zeros(session.params.n_items, dtype=bool)
-    given[[session.params.item_ids.index(i) for i in session.given]] = True
+    given[positions] = True
 
     def accuracy(items: np.ndarray) -> dict[str, float]:
         value, low, high = (float(scores[k][items].mean()) for k in ("value", "low", "high"))
@@ -101,7 +108,7 @@ def summarize(
         "stop_reason": session.stop_reason,
         "predicted_accuracy": accuracy(everything),
         "reference_offset": offset,
-        "person_fit": _person_fit(session),
+        "person_fit": _person_fit(session, positions),
     }
     if session.scenario is not None:
         codes = np.asarray(session.scenario)
@@ -109,9 +116,7 @@ def summarize(
         out["scenarios"] = {
             names[k]: {
                 **accuracy(np.flatnonzero(codes == k)),
-                "n_given": sum(
-                    1 for i in session.given if codes[session.params.item_ids.index(i)] == k
-                ),
+                "n_given": int(np.sum(codes[positions] == k)),
             }
             for k in range(len(names))
             if (codes == k).any()
@@ -121,11 +126,10 @@ def summarize(
     return out
 
 
-def _person_fit(session: AssessmentSession) -> dict[str, Any]:
+def _person_fit(session: AssessmentSession, positions: IntArray) -> dict[str, Any]:
     """lz on the items given, at the final θ (``irt.person_fit``)."""
     if not session.given:
         return {"lz": None, "flagged": False, "threshold": LZ_FLAG}
-    positions = [session.params.item_ids.index(i) for i in session.given]
     value = lz(np.array(session.responses, float), session.theta, session.params.subset(positions))
     finite = bool(np.isfinite(value))
     return {
