@@ -24,6 +24,7 @@ from cat.assess import build_result, run_assessment
 from cat.examinees import EndpointExaminee
 from cat.pool_calibration import record_calibration, reference_rows
 from cat.report import Reference
+from cat.scenarios import scenarios_of
 from cat.session import AssessmentSession, SessionConfig
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
@@ -179,9 +180,9 @@ def _assess(
     say: Callable[[str], None],
 ) -> list[AssessedRow]:
     by_id = {item.id: item for item in pool.items}
-    scenario_names = sorted({item.scenario for item in pool.items})
-    code = {name: k for k, name in enumerate(scenario_names)}
-    scenario = tuple(code[by_id[i].scenario] for i in params.item_ids)
+    codes = scenarios_of(pool.items, params.item_ids)
+    scenario, scenario_names = codes.codes, list(codes.names)
+    scenario_of = {i: item.scenario for i, item in by_id.items()}
     rows = []
     say(f"assessment: {len(ASSESSED_MODELS)} new models, {length} adaptive items each, over HTTP")
     with RunStore(work / "assess.db") as store:
@@ -191,9 +192,7 @@ def _assess(
             config = SessionConfig(max_items=length, content_balancing=True, seed=seed)
             session = AssessmentSession(params, config, scenario)
             try:
-                log = run_assessment(
-                    session, examinee, 1, scenario_of={i: by_id[i].scenario for i in by_id}
-                )
+                log = run_assessment(session, examinee, 1, scenario_of=scenario_of)
             finally:
                 examinee.close()
             result = build_result(

@@ -11,12 +11,13 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from cat.errors import CatError
+from synth.items import PoolItem
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,14 @@ class ItemScenarios:
 
     codes: tuple[int, ...]
     names: tuple[str, ...]
+
+
+def scenarios_of(items: Iterable[PoolItem], item_ids: Sequence[str]) -> ItemScenarios:
+    """The scenario code of each of ``item_ids`` from a pool's items (names sorted)."""
+    scenario = {item.id: item.scenario for item in items}
+    names = tuple(sorted(set(scenario.values())))
+    code = {name: k for k, name in enumerate(names)}
+    return ItemScenarios(tuple(code[scenario[i]] for i in item_ids), names)
 
 
 def read_item_scenarios(

@@ -30,6 +30,7 @@ from cat.examinees import (
 )
 from cat.pool_format import LoadedPool, load_pool
 from cat.report import Reference
+from cat.scenarios import scenarios_of
 from cat.session import AssessmentSession, SessionConfig
 
 if TYPE_CHECKING:
@@ -106,10 +107,9 @@ def assess(
             "seed": seed,
         }
     )
-    scenario_names = sorted({item.scenario for item in pool.items})
-    code = {name: k for k, name in enumerate(scenario_names)}
+    codes = scenarios_of(pool.items, params.item_ids)
+    scenario, scenario_names = codes.codes, list(codes.names)
     scenario_of = {item.id: item.scenario for item in pool.items}
-    scenario = tuple(code[scenario_of[i]] for i in params.item_ids)
     references = [Reference(r.subject_id, r.theta, r.se, r.accuracy) for r in pool.references]
     header: dict[str, Any] = {
         "model": model,

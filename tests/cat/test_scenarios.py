@@ -42,3 +42,15 @@ def test_bad_tables_fail_with_the_reason(tmp_path: Path) -> None:
     bad.write_text('{"id": 1}\n')
     with pytest.raises(CatError, match="line 1"):
         read_item_scenarios(bad, ("1",))
+
+
+def test_codes_from_a_pools_items() -> None:
+    from cat.scenarios import scenarios_of
+    from synth.items import PoolItem
+
+    items = [
+        PoolItem(id=i, scenario=s, question="q", options={"A": "1", "B": "2"}, answer="A")
+        for i, s in (("1", "law"), ("2", "math"), ("3", "law"))
+    ]
+    got = scenarios_of(items, ("3", "2", "1"))
+    assert got.codes == (0, 1, 0) and got.names == ("law", "math")
