@@ -197,14 +197,19 @@ for name in ("mfi", "kl", "astrat", "random"):
     ),
     (
         "code",
-        """fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+        """fig, ax = plt.subplots(figsize=(5, 3.5))
 for name, rows in curves.items():
-    axes[0].plot(lengths, rows[:, 0], marker="o", label=name)
-    axes[1].plot(lengths, rows[:, 1], marker="o", label=name)
-axes[0].set(xlabel="test length", ylabel="RMSE(θ)", title="simulation")
-axes[1].set(xlabel="test length", ylabel="Kendall τ", title="simulation")
-axes[0].legend()
-fig.tight_layout()""",
+    ax.plot(lengths, rows[:, 0], marker="o", label=name)
+ax.set(xlabel="test length", ylabel="RMSE(θ)", title="simulation: precision")
+ax.legend()""",
+    ),
+    (
+        "code",
+        """fig, ax = plt.subplots(figsize=(5, 3.5))
+for name, rows in curves.items():
+    ax.plot(lengths, rows[:, 1], marker="o", label=name)
+ax.set(xlabel="test length", ylabel="Kendall τ", title="simulation: ranking")
+ax.legend()""",
     ),
     (
         "code",
