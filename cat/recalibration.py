@@ -151,13 +151,7 @@ def _references(
 ) -> list[dict[str, Any]]:
     """The pool's references, re-scored where the responses hold their answers, and
     every new subject, scored (EAP) on the final parameters."""
-    position = {item: j for j, item in enumerate(params.item_ids)}
-    cols = [position[i] for i in responses.item_ids]
-    values = np.full((responses.n_subjects, params.n_items), MISSING, dtype=np.int8)
-    values[:, cols] = responses.values
-    wide = ResponseMatrix(
-        subject_ids=responses.subject_ids, item_ids=params.item_ids, values=values
-    )
+    wide = responses.on_items(params.item_ids)
     abilities = score_abilities(wide, params, AbilityMethod.EAP)
     accuracy = responses.accuracy()
     scored = {

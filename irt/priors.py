@@ -87,6 +87,26 @@ class ItemPriors:
             fields.update(a_meanlog=None, a_sdlog=None)
         return ItemPriors(**fields)
 
+    @classmethod
+    def from_description(cls, described: dict[str, Any]) -> ItemPriors:
+        """The priors that ``describe`` wrote (e.g. into a pool's provenance); a
+        parameter it does not mention gets no prior."""
+        try:
+            a, b = described.get("a"), described.get("b")
+            c, d = described.get("c"), described.get("d")
+            return cls(
+                a_meanlog=a["meanlog"] if a else None,
+                a_sdlog=a["sdlog"] if a else None,
+                b_mean=b["mean"] if b else None,
+                b_sd=b["sd"] if b else None,
+                c_alpha=c["alpha"] if c else None,
+                c_beta=c["beta"] if c else None,
+                d_alpha=d["alpha"] if d else None,
+                d_beta=d["beta"] if d else None,
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise IRTError(f"unreadable prior description {described!r}") from exc
+
     def describe(self) -> dict[str, Any]:
         """JSON-ready description for reports and pool provenance."""
         out: dict[str, Any] = {}

@@ -122,6 +122,17 @@ class ResponseMatrix:
             values=self.values[np.ix_(rows, cols)],
         )
 
+    def on_items(self, item_ids: tuple[str, ...]) -> ResponseMatrix:
+        """The same subjects on ``item_ids`` in that order: columns of items this matrix
+        lacks are missing, its items not listed are dropped."""
+        own = {item: j for j, item in enumerate(self.item_ids)}
+        values = np.full((self.n_subjects, len(item_ids)), MISSING, dtype=np.int8)
+        pairs = [(k, own[item]) for k, item in enumerate(item_ids) if item in own]
+        if pairs:
+            to, frm = (list(x) for x in zip(*pairs, strict=True))
+            values[:, to] = self.values[:, frm]
+        return ResponseMatrix(subject_ids=self.subject_ids, item_ids=tuple(item_ids), values=values)
+
 
 def _check_unique(kind: str, ids: tuple[str, ...]) -> None:
     if len(set(ids)) != len(ids):

@@ -9,6 +9,7 @@ from cat.cli.calibrate import calibrate
 from cat.cli.common import package_version
 from cat.cli.demo import demo
 from cat.cli.pool import pool_app
+from cat.cli.pool_fit import fit_pool
 from cat.cli.recalibrate import recalibrate_pool
 from cat.cli.simulate import simulate
 from cat.cli.synth import synth
@@ -48,6 +49,7 @@ app.command(no_args_is_help=True)(validate)
 app.command(no_args_is_help=True)(synth)
 app.command(no_args_is_help=True)(assess)
 app.command()(demo)
+pool_app.command("fit", no_args_is_help=True)(fit_pool)
 app.add_typer(pool_app, name="pool")
 app.command("recalibrate", no_args_is_help=True)(recalibrate_pool)
 
