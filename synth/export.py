@@ -21,17 +21,40 @@ def write_responses(
 ) -> int:
     """Write one JSONL line per participant with any graded answer, items in pool order;
     returns the number of subjects written. The file is replaced atomically."""
-    by_subject: dict[str, dict[str, int]] = {name: {} for name in participants}
-    for r in results:
-        if r.status != "failed" and r.participant in by_subject:
-            by_subject[r.participant][r.item_id] = int(r.correct)
+    graded = [r for r in results if r.status != "failed"]
+    values = {(r.participant, r.item_id): int(r.correct) for r in graded}
+    return _write_by_subject(values, "responses", participants, items, path)
+
+
+def write_choices(
+    results: Sequence[Result], participants: Sequence[str], items: Sequence[str], path: Path
+) -> int:
+    """Write each participant's parsed final answers (option letters) as JSONL lines
+    ``{"subject_id", "choices"}``, for the answer-key check of ``cat pool fit``; returns
+    the number of subjects written. Unparsed and failed answers are left out."""
+    parsed = [r for r in results if r.status == "ok" and r.answer]
+    values = {(r.participant, r.item_id): str(r.answer) for r in parsed}
+    return _write_by_subject(values, "choices", participants, items, path)
+
+
+def _write_by_subject(
+    values: dict[tuple[str, str], Any],
+    field: str,
+    participants: Sequence[str],
+    items: Sequence[str],
+    path: Path,
+) -> int:
+    by_subject: dict[str, dict[str, Any]] = {name: {} for name in participants}
+    for (participant, item), value in values.items():
+        if participant in by_subject:
+            by_subject[participant][item] = value
     position = {item: k for k, item in enumerate(items)}
     lines = []
     for name in participants:
         answers = by_subject[name]
         if answers:
             ordered = dict(sorted(answers.items(), key=lambda kv: position.get(kv[0], len(items))))
-            lines.append(json.dumps({"subject_id": name, "responses": ordered}, ensure_ascii=False))
+            lines.append(json.dumps({"subject_id": name, field: ordered}, ensure_ascii=False))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write("".join(line + "\n" for line in lines))

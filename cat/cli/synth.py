@@ -39,7 +39,12 @@ def synth(
         ..., "--agents", help="Models, comma-separated; MODEL@URL gives one its own endpoint."
     ),
     store_path: Path = typer.Option(..., "--store", help="Run store (SQLite); reruns resume it."),
-    out: Path = typer.Option(..., "--out", help="Write the response matrix here (JSONL)."),
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        help="Write the response matrix here (JSONL); chosen options go beside it "
+        "(NAME.choices.jsonl, for cat pool fit --choices).",
+    ),
     base_url: str | None = typer.Option(
         None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."
     ),
@@ -81,7 +86,7 @@ def synth(
                 --base-url http://localhost:11434/v1 --store run.db --out responses.jsonl
     """
     from synth.backend import OpenAIBackend, RetryPolicy, api_key, check_reachable
-    from synth.export import summarize_results, write_responses
+    from synth.export import summarize_results, write_choices, write_responses
     from synth.items import Pool, read_pool
     from synth.participants import KINDS, make_participants, parse_agents
     from synth.pricing import Prices
@@ -89,7 +94,7 @@ def synth(
     from synth.runner import RunSettings
     from synth.store import RunStore
 
-    check_writable(out, store_path)
+    check_writable(out, choices_file(out), store_path)
     pool = read_pool(pool_dir)
     if limit is not None:
         pool = Pool(name=pool.name, language=pool.language, items=pool.items[:limit])
@@ -136,10 +141,22 @@ def synth(
         results = store.results()
         totals = store.totals()
     names = [p.name for p in who]
-    n_subjects = write_responses(results, names, [i.id for i in pool.items], out)
+    item_ids = [i.id for i in pool.items]
+    n_subjects = write_responses(results, names, item_ids, out)
+    choices_path = choices_file(out)
+    write_choices(results, names, item_ids, choices_path)
     summary = summarize_results(results, names)
     _print(summary, progress, totals, time.perf_counter() - t0)
-    stdout.print(f"{n_subjects} participants written to {out}; calls stored in {store_path}")
+    stdout.print(
+        f"{n_subjects} participants written to {out} (chosen options: {choices_path}); "
+        f"calls stored in {store_path}"
+    )
+
+
+def choices_file(out: Path) -> Path:
+    """Where the chosen options go beside the responses: ``run.jsonl`` → ``run.choices.jsonl``."""
+    name = out.name[: -len(".jsonl")] if out.name.endswith(".jsonl") else out.name
+    return out.with_name(f"{name}.choices.jsonl")
 
 
 def _style(text: str) -> Style:

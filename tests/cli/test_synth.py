@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cat.cli.app import app
+from cat.pool_fit import read_choices
 from irt.readers import read_responses
 from synth.items import PoolItem
 from synth.local_server import LocalServer
@@ -53,6 +54,9 @@ def test_synth_writes_the_matrix_and_never_the_key(
     matrix = read_responses(tmp_path / "responses.jsonl")
     assert set(matrix.subject_ids) == {"good", "bad", "good>bad", "bad>good"}
     assert matrix.n_items == 12 and matrix.observed.all()
+    choices = read_choices(tmp_path / "responses.choices.jsonl")
+    assert set(choices) == set(matrix.subject_ids)
+    assert all(len(picked) == 12 for picked in choices.values())
     assert "Synthesis" in result.output and "new calls" in result.output
     for path in tmp_path.rglob("*"):
         if path.is_file():

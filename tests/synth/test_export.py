@@ -10,7 +10,7 @@ import pytest
 from irt.readers import read_responses
 from synth.backend import ChatReply
 from synth.errors import SynthError
-from synth.export import summarize_results, write_responses
+from synth.export import summarize_results, write_choices, write_responses
 from synth.pricing import Prices
 from synth.store import Result
 
@@ -39,6 +39,17 @@ def test_matrix_keeps_pool_order_and_leaves_failures_missing(tmp_path: Path) -> 
     matrix = read_responses(path)
     assert matrix.subject_ids == ("a", "a>b") and matrix.item_ids == ("q1", "q2", "q3")
     assert not matrix.observed[0, 2] and matrix.observed[1].all()
+
+
+def test_choices_keep_parsed_answers_only(tmp_path: Path) -> None:
+    from cat.pool_fit import read_choices
+
+    path = tmp_path / "r.choices.jsonl"
+    n = write_choices(RESULTS, ["a", "a>b", "b"], ["q1", "q2", "q3"], path)
+    assert n == 2
+    choices = read_choices(path)
+    assert choices["a>b"] == {"q1": "A", "q2": "B", "q3": "B"}
+    assert "q3" not in choices["a"] and "b" not in choices  # failed: no choice recorded
 
 
 def test_summary_counts_and_reflection_flips() -> None:
