@@ -53,7 +53,7 @@ def fit_pool(
     """Check a pool's health on a set of responses: items that misfit the model, items
     that look broken, items that drifted.
 
-    Reasons an item is flagged: misfit (its likelihood given θ, with bootstrap p-values
+    Reasons an item is flagged: misfit (a chi-square over ability groups, bootstrap p-values
     corrected for the number of items), low_discrimination (a < 0.2), c_at_prior_edge,
     all_right / all_wrong, key_suspect (a distractor preferred by the strongest third,
     with --choices; otherwise right answers going with lower ability), and with
@@ -74,7 +74,7 @@ def fit_pool(
     matrix = merge_responses([read_responses(p) for p in responses])
     earlier = merge_responses([read_responses(p) for p in baseline]) if baseline else None
     chosen = read_choices(choices) if choices is not None else None
-    with progress_bar("bootstrap", total=2 * replicates) as update:
+    with progress_bar("bootstrap", total=replicates) as update:
 
         def report(done: int, total: int) -> None:
             update(completed=done, description=f"bootstrap replicate {done} of {total}")
@@ -105,6 +105,8 @@ def _print(figures: dict[str, Any], show: int, out: Path | None) -> None:
         )
     )
     _say(f"method: {figures['method']}")
+    if figures["warning"]:
+        _say(f"warning: {figures['warning']}")
     share = figures["share_p_below_alpha"]
     if share is not None:
         _say(
@@ -115,7 +117,10 @@ def _print(figures: dict[str, Any], show: int, out: Path | None) -> None:
     summary = ", ".join(f"{reason} {counts[reason]}" for reason in REASONS if counts[reason])
     _say(f"flagged: {figures['flagged']} items" + (f" ({summary})" if summary else ""))
     flagged = [row for row in figures["item_rows"] if row["flags"]]
-    flagged.sort(key=lambda row: (-len(row["flags"]), row["p_adjusted"] or 1.0))
+    rank = {reason: k for k, reason in enumerate(REASONS)}
+    flagged.sort(
+        key=lambda row: (min(rank[f["reason"]] for f in row["flags"]), row["p_adjusted"] or 1.0)
+    )
     if flagged and show:
         table = Table(title=f"Flagged items ({min(show, len(flagged))} of {len(flagged)})")
         for col in ("item", "n", "a", "b", "c", "outfit", "reasons"):
