@@ -307,8 +307,9 @@ def _drift(
     z = np.where(enough, (b1 - b0) / np.sqrt(se0**2 + se1**2), np.nan)
     p = adjust_p_values(np.where(enough, 2 * norm.sf(np.abs(z)), np.nan), settings.correction)
     for j in np.flatnonzero(p < settings.alpha):
-        reason = "easier" if z[j] < 0 else "harder"
-        note = "; a contamination signal if the later subjects are new models" * (z[j] < 0)
+        easier = bool(z[j] < 0)
+        reason = "easier" if easier else "harder"
+        note = "; a contamination signal if the later subjects are new models" if easier else ""
         rows[j].flag(
             reason,
             f"b {b0[j]:+.2f} → {b1[j]:+.2f} (z {z[j]:+.1f}, adjusted p {p[j]:.2g}){note}",

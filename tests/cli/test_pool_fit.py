@@ -1,0 +1,58 @@
+"""``cat pool fit``: the report on the terminal and in JSON, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from typer.testing import CliRunner
+
+from cat.cli.app import app
+from tests.cat.test_pool_fit import setting  # noqa: F401  (the module's fixture)
+
+runner = CliRunner()
+
+
+def test_fit_with_baseline_and_choices_writes_every_item(
+    setting: dict[str, Any],  # noqa: F811
+) -> None:
+    tmp = setting["tmp"]
+    out = tmp / "fit.json"
+    result = runner.invoke(
+        app,
+        [
+            "pool",
+            "fit",
+            str(tmp / "pool"),
+            str(tmp / "later.jsonl"),
+            "--baseline",
+            str(tmp / "earlier.jsonl"),
+            "--choices",
+            str(tmp / "choices.jsonl"),
+            "--replicates",
+            "20",
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "method: grouped chi-square" in result.output
+    assert "Flagged items" in result.output and "easier: b" in result.output
+    report = json.loads(out.read_text())
+    assert len(report["item_rows"]) == 200 and report["settings"]["seed"] == 3
+    assert report["flag_counts"]["easier"] >= 4 and report["drift"]["tested"] == 200
+    first = report["item_rows"][0]
+    assert {"outfit", "infit", "z", "p", "p_adjusted", "b_earlier", "b_later"} <= set(first)
+
+
+def test_errors_are_one_line(setting: dict[str, Any]) -> None:  # noqa: F811
+    tmp = setting["tmp"]
+    bad = runner.invoke(
+        app, ["pool", "fit", str(tmp / "pool"), str(tmp / "later.jsonl"), "--correction", "x"]
+    )
+    assert bad.exit_code != 0 and "--correction" in bad.output
+    missing = runner.invoke(app, ["pool", "fit", str(tmp / "pool"), str(tmp / "nope.jsonl")])
+    assert missing.exit_code == 2 and "no such file" in missing.output
+    assert "Traceback" not in missing.output
