@@ -49,12 +49,8 @@ def _answers(
     p = probability(theta, true)
     p[:, WRONG_KEY] = 0.15 + 0.7 / (1 + np.exp(1.5 * (theta[:, None] - true.b[WRONG_KEY])))
     if leaked:
-        p[:, LEAKED] = probability(
-            theta,
-            true.subset(LEAKED).__class__.create(
-                true.a[LEAKED], true.b[LEAKED] - 2.5, true.c[LEAKED], item_ids=true.item_ids[10:15]
-            ),
-        )
+        easier = replace(true, b=true.b - 2.5)
+        p[:, LEAKED] = probability(theta, easier)[:, LEAKED]
     right = rng.random(p.shape) < p
     subjects = tuple(f"{prefix}{k:03d}" for k in range(len(theta)))
     choices: dict[str, dict[str, str]] = {}
