@@ -181,6 +181,11 @@ def check_pool_fit(
     _flag_extremes(rows, right, observed)
     r, p_key = _item_theta_correlation(right, observed, theta, settings)
     if choices:
+        if not set(choices) & set(wide.subject_ids):
+            raise CatError(
+                "no subject of the chosen options is among the responses' subjects: "
+                "give the choices file written with these responses"
+            )
         _flag_distractors(rows, pool, wide, theta, choices)
     else:
         for k in np.flatnonzero(p_key < settings.alpha):

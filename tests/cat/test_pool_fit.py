@@ -158,6 +158,8 @@ def test_clear_errors(setting: dict[str, Any], tmp_path: Path) -> None:
         check_pool_fit(pool, stranger, SETTINGS)
     with pytest.raises(CatError, match="no parameters"):
         check_pool_fit(replace(pool, params=None), setting["earlier"], SETTINGS)
+    with pytest.raises(CatError, match="no subject of the chosen options"):
+        check_pool_fit(pool, setting["later"], SETTINGS, choices=setting["choices"])
     with pytest.raises(CatError, match="unknown correction"):
         FitSettings(correction="fdr")
     bad = tmp_path / "choices.jsonl"

@@ -13,7 +13,7 @@ from tests.cat.test_pool_fit import setting  # noqa: F401  (the module's fixture
 runner = CliRunner()
 
 
-def test_fit_with_baseline_and_choices_writes_every_item(
+def test_fit_with_a_baseline_writes_every_item(
     setting: dict[str, Any],  # noqa: F811
 ) -> None:
     tmp = setting["tmp"]
@@ -27,8 +27,6 @@ def test_fit_with_baseline_and_choices_writes_every_item(
             str(tmp / "later.jsonl"),
             "--baseline",
             str(tmp / "earlier.jsonl"),
-            "--choices",
-            str(tmp / "choices.jsonl"),
             "--replicates",
             "20",
             "--seed",
@@ -42,9 +40,34 @@ def test_fit_with_baseline_and_choices_writes_every_item(
     assert "Flagged items" in result.output and "easier: b" in result.output
     report = json.loads(out.read_text())
     assert len(report["item_rows"]) == 200 and report["settings"]["seed"] == 3
+    assert report["flag_counts"]["key_suspect"] >= 3  # from the item–θ correlation
     assert report["flag_counts"]["easier"] >= 4 and report["drift"]["tested"] == 200
     first = report["item_rows"][0]
     assert {"outfit", "infit", "z", "p", "p_adjusted", "b_earlier", "b_later"} <= set(first)
+
+
+def test_choices_name_the_distractor(setting: dict[str, Any]) -> None:  # noqa: F811
+    tmp = setting["tmp"]
+    result = runner.invoke(
+        app,
+        [
+            "pool",
+            "fit",
+            str(tmp / "pool"),
+            str(tmp / "earlier.jsonl"),
+            "--choices",
+            str(tmp / "choices.jsonl"),
+            "--replicates",
+            "20",
+            "--out",
+            str(tmp / "keys.json"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "key_suspect" in result.output
+    report = json.loads((tmp / "keys.json").read_text())
+    details = [f["detail"] for f in report["item_rows"][0]["flags"]]
+    assert any(d.startswith("distractor C chosen by") for d in details), details
 
 
 def test_errors_are_one_line(setting: dict[str, Any]) -> None:  # noqa: F811
