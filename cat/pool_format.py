@@ -34,8 +34,9 @@ REFERENCE = "reference.jsonl"
 A_SUSPICIOUS = 10.0
 #: Beyond ±this, a difficulty lies where no examinee is (θ is in standard units).
 B_LIMIT = 10.0
-#: A guessing parameter at or above this is no longer guessing.
-C_LIMIT = 0.5
+#: A guessing parameter at or above this is legal but no longer guessing: a warning
+#: (a 3PL fit of many similar models can put a few items there; ARC's 320 models did).
+C_SUSPICIOUS = 0.5
 
 
 class PoolManifest(BaseModel):
@@ -350,8 +351,10 @@ def _row_ranges(row: list[str], col: dict[str, int]) -> list[tuple[str, bool]]:
         out.append((f"a = {a} is unusually large (> {A_SUSPICIOUS:g})", True))
     if b is not None and not (math.isfinite(b) and abs(b) <= B_LIMIT):
         out.append((f"b = {b} is outside [-{B_LIMIT:g}, {B_LIMIT:g}]", False))
-    if c is not None and not (0.0 <= c < C_LIMIT):
-        out.append((f"c = {c} is outside [0, {C_LIMIT:g})", False))
+    if c is not None and not (0.0 <= c < 1.0):
+        out.append((f"c = {c} is outside [0, 1)", False))
+    elif c is not None and c >= C_SUSPICIOUS:
+        out.append((f"c = {c} is unusually high (>= {C_SUSPICIOUS:g}); see cat pool fit", True))
     if d is not None and c is not None and not (c < d <= 1.0):
         out.append((f"d = {d} is outside (c, 1] with c = {c}", False))
     for name in ("se_a", "se_b", "se_c"):

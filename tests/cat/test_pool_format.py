@@ -93,7 +93,7 @@ def write_broken_pool(folder: Path) -> Path:
             "item_id,a,b,c,d,se_a,se_b,se_c",
             "q1,1.0,0.0,0.1,1.0,,,",
             "q2,-1,0.0,0.1,1.0,,,",  # line 3: a = -1
-            "q4,1.0,0.0,0.7,1.0,,,",  # line 4: c = 0.7
+            "q4,1.0,0.0,-0.2,1.0,,,",  # line 4: c = -0.2
             "q5,1.0,0.0,0.1,1.0,,,",
             "qX,1.0,0.0,0.1,1.0,,,",  # line 6: unknown item
         ],
@@ -115,7 +115,7 @@ BROKEN = [
     ("items.jsonl", 4, "names options not offered"),
     ("items.jsonl", 5, "scenario 'surgery' is not listed"),
     ("params.csv", 3, "a = -1.0 must be a positive number"),
-    ("params.csv", 4, "c = 0.7 is outside [0, 0.5)"),
+    ("params.csv", 4, "c = -0.2 is outside [0, 1)"),
     ("params.csv", 6, "item 'qX' is not in items.jsonl"),
     ("params.csv", None, "no row for item 'q6' (items.jsonl:7)"),
     ("reference.jsonl", 2, "not valid JSON"),
@@ -182,6 +182,16 @@ def test_large_a_is_only_a_warning(tmp_path: Path) -> None:
     problems = check_pool(folder)
     assert [(p.line, p.warning) for p in problems] == [(2, True)]
     assert "unusually large" in problems[0].message
+    assert load_pool(folder).params is not None
+
+
+def test_high_c_is_only_a_warning(tmp_path: Path) -> None:
+    folder = write_clean_pool(tmp_path / "pool")
+    text = (folder / "params.csv").read_text().replace("q3,1.5,0.5,0.2,", "q3,1.5,0.5,0.6,")
+    (folder / "params.csv").write_text(text)
+    problems = check_pool(folder)
+    assert [(p.line, p.warning) for p in problems] == [(2, True)]
+    assert "c = 0.6 is unusually high" in problems[0].message
     assert load_pool(folder).params is not None
 
 
