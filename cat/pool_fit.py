@@ -295,23 +295,22 @@ def _drift(
     baseline: ResponseMatrix,
     settings: FitSettings,
 ) -> dict[str, Any]:
+    """Each item's b per period at θ scored from the items that did not drift: a first
+    pass flags drift with θ from every item, a second re-scores θ without the flagged
+    items and tests again (one round of purification, as in DIF analysis; Candell &
+    Drasgow, 1988), so that many leaked items do not lift the later θ and hide
+    themselves."""
     earlier = baseline.on_items(params.item_ids)
-    prior_mean = 0.0
-    prior_sd = 2.0
     priors = pool_priors(pool, params)
+    prior = (0.0, 2.0)
     if priors.has_b and priors.b_mean is not None and priors.b_sd is not None:
-        prior_mean, prior_sd = priors.b_mean, priors.b_sd
-    estimates = []
-    for period in (earlier, later):
-        theta = score_abilities(period, params, AbilityMethod.EAP).theta
-        right = (period.values == 1).astype(np.float64)
-        observed = period.observed.astype(np.float64)
-        b, se = difficulty_given_theta(right, observed, theta, params, prior_mean, prior_sd)
-        estimates.append((b, se, observed.sum(axis=0)))
-    (b0, se0, n0), (b1, se1, n1) = estimates
-    enough = (n0 >= settings.min_responses) & (n1 >= settings.min_responses)
-    z = np.where(enough, (b1 - b0) / np.sqrt(se0**2 + se1**2), np.nan)
-    p = adjust_p_values(np.where(enough, 2 * norm.sf(np.abs(z)), np.nan), settings.correction)
+        prior = (priors.b_mean, priors.b_sd)
+    anchor = np.ones(params.n_items, dtype=bool)
+    test = _difficulty_change(earlier, later, params, anchor, prior, settings)
+    drifted = test[3] < settings.alpha
+    if drifted.any() and not drifted.all():
+        test = _difficulty_change(earlier, later, params, ~drifted, prior, settings)
+    b0, b1, z, p, enough = test
     for j in np.flatnonzero(p < settings.alpha):
         easier = bool(z[j] < 0)
         reason = "easier" if easier else "harder"
@@ -323,11 +322,37 @@ def _drift(
     return {
         "baseline_subjects": baseline.n_subjects,
         "tested": int(enough.sum()),
+        "scored_on_items": int((~drifted).sum()) if drifted.any() else params.n_items,
         "b_earlier": b0,
         "b_later": b1,
         "z": z,
         "p_adjusted": p,
     }
+
+
+def _difficulty_change(
+    earlier: ResponseMatrix,
+    later: ResponseMatrix,
+    params: ItemParams,
+    anchor: np.ndarray,
+    prior: tuple[float, float],
+    settings: FitSettings,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, np.ndarray]:
+    """(b earlier, b later, z, adjusted p, tested) with θ scored on the ``anchor`` items."""
+    estimates = []
+    for period in (earlier, later):
+        theta = score_abilities(
+            period.subset(items=anchor), params.subset(anchor), AbilityMethod.EAP
+        ).theta
+        right = (period.values == 1).astype(np.float64)
+        observed = period.observed.astype(np.float64)
+        b, se = difficulty_given_theta(right, observed, theta, params, *prior)
+        estimates.append((b, se, observed.sum(axis=0)))
+    (b0, se0, n0), (b1, se1, n1) = estimates
+    enough = (n0 >= settings.min_responses) & (n1 >= settings.min_responses)
+    z = np.where(enough, (b1 - b0) / np.sqrt(se0**2 + se1**2), np.nan)
+    p = adjust_p_values(np.where(enough, 2 * norm.sf(np.abs(z)), np.nan), settings.correction)
+    return b0, b1, z, p, enough
 
 
 def _report(
@@ -419,6 +444,10 @@ def _report(
         "flagged": sum(1 for row in items if row["flags"]),
         "drift": None
         if drift is None
-        else {"baseline_subjects": drift["baseline_subjects"], "tested": drift["tested"]},
+        else {
+            "baseline_subjects": drift["baseline_subjects"],
+            "tested": drift["tested"],
+            "scored_on_items": drift["scored_on_items"],
+        },
         "item_rows": items,
     }
