@@ -172,7 +172,7 @@ def test_many_leaked_items_do_not_hide_themselves(setting: dict[str, Any]) -> No
     """A quarter of the items 1.5 easier for the later subjects: with θ scored on every
     item the later group looks abler and the rest look harder; one round of
     purification (θ from the items that did not drift) finds the leaked and clears the
-    rest (without it, 90 of 100 found and 12 clean items 'harder' on a larger run)."""
+    rest (here 49 of 50 and 1; the first pass alone: 47 and 23 clean items 'harder')."""
     pool: LoadedPool = setting["pool"]
     assert pool.params is not None
     params = pool.params
