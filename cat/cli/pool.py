@@ -20,7 +20,8 @@ from irt.models import ItemParams, test_information
 from synth.items import ItemType
 
 pool_app = typer.Typer(
-    help="Item pools: check a pool folder, describe it, import questions or lm-eval logs.",
+    help="Item pools: check, describe, compare versions, test item fit, import questions "
+    "or lm-eval logs.",
     no_args_is_help=True,
 )
 import_app = typer.Typer(

@@ -60,9 +60,15 @@ def fit_pool(
     --baseline easier / harder (difficulty moved beyond chance: an item that became much
     easier for new models only is the contamination signal).
 
+    Each subject's θ is scored on the pool's scale and taken as known, which suits
+    subjects that answered many items (a warning says when θ is imprecise). --out keeps
+    every item's statistics, the settings and the seed.
+
     Examples:
 
-      cat pool fit item_pools/demo-en responses.jsonl --out fit.json
+      cat synth --pool my-pool ... --out run.jsonl      # also writes run.choices.jsonl
+
+      cat pool fit my-pool run.jsonl --choices run.choices.jsonl --out fit.json
 
       cat pool fit my-pool new-models.jsonl --baseline reference-models.jsonl
     """
