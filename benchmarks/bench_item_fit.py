@@ -1,7 +1,7 @@
 """Pool health (issue 6): the item-fit test's false-positive rate and power, and
 ``cat pool fit`` on real LLM data.
 
-    python benchmarks/bench_item_fit.py            # ~4 min; the real-data part needs ../shared/data
+    python benchmarks/bench_item_fit.py     # ~2.5 min; the real-data part needs ../shared/data
 
 1. False positives: pools simulated from the 3PL (a ~ LogNormal(0, 0.3), b ~ N(0, 1),
    c ~ U(0, 0.25)), calibrated by EM with the default priors, subjects scored (EAP),
