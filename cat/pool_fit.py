@@ -9,8 +9,9 @@ Every reason an item is flagged is one of ``REASONS``; the statistics behind the
   on c: the data pushed it to where only the prior holds it;
 - ``all_right`` / ``all_wrong``: every subject who answered got it right (wrong);
 - ``key_suspect``: with the subjects' chosen options (``--choices``), one distractor
-  drew at least half of the strongest third and more of them than the key; without
-  them, right answers go with *lower* θ (point-biserial r < 0, one-sided test, adjusted);
+  drew at least half of the strongest third and more of them than the key; and, with or
+  without them, right answers go with *lower* θ (point-biserial r < 0, one-sided test,
+  adjusted);
 - ``easier`` / ``harder``: with earlier responses, b moved beyond chance (``irt.drift``;
   two-sided z-test, adjusted). ``easier`` for later, new models only is the
   contamination signal.
@@ -188,8 +189,8 @@ def check_pool_fit(
                 "give the choices file written with these responses"
             )
         _flag_distractors(rows, pool, wide, theta, choices)
-    else:
-        for k in np.flatnonzero(p_key < settings.alpha):
+    for k in np.flatnonzero(p_key < settings.alpha):
+        if not any(f["reason"] == "key_suspect" for f in rows[k].flags):
             rows[k].flag(
                 "key_suspect",
                 f"weaker subjects get it right more often (r = {r[k]:+.2f} with θ, "

@@ -12,9 +12,10 @@ The method (stated in the README and in every ``cat pool fit`` output):
    the test asks whether the model's *form* fits the item.
 3. The statistic compares, in G groups of subjects of about equal size ordered by θ
    (G = N // 10 between 2 and 10), the item's right answers with the refitted curve's
-   expectation: X² = Σ_g (O_g − E_g)² / Σ_{i∈g} P_i(1 − P_i) (Yen's Q1 at known θ), taken
-   to the cube root (Wilson–Hilferty). Right answers falling with θ (a wrong key), a
-   plateau (an ambiguous question) or weak models succeeding (a leaked one) all show.
+   expectation: X² = Σ_g (O_g − E_g)² / Σ_{i∈g} P_i(1 − P_i) (Yen's Q1 at known θ, each
+   group's variance summed over its subjects), taken to the cube root (Wilson–Hilferty).
+   Right answers falling with θ (a wrong key), a plateau (an ambiguous question) or weak
+   models succeeding (a leaked one) all show.
    Outfit (mean (x − P)² / (P(1 − P))) and infit (Σ(x − P)² / ΣP(1 − P); Wright &
    Masters, 1982) are reported beside it but not tested: with a flat refitted curve no
    per-answer residual can see a wrong key, and one surprising answer at P = 0.995 adds
@@ -28,7 +29,7 @@ The method (stated in the README and in every ``cat pool fit`` output):
    Student's t with R − 1 degrees of freedom at (x − m) / (s √(1 + 1/R)): the
    predictive distribution of a new normal draw when m and s come from R draws. (A
    second, pooled bootstrap over a data set simulated from the fitted model moved the
-   standardised values by less than 0.15 in mean and 0.07 in SD in every setting tried,
+   standardised values by at most 0.15 in mean and 0.07 in SD in every setting tried,
    so it is not run.)
 5. p-values are continuous, so they survive a correction for thousands of items:
    Benjamini–Hochberg (false discovery rate) or Holm (family-wise error).

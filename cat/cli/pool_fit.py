@@ -56,7 +56,7 @@ def fit_pool(
     Reasons an item is flagged: misfit (a chi-square over ability groups, bootstrap p-values
     corrected for the number of items), low_discrimination (a < 0.2), c_at_prior_edge,
     all_right / all_wrong, key_suspect (a distractor preferred by the strongest third,
-    with --choices; otherwise right answers going with lower ability), and with
+    with --choices; and right answers going with lower ability), and with
     --baseline easier / harder (difficulty moved beyond chance: an item that became much
     easier for new models only is the contamination signal).
 
