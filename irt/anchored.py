@@ -26,7 +26,7 @@ from irt.item_se import item_standard_errors
 from irt.models import ItemParams, ModelKind
 from irt.mstep import MStepSpec, from_abcd, m_step, to_abcd
 from irt.priors import ItemPriors
-from irt.quadrature import QuadratureGrid
+from irt.quadrature import normal_on
 from irt.responses import ResponseMatrix
 from irt.start import classical_start
 from irt.types import FloatArray
@@ -43,11 +43,6 @@ class AnchoredFit:
     latent_sd: float
     n_iter: int
     converged: bool
-
-
-def _grid(points: FloatArray, mean: float, sd: float) -> QuadratureGrid:
-    log_dens = -0.5 * ((points - mean) / sd) ** 2
-    return QuadratureGrid(points=points, log_weights=log_dens - np.logaddexp.reduce(log_dens))
 
 
 def calibrate_with_anchors(
@@ -85,7 +80,7 @@ def calibrate_with_anchors(
     converged, n_iter = False, 0
     active = list(spec.active)
     for n_iter in range(1, max_iter + 1):  # noqa: B007 - the count is reported
-        step = e_step_at(coords, design, spec, _grid(points, mean, sd))
+        step = e_step_at(coords, design, spec, normal_on(points, mean, sd))
         new = m_step(coords, step.expected_right, step.expected_total, spec, 25, tol / 10)
         new[anchor_cols] = anchor_coords
         new_mean, new_var = latent_moments(step.posterior, points)
@@ -105,7 +100,7 @@ def calibrate_with_anchors(
             ConvergenceWarning,
             stacklevel=2,
         )
-    step = e_step_at(coords, design, spec, _grid(points, mean, sd))
+    step = e_step_at(coords, design, spec, normal_on(points, mean, sd))
     se_a, se_b, se_c = item_standard_errors(coords, design, step.posterior, spec)
     a, b, c, d = to_abcd(coords, spec)
 

@@ -1,4 +1,4 @@
-"""Quadrature grids for the latent ability distribution N(0, 1)."""
+"""Quadrature grids for the latent ability distribution (N(0, 1) unless told)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,11 @@ def normal_grid(n_points: int = 61, bound: float = 6.0) -> QuadratureGrid:
         raise IRTError(f"a quadrature grid needs at least 5 points, got {n_points}")
     if not bound > 0:
         raise IRTError(f"quadrature bound must be positive, got {bound}")
-    points = np.linspace(-bound, bound, n_points)
-    log_dens = -0.5 * points**2
-    log_weights = log_dens - np.logaddexp.reduce(log_dens)
-    return QuadratureGrid(points=points, log_weights=log_weights)
+    return normal_on(np.linspace(-bound, bound, n_points))
+
+
+def normal_on(points: FloatArray, mean: float = 0.0, sd: float = 1.0) -> QuadratureGrid:
+    """Fixed points weighted by the N(mean, sd²) density (a latent distribution whose
+    moments are estimated, as in fixed-anchor calibration, keeps its points)."""
+    log_dens = -0.5 * ((points - mean) / sd) ** 2
+    return QuadratureGrid(points=points, log_weights=log_dens - np.logaddexp.reduce(log_dens))
