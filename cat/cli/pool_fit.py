@@ -114,7 +114,12 @@ def _print(figures: dict[str, Any], show: int, out: Path | None) -> None:
     if figures["warning"]:
         _say(f"warning: {figures['warning']}")
     share = figures["share_p_below_alpha"]
-    if share is not None:
+    if share is None:
+        _say(
+            f"no item was answered by {settings['min_responses']} subjects (--min-responses): "
+            "fit not tested; the other checks still ran"
+        )
+    else:
         _say(
             f"unadjusted p < {settings['alpha']}: {share:.1%} of tested items "
             f"(about {settings['alpha']:.0%} if every item fitted)"

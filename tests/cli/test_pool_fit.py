@@ -70,6 +70,28 @@ def test_choices_name_the_distractor(setting: dict[str, Any]) -> None:  # noqa: 
     assert any(d.startswith("distractor C chosen by") for d in details), details
 
 
+def test_too_few_subjects_say_why_fit_was_not_tested(
+    setting: dict[str, Any],  # noqa: F811
+) -> None:
+    tmp = setting["tmp"]
+    result = runner.invoke(
+        app,
+        [
+            "pool",
+            "fit",
+            str(tmp / "pool"),
+            str(tmp / "later.jsonl"),
+            "--min-responses",
+            "500",
+            "--replicates",
+            "20",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "0 items tested" in result.output
+    assert "no item was answered by 500 subjects" in result.output
+
+
 def test_errors_are_one_line(setting: dict[str, Any]) -> None:  # noqa: F811
     tmp = setting["tmp"]
     bad = runner.invoke(
