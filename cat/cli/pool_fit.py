@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from cat.cli.common import check_writable, handle_errors, progress_bar, stdout
+from cat.cli.common import check_writable, handle_errors, package_version, progress_bar, stdout
 from cat.pool_fit import REASONS, FitSettings, check_pool_fit, read_choices
 from cat.pool_format import load_pool
 from cat.recalibration import merge_responses
@@ -88,6 +89,10 @@ def fit_pool(
         figures = check_pool_fit(
             pool, matrix, settings, baseline=earlier, choices=chosen, progress=report
         )
+    figures["package_version"] = package_version()
+    figures["date"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    figures["responses"] = [str(p) for p in responses]
+    figures["baseline"] = [str(p) for p in baseline] if baseline else None
     if out is not None:
         out.write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     _print(figures, show, out)

@@ -40,6 +40,7 @@ def test_fit_with_a_baseline_writes_every_item(
     assert "Flagged items" in result.output and "easier: b" in result.output
     report = json.loads(out.read_text())
     assert len(report["item_rows"]) == 200 and report["settings"]["seed"] == 3
+    assert report["package_version"] and report["baseline"] == [str(tmp / "earlier.jsonl")]
     assert report["flag_counts"]["key_suspect"] >= 3  # from the item–θ correlation
     assert report["flag_counts"]["easier"] >= 4 and report["drift"]["tested"] == 200
     first = report["item_rows"][0]
