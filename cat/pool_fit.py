@@ -27,12 +27,11 @@ from typing import Any
 
 import numpy as np
 from scipy.stats import beta as beta_dist
-from scipy.stats import norm
 from scipy.stats import t as t_dist
 
 from cat.errors import CatError
 from cat.pool_format import LoadedPool
-from irt.drift import difficulty_given_theta
+from irt.drift import DriftTest, drift_test
 from irt.errors import IRTError
 from irt.item_fit import CORRECTIONS, ItemFit, adjust_p_values, item_fit
 from irt.models import ItemParams
@@ -197,9 +196,20 @@ def check_pool_fit(
                 f"adjusted p {p_key[k]:.2g}); check the key",
             )
     drift = _drift(rows, pool, params, wide, baseline, settings) if baseline is not None else None
-    return _report(
-        pool, wide, theta, abilities.se, fit, p_fit, r, rows, settings, ignored, drift, choices
+    checks = _Checks(
+        wide=wide,
+        theta=theta,
+        theta_se=abilities.se,
+        fit=fit,
+        p_fit=p_fit,
+        r=r,
+        rows=rows,
+        ignored=ignored,
+        drift=drift,
+        baseline_subjects=baseline.n_subjects if baseline is not None else 0,
+        choices_used=bool(choices),
     )
+    return _report(pool, checks, settings)
 
 
 def _flag_parameters(rows: list[_Item], params: ItemParams, priors: ItemPriors) -> None:
@@ -295,83 +305,52 @@ def _drift(
     later: ResponseMatrix,
     baseline: ResponseMatrix,
     settings: FitSettings,
-) -> dict[str, Any]:
-    """Each item's b per period at θ scored from the items that did not drift: a first
-    pass flags drift with θ from every item, a second re-scores θ without the flagged
-    items and tests again (one round of purification, as in DIF analysis; Candell &
-    Drasgow, 1988), so that many leaked items do not lift the later θ and hide
-    themselves."""
-    earlier = baseline.on_items(params.item_ids)
+) -> DriftTest:
     priors = pool_priors(pool, params)
     prior = (0.0, 2.0)
     if priors.has_b and priors.b_mean is not None and priors.b_sd is not None:
         prior = (priors.b_mean, priors.b_sd)
-    anchor = np.ones(params.n_items, dtype=bool)
-    test = _difficulty_change(earlier, later, params, anchor, prior, settings)
-    drifted = test[3] < settings.alpha
-    if drifted.any() and not drifted.all():
-        test = _difficulty_change(earlier, later, params, ~drifted, prior, settings)
-    b0, b1, z, p, enough = test
-    for j in np.flatnonzero(p < settings.alpha):
-        easier = bool(z[j] < 0)
-        reason = "easier" if easier else "harder"
+    test = drift_test(
+        baseline.on_items(params.item_ids),
+        later,
+        params,
+        alpha=settings.alpha,
+        correction=settings.correction,
+        min_responses=settings.min_responses,
+        prior=prior,
+    )
+    for j in np.flatnonzero(test.p_adjusted < settings.alpha):
+        easier = bool(test.z[j] < 0)
         note = "; a contamination signal if the later subjects are new models" if easier else ""
         rows[j].flag(
-            reason,
-            f"b {b0[j]:+.2f} → {b1[j]:+.2f} (z {z[j]:+.1f}, adjusted p {p[j]:.2g}){note}",
+            "easier" if easier else "harder",
+            f"b {test.b_earlier[j]:+.2f} → {test.b_later[j]:+.2f} (z {test.z[j]:+.1f}, "
+            f"adjusted p {test.p_adjusted[j]:.2g}){note}",
         )
-    return {
-        "baseline_subjects": baseline.n_subjects,
-        "tested": int(enough.sum()),
-        "scored_on_items": int((~drifted).sum()) if drifted.any() else params.n_items,
-        "b_earlier": b0,
-        "b_later": b1,
-        "z": z,
-        "p_adjusted": p,
-    }
+    return test
 
 
-def _difficulty_change(
-    earlier: ResponseMatrix,
-    later: ResponseMatrix,
-    params: ItemParams,
-    anchor: np.ndarray,
-    prior: tuple[float, float],
-    settings: FitSettings,
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, np.ndarray]:
-    """(b earlier, b later, z, adjusted p, tested) with θ scored on the ``anchor`` items."""
-    estimates = []
-    for period in (earlier, later):
-        theta = score_abilities(
-            period.subset(items=anchor), params.subset(anchor), AbilityMethod.EAP
-        ).theta
-        right = (period.values == 1).astype(np.float64)
-        observed = period.observed.astype(np.float64)
-        b, se = difficulty_given_theta(right, observed, theta, params, *prior)
-        estimates.append((b, se, observed.sum(axis=0)))
-    (b0, se0, n0), (b1, se1, n1) = estimates
-    enough = (n0 >= settings.min_responses) & (n1 >= settings.min_responses)
-    z = np.where(enough, (b1 - b0) / np.sqrt(se0**2 + se1**2), np.nan)
-    p = adjust_p_values(np.where(enough, 2 * norm.sf(np.abs(z)), np.nan), settings.correction)
-    return b0, b1, z, p, enough
+@dataclass(frozen=True)
+class _Checks:
+    """What ``check_pool_fit`` found, for ``_report`` to lay out."""
+
+    wide: ResponseMatrix
+    theta: FloatArray
+    theta_se: FloatArray
+    fit: ItemFit
+    p_fit: FloatArray
+    r: FloatArray
+    rows: list[_Item]
+    ignored: list[str]
+    drift: DriftTest | None
+    baseline_subjects: int
+    choices_used: bool
 
 
-def _report(
-    pool: LoadedPool,
-    wide: ResponseMatrix,
-    theta: FloatArray,
-    theta_se: FloatArray,
-    fit: ItemFit,
-    p_fit: FloatArray,
-    r: FloatArray,
-    rows: list[_Item],
-    settings: FitSettings,
-    ignored: list[str],
-    drift: dict[str, Any] | None,
-    choices: Choices | None,
-) -> dict[str, Any]:
+def _report(pool: LoadedPool, checks: _Checks, settings: FitSettings) -> dict[str, Any]:
     params = pool.params
     assert params is not None
+    fit, drift, p_fit = checks.fit, checks.drift, checks.p_fit
 
     def num(x: float) -> float | None:
         return float(x) if np.isfinite(x) else None
@@ -389,29 +368,29 @@ def _report(
             "z": num(fit.z[j]),
             "p": num(fit.p_value[j]),
             "p_adjusted": num(p_fit[j]),
-            "r_theta": num(r[j]),
-            "flags": rows[j].flags,
+            "r_theta": num(checks.r[j]),
+            "flags": checks.rows[j].flags,
         }
         if drift is not None:
-            row["b_earlier"] = float(drift["b_earlier"][j])
-            row["b_later"] = float(drift["b_later"][j])
-            row["drift_z"] = num(drift["z"][j])
-            row["drift_p_adjusted"] = num(drift["p_adjusted"][j])
+            row["b_earlier"] = float(drift.b_earlier[j])
+            row["b_later"] = float(drift.b_later[j])
+            row["drift_z"] = num(drift.z[j])
+            row["drift_p_adjusted"] = num(drift.p_adjusted[j])
         items.append(row)
     counts = {reason: 0 for reason in REASONS}
     for row in items:
         for reason in {f["reason"] for f in row["flags"]}:
             counts[reason] += 1
     tested = np.isfinite(fit.p_value)
-    median_se = float(np.median(theta_se))
+    median_se = float(np.median(checks.theta_se))
     return {
         "pool": {
             "name": pool.manifest.name,
             "version": pool.manifest.version,
             "dir": str(pool.dir),
         },
-        "subjects": wide.n_subjects,
-        "theta_range": [float(theta.min()), float(theta.max())],
+        "subjects": checks.wide.n_subjects,
+        "theta_range": [float(checks.theta.min()), float(checks.theta.max())],
         "theta_median_se": median_se,
         "warning": None
         if median_se <= IMPRECISE_THETA_SE
@@ -422,14 +401,14 @@ def _report(
         ),
         "items": params.n_items,
         "items_tested": int(tested.sum()),
-        "items_not_in_pool": len(ignored),
+        "items_not_in_pool": len(checks.ignored),
         "settings": {
             "alpha": settings.alpha,
             "correction": settings.correction,
             "replicates": settings.replicates,
             "seed": settings.seed,
             "min_responses": settings.min_responses,
-            "choices": choices is not None and bool(choices),
+            "choices": checks.choices_used,
         },
         "method": (
             "grouped chi-square (Yen's Q1 at known theta, cube root) of each item's curve "
@@ -446,9 +425,9 @@ def _report(
         "drift": None
         if drift is None
         else {
-            "baseline_subjects": drift["baseline_subjects"],
-            "tested": drift["tested"],
-            "scored_on_items": drift["scored_on_items"],
+            "baseline_subjects": checks.baseline_subjects,
+            "tested": int(drift.tested.sum()),
+            "scored_on_items": drift.scored_on_items,
         },
         "item_rows": items,
     }
