@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cat.examinees import Examinee
+from cat.prediction_errors import PredictionErrors
 from cat.report import Reference, summarize
 from cat.session import AssessmentSession
 
@@ -67,10 +68,11 @@ def build_result(
     references: list[Reference],
     scenario_names: list[str] | None,
     header: dict[str, Any],
+    prediction_errors: PredictionErrors | None = None,
 ) -> dict[str, Any]:
     """The RESULT.json of the CLI contract: ``header`` (model, pool, settings, seed …)
     followed by the summary, the rank and the items in the order given."""
-    summary = summarize(session, references or None, scenario_names)
+    summary = summarize(session, references or None, scenario_names, prediction_errors)
     return {
         **header,
         **summary,

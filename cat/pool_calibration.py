@@ -41,11 +41,14 @@ def record_calibration(
     params: ItemParams,
     reference: list[dict[str, Any]],
     provenance: dict[str, Any],
+    prediction_errors: dict[str, Any] | None = None,
 ) -> None:
     """Store a calibration in ``pool_dir`` (which must hold a ``pool.json``).
 
     Items of the pool that the responses do not cover are reported, not silently kept
-    with stale parameters: the new ``params.csv`` replaces the old one whole.
+    with stale parameters: the new ``params.csv`` replaces the old one whole. The
+    references' cross-fitted ``prediction_errors`` are stored when given and otherwise
+    dropped, since they described the earlier calibration.
     """
     manifest_path = pool_dir / "pool.json"
     if not manifest_path.is_file():
@@ -68,6 +71,10 @@ def record_calibration(
     write_jsonl_rows(reference, pool_dir / "reference.jsonl")
     manifest["model"] = params.model.value
     manifest["calibration"] = provenance
+    # Errors measured on an earlier calibration do not describe this one.
+    manifest.pop("prediction_errors", None)
+    if prediction_errors is not None:
+        manifest["prediction_errors"] = prediction_errors
     _atomic_write(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
 
 

@@ -20,6 +20,7 @@ from typing import Any, Literal, TextIO
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cat.errors import CatError
+from cat.prediction_errors import PredictionErrors
 from irt.errors import IRTError
 from irt.models import ItemParams, ModelKind
 from irt.params_io import read_params
@@ -58,6 +59,7 @@ class PoolManifest(BaseModel):
     source: str | None = None
     imported: str | None = None
     license: str | None = None
+    prediction_errors: PredictionErrors | None = None
 
     @field_validator("language", mode="before")
     @classmethod

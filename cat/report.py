@@ -17,6 +17,7 @@ import numpy as np
 from scipy.stats import norm
 
 from cat.prediction import reference_offset
+from cat.prediction_errors import PredictionErrors
 from cat.session import AssessmentSession
 from irt.models import probability
 from irt.person_fit import LZ_FLAG, lz
@@ -55,6 +56,7 @@ def summarize(
     session: AssessmentSession,
     references: list[Reference] | None = None,
     scenario_names: list[str] | None = None,
+    prediction_errors: PredictionErrors | None = None,
 ) -> dict[str, Any]:
     """θ, SE and its 90% interval, predicted accuracy (overall and per scenario) with an
     interval from θ's uncertainty and the chance in the answers not yet seen, and the
@@ -62,7 +64,9 @@ def summarize(
 
     References with an observed accuracy also calibrate the prediction: the model's
     drift at their abilities (``cat.prediction.reference_offset``) is taken off the
-    expected score of every item not given."""
+    expected score of every item not given. With the pool's cross-fitted
+    ``prediction_errors`` the overall interval is widened, where narrower, to their
+    conformal half-width around the prediction (``accuracy_interval`` says which)."""
     theta, se = session.theta, session.se
     with_accuracy = [r for r in references or [] if r.accuracy is not None]
     offset = (
@@ -99,6 +103,13 @@ def summarize(
             "high": value + float(np.hypot(high - value, spread)),
         }
 
+    overall = accuracy(everything)
+    interval: dict[str, Any] = {"method": "theta and the unseen answers' chance"}
+    if prediction_errors is not None:
+        interval = prediction_errors.describe(len(session.given))
+        half = interval["half_width"]
+        overall["low"] = max(0.0, min(overall["low"], overall["value"] - half))
+        overall["high"] = min(1.0, max(overall["high"], overall["value"] + half))
     out: dict[str, Any] = {
         "theta": theta,
         "se": se,
@@ -106,7 +117,8 @@ def summarize(
         "n_items": len(session.given),
         "n_skipped": len(session.skipped),
         "stop_reason": session.stop_reason,
-        "predicted_accuracy": accuracy(everything),
+        "predicted_accuracy": overall,
+        "accuracy_interval": interval,
         "reference_offset": offset,
         "person_fit": _person_fit(session, positions),
     }

@@ -19,6 +19,7 @@ from scipy.stats import kendalltau, spearmanr
 from cat.errors import CatError
 from cat.estimators import MLEstimator
 from cat.prediction import reference_offset, ridge_accuracy
+from cat.prediction_errors import LEVEL
 from cat.selection import PoolInfo
 from cat.simulation import CATDesign, CATResult, replay_cat
 from cat.stopping import StoppingRule
@@ -32,7 +33,7 @@ from irt.types import FloatArray, IntArray
 
 RANDOM_RAW = "random-raw"
 PLUG_IN, RIDGE, RAW, CHOSEN = "plug-in", "ridge", "raw", "chosen"
-COVERAGE_LEVEL = 0.90
+COVERAGE_LEVEL = LEVEL
 _Z90 = 1.6448536269514722
 
 #: Called with (what is being done, fraction done).
@@ -193,12 +194,24 @@ def training_offset(params: ItemParams, train: ResponseMatrix) -> float:
 
 
 def splits(
-    n_subjects: int, holdout: float | None, leave_one_out: bool, rng: np.random.Generator
+    n_subjects: int,
+    holdout: float | None,
+    leave_one_out: bool,
+    rng: np.random.Generator,
+    folds: int | None = None,
 ) -> list[tuple[IntArray, IntArray]]:
-    """(train rows, held-out rows) pairs: one random split, or one per subject."""
+    """(train rows, held-out rows) pairs: one random split, one per subject, or ``folds``
+    random folds of about equal size, each held out once."""
     everyone = np.arange(n_subjects)
     if leave_one_out:
         return [(np.delete(everyone, i), np.array([i])) for i in everyone]
+    if folds is not None:
+        if not 2 <= folds <= n_subjects // 2:
+            raise CatError(
+                f"{folds} folds of {n_subjects} subjects: use 2 to {n_subjects // 2} folds"
+            )
+        parts = np.array_split(rng.permutation(n_subjects), folds)
+        return [(np.sort(np.setdiff1d(everyone, part)), np.sort(part)) for part in parts]
     if holdout is None or not 0 < holdout < 1:
         raise CatError(f"--holdout must be a share between 0 and 1, got {holdout}")
     n_test = round(holdout * n_subjects)
@@ -221,6 +234,7 @@ def validate(
     leave_one_out: bool = False,
     progress: Progress | None = None,
     scenario: tuple[int, ...] | None = None,
+    folds: int | None = None,
 ) -> list[Predictions]:
     """Predictions of every held-out subject for each policy and length, plus the
     random-raw baseline; intervals from the other held-out subjects' errors.
@@ -230,7 +244,7 @@ def validate(
         raise CatError("give test lengths of at least 1 item")
     for name in policies:  # unknown names fail before any calibration
         make_policy(name, max(lengths), scenario=scenario)
-    parts = splits(responses.n_subjects, holdout, leave_one_out, rng)
+    parts = splits(responses.n_subjects, holdout, leave_one_out, rng, folds)
     truth_all = responses.accuracy()
     # (policy, length, predictor) -> [(rows, predictions (R, E), half-widths (R, E) or None)]
     collected: dict[tuple[str, int, str], list[tuple[IntArray, FloatArray, FloatArray | None]]] = {}

@@ -144,7 +144,9 @@ def assess(
     finally:
         if isinstance(examinee, EndpointExaminee):
             examinee.close()
-    result = build_result(session, log, references, scenario_names, header)
+    result = build_result(
+        session, log, references, scenario_names, header, pool.manifest.prediction_errors
+    )
     truth = examinee.truth()
     if truth is not None:
         result["truth"] = {"accuracy": truth}
@@ -270,6 +272,14 @@ def _print(result: dict[str, Any]) -> None:
         "predicted accuracy",
         f"{acc['value']:.3f}  (90%: {acc['low']:.3f} … {acc['high']:.3f})",
     )
+    widened = result.get("accuracy_interval", {}).get("half_width")
+    if widened is not None:
+        info = result["accuracy_interval"]
+        table.add_row(
+            "interval from",
+            f"the references' cross-fitted errors (±{widened:.3f}; {info['references']} "
+            f"models, {info['folds']} folds, {info['length']} items)",
+        )
     if "truth" in result:
         table.add_row("true accuracy", f"{result['truth']['accuracy']:.3f}")
     rank = result.get("rank")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import typer
 from rich.table import Table
 
@@ -55,7 +56,20 @@ def calibrate(
         help="Item-pool folder: write params.csv and reference.jsonl there and record "
         "the calibration in its pool.json.",
     ),
-    seed: int = typer.Option(0, "--seed", help="Random seed (Bayesian fits); recorded."),
+    cross_fit: int | None = typer.Option(
+        None,
+        "--cross-fit",
+        min=2,
+        help="With --pool: replay each reference model with the pool calibrated on the "
+        "other K-1 folds and store the predicted-accuracy errors, so that cat assess "
+        "widens its interval by them (costs K more calibrations).",
+    ),
+    cross_fit_lengths: str = typer.Option(
+        "100,250", "--cross-fit-lengths", help="Test lengths of the --cross-fit replays."
+    ),
+    seed: int = typer.Option(
+        0, "--seed", help="Random seed (Bayesian fits, --cross-fit folds); recorded."
+    ),
     no_priors: bool = typer.Option(
         False, "--no-priors", help="Plain marginal ML: no priors on item parameters."
     ),
@@ -78,6 +92,9 @@ def calibrate(
         raise fail("say where the parameters go: --out PARAMS.csv and/or --pool DIR")
     if pool is not None and not pool.is_dir():
         raise fail(f"--pool {pool}: no such folder")
+    if cross_fit is not None and pool is None:
+        raise fail("--cross-fit stores its errors in a pool: give --pool DIR")
+    lengths = _lengths(cross_fit_lengths)
     check_writable(out, report, abilities)
     matrix = read_responses(responses, id_column=not no_id_column)
     data_warnings = check_responses(matrix)
@@ -111,10 +128,55 @@ def calibrate(
         write_abilities(scores, abilities)
     if pool is not None and scores is not None:
         provenance = _provenance(responses, matrix, result, scoring)
-        record_calibration(pool, result.params, reference_rows(matrix, scores), provenance)
+        errors = None
+        if cross_fit is not None:
+            with progress_bar(f"cross-fitting {cross_fit} folds", total=None):
+                errors = _cross_fit(pool, matrix, model, cross_fit, lengths, seed)
+        record_calibration(pool, result.params, reference_rows(matrix, scores), provenance, errors)
+        if errors is not None:
+            _print_cross_fit(errors)
     if report is not None:
         report.write_text(json.dumps(fit_report, indent=2) + "\n", encoding="utf-8")
     _print_summary(fit_report, out, pool)
+
+
+def _lengths(text: str) -> list[int]:
+    try:
+        lengths = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise fail(f"--cross-fit-lengths takes whole numbers like 100,250, got {text!r}") from None
+    if not lengths or min(lengths) < 1:
+        raise fail(f"--cross-fit-lengths takes positive whole numbers, got {text!r}")
+    return lengths
+
+
+def _cross_fit(
+    pool: Path, matrix: ResponseMatrix, model: ModelKind, folds: int, lengths: list[int], seed: int
+) -> dict[str, Any]:
+    """The references' cross-fitted errors, content-balanced when every item has a
+    scenario in the pool."""
+    from cat.cross_fit import cross_fit_errors
+    from cat.scenarios import scenarios_of
+    from synth.items import read_pool
+
+    items = read_pool(pool).items
+    known = {item.id for item in items}
+    scenario = None
+    if all(item.scenario for item in items) and known.issuperset(matrix.item_ids):
+        scenario = scenarios_of(items, matrix.item_ids).codes
+    errors = cross_fit_errors(matrix, model, folds, lengths, seed, scenario)
+    return errors.model_dump()
+
+
+def _print_cross_fit(errors: dict[str, Any]) -> None:
+    for length, values in errors["errors"].items():
+        err = np.abs(np.asarray(values))
+        stdout.print(
+            f"cross-fit ({errors['folds']} folds, {errors['policy']}, {length} items): "
+            f"mean absolute error {err.mean():.4f}, largest {err.max():.4f} over {len(err)} "
+            "reference models; stored in pool.json for cat assess",
+            highlight=False,
+        )
 
 
 def _provenance(

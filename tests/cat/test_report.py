@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cat.prediction_errors import PredictionErrors
 from cat.report import Reference, summarize
 from cat.selection import PoolInfo
 from cat.session import AssessmentSession, SessionConfig
@@ -41,6 +42,21 @@ def test_summary_values_and_intervals() -> None:
     assert sum(s["n_given"] for s in out["scenarios"].values()) == 80
     for s in out["scenarios"].values():
         assert s["low"] <= s["value"] <= s["high"]
+    assert out["accuracy_interval"] == {"method": "theta and the unseen answers' chance"}
+
+
+def test_cross_fitted_errors_widen_only_where_narrower() -> None:
+    session = _session(0.8)
+    plain = summarize(session)["predicted_accuracy"]
+    tiny = PredictionErrors(folds=3, seed=0, policy="mfi", errors={"80": [0.001, -0.001]})
+    assert summarize(session, prediction_errors=tiny)["predicted_accuracy"] == plain
+    wide = PredictionErrors(folds=3, seed=0, policy="mfi", errors={"80": [0.2, -0.3, 0.1]})
+    out = summarize(session, prediction_errors=wide)
+    acc = out["predicted_accuracy"]
+    assert acc["value"] == plain["value"]
+    assert acc["low"] == pytest.approx(plain["value"] - 0.3)
+    assert acc["high"] == pytest.approx(min(1.0, plain["value"] + 0.3))
+    assert out["accuracy_interval"]["half_width"] == pytest.approx(0.3)
 
 
 def test_rank_and_p_above() -> None:

@@ -62,6 +62,18 @@ def test_splits() -> None:
         splits(6, 0.3, False, rng)
 
 
+def test_k_fold_splits_hold_out_everyone_once() -> None:
+    rng = np.random.default_rng(5)
+    parts = splits(23, None, False, rng, folds=4)
+    held = np.concatenate([test for _, test in parts])
+    assert sorted(held.tolist()) == list(range(23))
+    assert sorted(len(test) for _, test in parts) == [5, 6, 6, 6]
+    for train, test in parts:
+        assert len(np.intersect1d(train, test)) == 0 and len(train) + len(test) == 23
+    with pytest.raises(CatError, match="use 2 to 11 folds"):
+        splits(23, None, False, rng, folds=12)
+
+
 @pytest.mark.slow
 def test_mfi_beats_random_raw_and_intervals_cover() -> None:
     data = _data(n=80)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -239,3 +240,54 @@ def test_an_interrupted_assessment_resumes_where_it_stopped(  # type: ignore[no-
             == 40
             == len(healthy.completed_keys()) + len(paid_before)
         )
+
+
+def test_cross_fitted_errors_widen_the_accuracy_interval(calibrated, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`cat calibrate --pool --cross-fit` stores the references' left-out errors;
+    `cat assess` widens its interval to their conformal half-width and says so; a
+    calibration without --cross-fit drops the stale errors."""
+    source, _, answers = calibrated
+    pool = tmp_path / "pool"
+    shutil.copytree(source, pool)
+    result = runner.invoke(
+        app,
+        [
+            "calibrate",
+            str(answers),
+            "--pool",
+            str(pool),
+            "--cross-fit",
+            "3",
+            "--cross-fit-lengths",
+            "40",
+            "--seed",
+            "5",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "cross-fit (3 folds, mfi+cb, 40 items)" in result.output
+    errors = json.loads((pool / "pool.json").read_text())["prediction_errors"]
+    assert errors["folds"] == 3 and errors["seed"] == 5 and len(errors["errors"]["40"]) == 30
+    assert runner.invoke(app, ["pool", "validate", str(pool)]).exit_code == 0
+
+    out = tmp_path / "r.json"
+    code, output = _assess(
+        "--pool", str(pool), "--model", "sim:0.5", "--length", "40", "--out", str(out)
+    )
+    assert code == 0, output
+    assert "interval from" in output
+    report = json.loads(out.read_text())
+    info, acc = report["accuracy_interval"], report["predicted_accuracy"]
+    assert info["length"] == 40 and info["references"] == 30 and info["folds"] == 3
+    ranked = np.sort(np.abs(errors["errors"]["40"]))
+    assert info["half_width"] == pytest.approx(ranked[27])  # ⌈31 · 0.9⌉ = 28th smallest
+    assert acc["low"] <= acc["value"] - info["half_width"] + 1e-12
+    assert acc["high"] >= acc["value"] + info["half_width"] - 1e-12
+
+    again = runner.invoke(app, ["calibrate", str(answers), "--pool", str(pool)])
+    assert again.exit_code == 0, again.output
+    assert "prediction_errors" not in json.loads((pool / "pool.json").read_text())
+    bad = runner.invoke(
+        app, ["calibrate", str(answers), "--out", str(tmp_path / "p.csv"), "--cross-fit", "3"]
+    )
+    assert bad.exit_code == 2 and "--pool" in bad.output
