@@ -21,6 +21,7 @@ from irt.readers import write_jsonl
 from irt.responses import ResponseMatrix
 from irt.simulate import random_params
 from synth.items import PoolItem
+from tests.irt.test_drift import answers_with_shift
 from tests.synth.pools import write_pool
 
 N_ITEMS, N_SUBJECTS = 200, 150
@@ -171,25 +172,20 @@ def test_clear_errors(setting: dict[str, Any], tmp_path: Path) -> None:
 def test_many_leaked_items_do_not_hide_themselves(setting: dict[str, Any]) -> None:
     """A quarter of the items 1.5 easier for the later subjects: with θ scored on every
     item the later group looks abler and the rest look harder; one round of
-    purification (θ from the items that did not drift) finds the leaked and clears the
-    rest (here 49 of 50 and 1; the first pass alone: 47 and 23 clean items 'harder')."""
+    purification (θ from the items that did not drift) finds the leaked and clears most
+    of the rest. Here 46 of 50 found and 2 clean items flagged; the first pass alone
+    called 20 clean items 'harder'. Over seeds 7–14: 45–50 found, 0–3 clean items
+    flagged (8 on one seed: the correction controls the false discovery rate, not a
+    count)."""
     pool: LoadedPool = setting["pool"]
     assert pool.params is not None
     params = pool.params
     rng = np.random.default_rng(7)
     leaked = rng.choice(np.arange(20, N_ITEMS), 50, replace=False)
-    easier = replace(params, b=params.b - 1.5)
-
-    def period(prefix: str, leak: bool) -> ResponseMatrix:
-        theta = rng.normal(size=200)
-        p = probability(theta, params)
-        if leak:
-            p[:, leaked] = probability(theta, easier)[:, leaked]
-        values = (rng.random(p.shape) < p).astype(np.int8)
-        return ResponseMatrix(tuple(f"{prefix}{k}" for k in range(200)), params.item_ids, values)
-
-    report = check_pool_fit(pool, period("b", True), SETTINGS, baseline=period("a", False))
+    earlier = answers_with_shift(params, leaked, 0.0, 200, rng, "a")
+    later = answers_with_shift(params, leaked, 1.5, 200, rng, "b")
+    report = check_pool_fit(pool, later, SETTINGS, baseline=earlier)
     found = _flagged(report, "easier")
-    assert len(found & set(leaked)) >= 45
-    assert len(found - set(leaked)) + len(_flagged(report, "harder")) <= 2
-    assert report["drift"]["scored_on_items"] <= N_ITEMS - 45
+    assert len(found & set(leaked)) >= 44
+    assert len(found - set(leaked)) + len(_flagged(report, "harder")) <= 4
+    assert report["drift"]["scored_on_items"] <= N_ITEMS - 44

@@ -31,21 +31,33 @@ def test_everyone_right_stays_finite_under_the_prior() -> None:
     assert np.isfinite(b).all() and (b < true.b).all() and np.isfinite(se).all()
 
 
+def answers_with_shift(
+    params: ItemParams,
+    shifted: np.ndarray,
+    drop: float,
+    n_subjects: int,
+    rng: np.random.Generator,
+    prefix: str = "s",
+) -> ResponseMatrix:
+    """Answers of N(0, 1) subjects to ``params``' items, with the ``shifted`` items
+    ``drop`` easier (0: none)."""
+    theta = rng.normal(size=n_subjects)
+    p = probability(theta, params)
+    if drop:
+        easier = ItemParams.create(params.a, params.b - drop, params.c, item_ids=params.item_ids)
+        p[:, shifted] = probability(theta, easier)[:, shifted]
+    values = (rng.random(p.shape) < p).astype(np.int8)
+    subjects = tuple(f"{prefix}{k}" for k in range(n_subjects))
+    return ResponseMatrix(subjects, params.item_ids, values)
+
+
 def test_drift_test_finds_shifted_items_and_purifies() -> None:
     rng = np.random.default_rng(2)
     true = random_params(120, rng)
     shifted = np.arange(0, 120, 6)  # 20 items, 1.5 easier later
-    easier = ItemParams.create(true.a, true.b - 1.5, true.c, item_ids=true.item_ids)
-
-    def period(params: ItemParams, mix: bool) -> ResponseMatrix:
-        theta = rng.normal(size=300)
-        p = probability(theta, true)
-        if mix:
-            p[:, shifted] = probability(theta, params)[:, shifted]
-        values = (rng.random(p.shape) < p).astype(np.int8)
-        return ResponseMatrix(tuple(f"s{k}" for k in range(300)), true.item_ids, values)
-
-    test = drift_test(period(true, False), period(easier, True), true)
+    earlier = answers_with_shift(true, shifted, 0.0, 300, rng)
+    later = answers_with_shift(true, shifted, 1.5, 300, rng)
+    test = drift_test(earlier, later, true)
     flagged = np.flatnonzero(test.p_adjusted < 0.05)
     assert len(set(flagged) & set(shifted)) >= 18
     assert len(set(flagged) - set(shifted)) <= 2
