@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from cat.cli.app import app
 from tests.cat.test_pool_fit import setting  # noqa: F401  (the module's fixture)
@@ -13,27 +14,26 @@ from tests.cat.test_pool_fit import setting  # noqa: F401  (the module's fixture
 runner = CliRunner()
 
 
+def _fit(tmp: Path, responses: str, *extra: str) -> Result:
+    """``cat pool fit`` on the fixture's pool with 20 replicates."""
+    args = ["pool", "fit", str(tmp / "pool"), str(tmp / responses), "--replicates", "20"]
+    return runner.invoke(app, [*args, *extra])
+
+
 def test_fit_with_a_baseline_writes_every_item(
     setting: dict[str, Any],  # noqa: F811
 ) -> None:
     tmp = setting["tmp"]
     out = tmp / "fit.json"
-    result = runner.invoke(
-        app,
-        [
-            "pool",
-            "fit",
-            str(tmp / "pool"),
-            str(tmp / "later.jsonl"),
-            "--baseline",
-            str(tmp / "earlier.jsonl"),
-            "--replicates",
-            "20",
-            "--seed",
-            "3",
-            "--out",
-            str(out),
-        ],
+    result = _fit(
+        tmp,
+        "later.jsonl",
+        "--baseline",
+        str(tmp / "earlier.jsonl"),
+        "--seed",
+        "3",
+        "--out",
+        str(out),
     )
     assert result.exit_code == 0, result.output
     assert "method: grouped chi-square" in result.output
@@ -49,20 +49,13 @@ def test_fit_with_a_baseline_writes_every_item(
 
 def test_choices_name_the_distractor(setting: dict[str, Any]) -> None:  # noqa: F811
     tmp = setting["tmp"]
-    result = runner.invoke(
-        app,
-        [
-            "pool",
-            "fit",
-            str(tmp / "pool"),
-            str(tmp / "earlier.jsonl"),
-            "--choices",
-            str(tmp / "choices.jsonl"),
-            "--replicates",
-            "20",
-            "--out",
-            str(tmp / "keys.json"),
-        ],
+    result = _fit(
+        tmp,
+        "earlier.jsonl",
+        "--choices",
+        str(tmp / "choices.jsonl"),
+        "--out",
+        str(tmp / "keys.json"),
     )
     assert result.exit_code == 0, result.output
     assert "key_suspect" in result.output
@@ -75,19 +68,7 @@ def test_too_few_subjects_say_why_fit_was_not_tested(
     setting: dict[str, Any],  # noqa: F811
 ) -> None:
     tmp = setting["tmp"]
-    result = runner.invoke(
-        app,
-        [
-            "pool",
-            "fit",
-            str(tmp / "pool"),
-            str(tmp / "later.jsonl"),
-            "--min-responses",
-            "500",
-            "--replicates",
-            "20",
-        ],
-    )
+    result = _fit(tmp, "later.jsonl", "--min-responses", "500")
     assert result.exit_code == 0, result.output
     assert "0 items tested" in result.output
     assert "no item was answered by 500 subjects" in result.output
@@ -95,10 +76,8 @@ def test_too_few_subjects_say_why_fit_was_not_tested(
 
 def test_errors_are_one_line(setting: dict[str, Any]) -> None:  # noqa: F811
     tmp = setting["tmp"]
-    bad = runner.invoke(
-        app, ["pool", "fit", str(tmp / "pool"), str(tmp / "later.jsonl"), "--correction", "x"]
-    )
+    bad = _fit(tmp, "later.jsonl", "--correction", "x")
     assert bad.exit_code != 0 and "--correction" in bad.output
-    missing = runner.invoke(app, ["pool", "fit", str(tmp / "pool"), str(tmp / "nope.jsonl")])
+    missing = _fit(tmp, "nope.jsonl")
     assert missing.exit_code == 2 and "no such file" in missing.output
     assert "Traceback" not in missing.output
