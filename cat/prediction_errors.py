@@ -10,8 +10,18 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from irt.types import FloatArray
+
 #: The interval's coverage, as in ``cat validate``.
 LEVEL = 0.90
+
+
+def conformal_quantile(abs_errors: FloatArray) -> float:
+    """The split-conformal 90% half-width from n absolute errors: the ⌈(n + 1)·0.9⌉-th
+    smallest (the largest when that rank exceeds n)."""
+    ranked = np.sort(np.asarray(abs_errors, dtype=np.float64))
+    rank = math.ceil((len(ranked) + 1) * LEVEL)
+    return float(ranked[min(rank, len(ranked)) - 1])
 
 
 class PredictionErrors(BaseModel):
@@ -42,9 +52,7 @@ class PredictionErrors(BaseModel):
     def half_width(self, length: int) -> tuple[int, float]:
         """(the stored length nearest to ``length``, the 90% conformal half-width there)."""
         stored = min((int(k) for k in self.errors), key=lambda k: (abs(k - length), -k))
-        errors = np.sort(np.abs(np.asarray(self.errors[str(stored)], dtype=float)))
-        rank = math.ceil((len(errors) + 1) * LEVEL)
-        return stored, float(errors[min(rank, len(errors)) - 1])
+        return stored, conformal_quantile(np.abs(np.asarray(self.errors[str(stored)], float)))
 
     def describe(self, length: int) -> dict[str, Any]:
         """What ``cat assess`` records about the widening it applies at ``length``."""

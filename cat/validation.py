@@ -19,7 +19,7 @@ from scipy.stats import kendalltau, spearmanr
 from cat.errors import CatError
 from cat.estimators import MLEstimator
 from cat.prediction import reference_offset, ridge_accuracy
-from cat.prediction_errors import LEVEL
+from cat.prediction_errors import conformal_quantile
 from cat.selection import PoolInfo
 from cat.simulation import CATDesign, CATResult, replay_cat
 from cat.stopping import StoppingRule
@@ -33,7 +33,6 @@ from irt.types import FloatArray, IntArray
 
 RANDOM_RAW = "random-raw"
 PLUG_IN, RIDGE, RAW, CHOSEN = "plug-in", "ridge", "raw", "chosen"
-COVERAGE_LEVEL = LEVEL
 _Z90 = 1.6448536269514722
 
 #: Called with (what is being done, fraction done).
@@ -146,12 +145,7 @@ def conformal_half_width(abs_err: FloatArray) -> FloatArray:
     n = len(abs_err)
     if n < 2:
         return np.full(n, np.inf)
-    out = np.empty(n)
-    for i in range(n):
-        others = np.sort(np.delete(abs_err, i))
-        rank = int(np.ceil((len(others) + 1) * COVERAGE_LEVEL)) - 1
-        out[i] = others[min(rank, len(others) - 1)]
-    return out
+    return np.array([conformal_quantile(np.delete(abs_err, i)) for i in range(n)])
 
 
 def _chosen(predictions: list[Predictions]) -> list[Predictions]:
