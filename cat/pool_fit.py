@@ -31,7 +31,7 @@ from scipy.stats import t as t_dist
 
 from cat.errors import CatError
 from cat.pool_format import LoadedPool
-from irt.drift import DriftTest, drift_test
+from irt.drift import DEFAULT_B_PRIOR, DriftTest, drift_test
 from irt.errors import IRTError
 from irt.item_fit import CORRECTIONS, ItemFit, adjust_p_values, item_fit
 from irt.models import ItemParams
@@ -195,7 +195,9 @@ def check_pool_fit(
                 f"weaker subjects get it right more often (r = {r[k]:+.2f} with θ, "
                 f"adjusted p {p_key[k]:.2g}); check the key",
             )
-    drift = _drift(rows, pool, params, wide, baseline, settings) if baseline is not None else None
+    drift = None
+    if baseline is not None:
+        drift = _drift(rows, priors, params, wide, baseline, settings)
     checks = _Checks(
         wide=wide,
         theta=theta,
@@ -300,15 +302,14 @@ def _flag_distractors(
 
 def _drift(
     rows: list[_Item],
-    pool: LoadedPool,
+    priors: ItemPriors,
     params: ItemParams,
     later: ResponseMatrix,
     baseline: ResponseMatrix,
     settings: FitSettings,
 ) -> DriftTest:
-    priors = pool_priors(pool, params)
-    prior = (0.0, 2.0)
-    if priors.has_b and priors.b_mean is not None and priors.b_sd is not None:
+    prior = DEFAULT_B_PRIOR
+    if priors.b_mean is not None and priors.b_sd is not None:
         prior = (priors.b_mean, priors.b_sd)
     test = drift_test(
         baseline.on_items(params.item_ids),

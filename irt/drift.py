@@ -27,6 +27,8 @@ from irt.responses import ResponseMatrix
 from irt.scoring import AbilityMethod, score_abilities
 from irt.types import BoolArray, FloatArray
 
+#: b's normal prior (mean, SD) when the calibration had none: the default of ``ItemPriors``.
+DEFAULT_B_PRIOR = (0.0, 2.0)
 _STEPS = 50
 _MAX_STEP = 1.0
 _B_BOUND = 8.0
@@ -37,8 +39,8 @@ def difficulty_given_theta(
     observed: FloatArray,
     theta: FloatArray,
     params: ItemParams,
-    prior_mean: float = 0.0,
-    prior_sd: float = 2.0,
+    prior_mean: float = DEFAULT_B_PRIOR[0],
+    prior_sd: float = DEFAULT_B_PRIOR[1],
 ) -> tuple[FloatArray, FloatArray]:
     """(b, se) per item from (subjects, items) 0/1 ``right`` / ``observed`` at known
     ``theta``, keeping each item's a, c, d from ``params``."""
@@ -81,7 +83,7 @@ def drift_test(
     alpha: float = 0.05,
     correction: str = "bh",
     min_responses: int = 10,
-    prior: tuple[float, float] = (0.0, 2.0),
+    prior: tuple[float, float] = DEFAULT_B_PRIOR,
 ) -> DriftTest:
     """The module's test on two periods' answers to the items of ``params`` (both
     matrices on those items, in that order); ``prior`` is b's normal prior (mean, SD)."""
