@@ -62,6 +62,13 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def say(text: str) -> None:
+    """Print one plain line. Messages quote ids and lists in brackets, which rich would
+    read as markup; and a line must stay one line at any terminal width, for scripts
+    that read it."""
+    stdout.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
 def package_version() -> str:
     """This installation's version, recorded in every output file."""
     try:

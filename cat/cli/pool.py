@@ -12,7 +12,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from cat.cli.common import check_writable, fail, handle_errors, progress_bar, stdout
+from cat.cli.common import check_writable, fail, handle_errors, progress_bar, say, stdout
 from cat.pool_format import LoadedPool, check_pool, load_pool
 from cat.pool_import import QUESTION_FIELDS, import_lm_eval, import_questions
 from irt.fit import parameter_summary
@@ -48,12 +48,6 @@ class Language(StrEnum):
     EN = "en"
 
 
-def _say(text: str) -> None:
-    # Messages quote ids and lists in brackets, which rich would read as markup; and a
-    # line must stay one line at any terminal width, for scripts that read it.
-    stdout.print(text, markup=False, highlight=False, soft_wrap=True)
-
-
 @pool_app.command("validate", no_args_is_help=True)
 @handle_errors
 def validate_pool(
@@ -67,15 +61,15 @@ def validate_pool(
     """
     problems = check_pool(pool_dir)
     for problem in problems:
-        _say(str(problem))
+        say(str(problem))
     errors = sum(not p.warning for p in problems)
     warnings = len(problems) - errors
     noted = f" ({warnings} warning{'s' * (warnings != 1)})" if warnings else ""
     if errors:
-        _say(f"pool {pool_dir}: {errors} problem{'s' * (errors != 1)}{noted}")
+        say(f"pool {pool_dir}: {errors} problem{'s' * (errors != 1)}{noted}")
         raise typer.Exit(2)
     pool = load_pool(pool_dir)
-    _say(f"pool {pool_dir}: {len(pool.items)} items, no problems{noted}")
+    say(f"pool {pool_dir}: {len(pool.items)} items, no problems{noted}")
 
 
 @pool_app.command("info", no_args_is_help=True)
@@ -99,7 +93,7 @@ def pool_info(
     _print_info(figures)
     if json_out is not None:
         json_out.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        _say(f"figures written to {json_out}")
+        say(f"figures written to {json_out}")
 
 
 def pool_figures(pool: LoadedPool) -> dict[str, Any]:
@@ -165,7 +159,7 @@ def _print_info(figures: dict[str, Any]) -> None:
     pool = figures["pool"]
     version = f" v{pool['version']}" if pool["version"] else ""
     model = f", {pool['model'].upper()}" if pool["model"] else ", not calibrated"
-    _say(f"{pool['name']}{version} ({pool['language']}): {pool['n_items']} items{model}")
+    say(f"{pool['name']}{version} ({pool['language']}): {pool['n_items']} items{model}")
     types = [t.value for t in ItemType]
     table = Table(title="Items per scenario and type")
     table.add_column("scenario")
@@ -191,7 +185,7 @@ def _print_info(figures: dict[str, Any]) -> None:
             table.add_column(f"{theta:+g}", justify="right")
         table.add_row("I(θ)", *(f"{v:.2f}" for v in info["values"]))
         stdout.print(table)
-        _say(f"maximum information {info['max_value']:.2f} at θ = {info['max_theta']:+.2f}")
+        say(f"maximum information {info['max_value']:.2f} at θ = {info['max_theta']:+.2f}")
     ref = figures["reference"]
     if ref is not None:
         table = Table(
@@ -245,7 +239,7 @@ def import_questions_cmd(
     """
     check_writable(out)
     count = import_questions(file, _mapping(maps), out, name or out.name, language.value)
-    _say(f"imported {count} questions from {file} into {out}; next: cat pool validate {out}")
+    say(f"imported {count} questions from {file} into {out}; next: cat pool validate {out}")
 
 
 @import_app.command("lm-eval", no_args_is_help=True)
@@ -289,7 +283,7 @@ def import_lm_eval_cmd(
     for sid, n, acc in zip(matrix.subject_ids, answered, matrix.accuracy(), strict=True):
         table.add_row(sid, str(int(n)), f"{acc:.3f}")
     stdout.print(table)
-    _say(f"responses written to {out}")
+    say(f"responses written to {out}")
 
 
 @pool_app.command("diff", no_args_is_help=True)
@@ -320,9 +314,9 @@ def pool_diff(
         version = f" v{side['version']}" if side["version"] else " (no version)"
         return f"{side['name']}{version} ({side['n_items']} items)"
 
-    _say(f"{label(old)} → {label(new)}")
+    say(f"{label(old)} → {label(new)}")
     shift = items["mean_b_shift"]
-    _say(
+    say(
         f"items: {items['shared']} in both, {len(items['added'])} added, "
         f"{len(items['dropped'])} dropped; {len(items['moved'])} moved beyond their SEs"
         + (f"; mean b shift {shift:+.3f}" if shift is not None else "")
@@ -342,7 +336,7 @@ def pool_diff(
             )
         stdout.print(table)
     if refs["shared"]:
-        _say(
+        say(
             f"reference subjects: {refs['shared']} in both, {len(refs['added'])} added; "
             f"θ changed by {refs['mean_theta_change']:+.3f} on average, "
             f"at most {refs['max_abs_theta_change']:.3f}"

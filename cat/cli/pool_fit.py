@@ -10,7 +10,14 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from cat.cli.common import check_writable, handle_errors, package_version, progress_bar, stdout
+from cat.cli.common import (
+    check_writable,
+    handle_errors,
+    package_version,
+    progress_bar,
+    say,
+    stdout,
+)
 from cat.pool_fit import REASONS, FitSettings, check_pool_fit, read_choices
 from cat.pool_format import load_pool
 from cat.recalibration import merge_responses
@@ -98,15 +105,11 @@ def fit_pool(
     _print(figures, show, out)
 
 
-def _say(text: str) -> None:
-    stdout.print(text, markup=False, highlight=False, soft_wrap=True)
-
-
 def _print(figures: dict[str, Any], show: int, out: Path | None) -> None:
     pool, settings = figures["pool"], figures["settings"]
     version = f" v{pool['version']}" if pool["version"] else ""
     lo, hi = figures["theta_range"]
-    _say(
+    say(
         f"{pool['name']}{version}: {figures['items']} items, {figures['subjects']} subjects "
         f"(θ {lo:+.2f} … {hi:+.2f}); {figures['items_tested']} items tested"
         + (
@@ -115,23 +118,23 @@ def _print(figures: dict[str, Any], show: int, out: Path | None) -> None:
             else ""
         )
     )
-    _say(f"method: {figures['method']}")
+    say(f"method: {figures['method']}")
     if figures["warning"]:
-        _say(f"warning: {figures['warning']}")
+        say(f"warning: {figures['warning']}")
     share = figures["share_p_below_alpha"]
     if share is None:
-        _say(
+        say(
             f"no item was answered by {settings['min_responses']} subjects (--min-responses): "
             "fit not tested; the other checks still ran"
         )
     else:
-        _say(
+        say(
             f"unadjusted p < {settings['alpha']}: {share:.1%} of tested items "
             f"(about {settings['alpha']:.0%} if every item fitted)"
         )
     counts = figures["flag_counts"]
     summary = ", ".join(f"{reason} {counts[reason]}" for reason in REASONS if counts[reason])
-    _say(f"flagged: {figures['flagged']} items" + (f" ({summary})" if summary else ""))
+    say(f"flagged: {figures['flagged']} items" + (f" ({summary})" if summary else ""))
     flagged = [row for row in figures["item_rows"] if row["flags"]]
     rank = {reason: k for k, reason in enumerate(REASONS)}
     flagged.sort(
@@ -153,4 +156,4 @@ def _print(figures: dict[str, Any], show: int, out: Path | None) -> None:
             )
         stdout.print(table)
     if out is not None:
-        _say(f"every item's statistics written to {out}")
+        say(f"every item's statistics written to {out}")
