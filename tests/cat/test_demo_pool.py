@@ -4,7 +4,7 @@ generator reproduces them byte for byte."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import math
 import re
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from synth.items import ItemType, Pool, PoolItem, read_pool
+from itempool import ItemType, PoolItem, QuestionSet, read_questions
 
 POOLS = Path(__file__).resolve().parents[2] / "item_pools"
 LANGUAGES = {"demo": "zh", "demo-en": "en"}
@@ -29,8 +29,8 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @pytest.fixture(scope="module")
-def pools() -> dict[str, Pool]:
-    return {name: read_pool(POOLS / name) for name in LANGUAGES}
+def pools() -> dict[str, QuestionSet]:
+    return {name: read_questions(POOLS / name) for name in LANGUAGES}
 
 
 def _manifest(folder: Path) -> dict[str, Any]:
@@ -38,20 +38,14 @@ def _manifest(folder: Path) -> dict[str, Any]:
     return data
 
 
-def _generator() -> ModuleType:
-    """item_pools/make_demo_pool.py as a module (item_pools is not a package)."""
-    spec = importlib.util.spec_from_file_location("make_demo_pool", POOLS / "make_demo_pool.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
+def _generator(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """item_pools/demo_generator, the package item_pools/make_demo_pool.py runs. item_pools
+    is not a package: its folder goes on sys.path, as when the script runs."""
+    monkeypatch.syspath_prepend(str(POOLS))
+    return importlib.import_module("demo_generator")
 
 
-def test_both_pools_load_in_their_language(pools: dict[str, Pool]) -> None:
+def test_both_pools_load_in_their_language(pools: dict[str, QuestionSet]) -> None:
     for name, lang in LANGUAGES.items():
         pool = pools[name]
         assert (pool.name, pool.language) == (name, lang)
@@ -65,7 +59,7 @@ def test_both_pools_load_in_their_language(pools: dict[str, Pool]) -> None:
         assert "computes every answer" in manifest["description"]
 
 
-def test_every_scenario_type_and_level_is_in_both_pools(pools: dict[str, Pool]) -> None:
+def test_every_scenario_type_and_level_is_in_both_pools(pools: dict[str, QuestionSet]) -> None:
     wanted = {(s, t, d) for s in SCENARIOS for t in TYPES for d in (1, 2, 3)}
     for name, pool in pools.items():
         scenarios = _manifest(POOLS / name)["scenarios"]
@@ -79,7 +73,7 @@ def test_every_scenario_type_and_level_is_in_both_pools(pools: dict[str, Pool]) 
         assert all(i.meta["formula"] and i.meta["variant"] for i in pool.items)
 
 
-def test_ids_questions_and_options_are_unique(pools: dict[str, Pool]) -> None:
+def test_ids_questions_and_options_are_unique(pools: dict[str, QuestionSet]) -> None:
     for name, pool in pools.items():
         ids = [item.id for item in pool.items]
         questions = [" ".join(item.question.split()) for item in pool.items]
@@ -90,7 +84,7 @@ def test_ids_questions_and_options_are_unique(pools: dict[str, Pool]) -> None:
             assert len(set(item.options.values())) == len(item.options)
 
 
-def test_keyed_letters_are_balanced(pools: dict[str, Pool]) -> None:
+def test_keyed_letters_are_balanced(pools: dict[str, QuestionSet]) -> None:
     for pool in pools.values():
         singles = [i for i in pool.items if i.type is ItemType.SINGLE]
         for n_options, (low, high) in {4: (0.15, 0.35), 5: (0.10, 0.30)}.items():
@@ -101,7 +95,7 @@ def test_keyed_letters_are_balanced(pools: dict[str, Pool]) -> None:
                 assert low <= keys[letter] / total <= high, (n_options, letter, keys)
 
 
-def test_multi_and_order_items_are_about_five_percent_each(pools: dict[str, Pool]) -> None:
+def test_multi_and_order_items_are_about_five_percent_each(pools: dict[str, QuestionSet]) -> None:
     for pool in pools.values():
         counts = Counter(item.type for item in pool.items)
         for kind in (ItemType.MULTI, ItemType.ORDER):
@@ -168,7 +162,7 @@ SINGLE_KEYS: dict[str, Callable[[dict[str, Any]], float]] = {
 
 
 @pytest.mark.parametrize("variant", sorted(SINGLE_KEYS))
-def test_single_keys_recompute(pools: dict[str, Pool], variant: str) -> None:
+def test_single_keys_recompute(pools: dict[str, QuestionSet], variant: str) -> None:
     items = [i for p in pools.values() for i in p.items if i.meta["variant"] == variant]
     assert len(items) >= 20
     for item in items:
@@ -181,7 +175,7 @@ def test_single_keys_recompute(pools: dict[str, Pool], variant: str) -> None:
                 assert f"{number:g}" in item.question, (item.id, number)
 
 
-def _items_of(pools: dict[str, Pool], variant: str) -> list[PoolItem]:
+def _items_of(pools: dict[str, QuestionSet], variant: str) -> list[PoolItem]:
     items = [i for p in pools.values() for i in p.items if i.meta["variant"] == variant]
     assert len(items) >= 20
     return items
@@ -199,7 +193,7 @@ def _check_order(item: PoolItem, value: Callable[[dict[str, Any]], float]) -> No
     assert item.answer == key, item.id
 
 
-def test_order_keys_recompute(pools: dict[str, Pool]) -> None:
+def test_order_keys_recompute(pools: dict[str, QuestionSet]) -> None:
     for item in _items_of(pools, "patients_by_crcl"):
         _check_order(item, _crcl_unrounded)
     for item in _items_of(pools, "panels_by_anion_gap"):
@@ -213,7 +207,7 @@ def test_order_keys_recompute(pools: dict[str, Pool]) -> None:
         )
 
 
-def test_multi_keys_recompute(pools: dict[str, Pool]) -> None:
+def test_multi_keys_recompute(pools: dict[str, QuestionSet]) -> None:
     for item in _items_of(pools, "patients_above_rate"):
         limit = item.meta["inputs"]["stem"]["threshold_ml_h"]
         right = ""
@@ -254,9 +248,9 @@ def test_the_generator_reproduces_the_committed_pools(tmp_path: Path) -> None:
 
 
 def test_a_rerun_keeps_the_calibration_and_warns_of_stale_params(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    generator = _generator()
+    generator = _generator(monkeypatch)
     generator.main(tmp_path)
     folder = tmp_path / "demo-en"
     manifest = _manifest(folder) | {"model": "3pl", "calibration": {"seed": 1}}
