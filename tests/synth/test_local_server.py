@@ -20,8 +20,8 @@ from typing import Any
 import openai
 import pytest
 
+from itempool import ItemType, PoolItem
 from synth.errors import SynthError
-from synth.items import ItemType, PoolItem
 from synth.local_server import OUTCOMES, FaultPlan, LocalServer
 
 REPO = Path(__file__).resolve().parents[2]

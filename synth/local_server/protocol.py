@@ -1,0 +1,203 @@
+"""The OpenAI chat-completions protocol of the local server, free of sockets: a request
+body in, a reply (status, headers, JSON body) out, with faults drawn and every request
+recorded.
+
+Replies follow the real wire format, so the real ``openai`` client can talk to the
+server: a ``chat.completion`` object on success, ``{"error": {...}}`` with the status
+codes the client maps to its exception types otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, cast
+
+from synth.local_server.faults import FaultPlan
+from synth.local_server.records import RequestLog, RequestRecord
+from synth.local_server.simulator import Simulator
+
+__all__ = ["ChatCompletions", "Reply", "error_body"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the handler writes: ``outcome`` decides how (drop, slow, …)."""
+
+    outcome: str
+    status: int
+    body: bytes
+    model: str
+    item_id: str | None
+    key: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def error_body(message: str, kind: str, code: str | None = None) -> bytes:
+    """An OpenAI-style ``{"error": {...}}`` body."""
+    payload = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return json.dumps(payload).encode("utf-8")
+
+
+class ChatCompletions:
+    """Answers ``POST /v1/chat/completions`` bodies for ``simulator``'s models, failing
+    requests at ``faults``' rates, and keeps a record of each in ``log``."""
+
+    def __init__(self, simulator: Simulator, faults: FaultPlan, log: RequestLog) -> None:
+        self.simulator = simulator
+        self.faults = faults
+        self.log = log
+        # Faults come from their own generator, apart from the answers: a retry of the
+        # same request gets the same answer but a fresh fault draw.
+        self._fault_rng = random.Random(f"synth.local_server faults {simulator.seed}")
+        self._fault_lock = threading.Lock()
+        models_list = {
+            "object": "list",
+            "data": [
+                {"id": name, "object": "model", "created": 0, "owned_by": "synth-local"}
+                for name in simulator.models
+            ],
+        }
+        #: The ``GET /v1/models`` body.
+        self.models_body = json.dumps(models_list).encode("utf-8")
+
+    def record(self, reply: Reply, outcome: str | None = None) -> None:
+        """Log ``reply``, under ``outcome`` if given (e.g. a reply never delivered)."""
+        self.log.add(
+            RequestRecord(
+                model=reply.model,
+                item_id=reply.item_id,
+                key=reply.key,
+                outcome=outcome or reply.outcome,
+                at=time.time(),
+            )
+        )
+
+    def complete(self, raw: bytes) -> Reply:
+        """The reply to a ``POST /v1/chat/completions`` body (not yet recorded)."""
+        try:
+            body = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return self._bad_request(raw, f"the request body is not valid JSON ({exc})")
+        problem = _request_problem(body)
+        if problem is not None:
+            model = body.get("model") if isinstance(body, dict) else None
+            return self._bad_request(raw, problem, model if isinstance(model, str) else "")
+        model = cast(str, body["model"])
+        messages = cast(list[dict[str, Any]], body["messages"])
+        canonical = json.dumps(
+            [model, messages], sort_keys=True, ensure_ascii=False, separators=(",", ":")
+        )
+        key = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        if model not in self.simulator.models:
+            return Reply(
+                outcome="unknown_model",
+                status=404,
+                body=error_body(
+                    f"The model `{model}` does not exist or you do not have access to it.",
+                    "invalid_request_error",
+                    "model_not_found",
+                ),
+                model=model,
+                item_id=None,
+                key=key,
+            )
+        info = self.simulator.find_item(messages)
+        item_id = info.item.id if info is not None else None
+        with self._fault_lock:
+            fault = self.faults.draw(self._fault_rng.random())
+        if fault == "429":
+            return Reply(
+                outcome=fault,
+                status=429,
+                body=error_body(
+                    "Rate limit reached (simulated). Please retry after a short wait.",
+                    "requests",
+                    "rate_limit_exceeded",
+                ),
+                model=model,
+                item_id=item_id,
+                key=key,
+                headers=(("Retry-After", f"{self.faults.retry_after:g}"),),
+            )
+        if fault == "500":
+            return Reply(
+                outcome=fault,
+                status=500,
+                body=error_body(
+                    "The server had an error while processing your request (simulated).",
+                    "server_error",
+                ),
+                model=model,
+                item_id=item_id,
+                key=key,
+            )
+        text = self.simulator.answer_text(model, info, key)
+        completion = _completion_json(model, key, text, len(canonical))
+        if fault == "malformed":
+            # Cut the text, not the bytes: the client then fails on JSON, not on UTF-8.
+            completion = completion[: max(1, len(completion) // 2)]
+        return Reply(
+            outcome=fault,
+            status=200,
+            body=completion.encode("utf-8"),
+            model=model,
+            item_id=item_id,
+            key=key,
+        )
+
+    def _bad_request(self, raw: bytes, message: str, model: str = "") -> Reply:
+        return Reply(
+            outcome="bad_request",
+            status=400,
+            body=error_body(message, "invalid_request_error"),
+            model=model,
+            item_id=None,
+            key=hashlib.sha256(raw).hexdigest(),
+        )
+
+
+def _request_problem(body: Any) -> str | None:
+    """Why a decoded request body is not a chat-completion request, or None."""
+    if not isinstance(body, dict):
+        return "the request body must be a JSON object"
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        return "you must provide a model parameter"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "'messages' must be a non-empty array"
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            return f"messages[{i}] must be an object with a 'role'"
+    if body.get("stream"):
+        return "streaming is not supported by the local server"
+    return None
+
+
+def _completion_json(model: str, key: str, text: str, prompt_chars: int) -> str:
+    prompt_tokens = max(1, prompt_chars // 4)
+    completion_tokens = max(1, len(text) // 4)
+    payload = {
+        "id": f"chatcmpl-{key[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+    return json.dumps(payload, ensure_ascii=False)

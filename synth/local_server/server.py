@@ -1,0 +1,218 @@
+"""Running the local server: :class:`LocalServer` serves in a daemon thread of the caller's
+process; :func:`main` is the command line (``python -m synth.local_server``), which
+serves in its own process until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Final
+
+from itempool import PoolFormatError, PoolItem, read_questions
+from synth.errors import SynthError
+from synth.local_server.faults import FaultPlan
+from synth.local_server.handler import CompletionsHTTPServer
+from synth.local_server.protocol import ChatCompletions
+from synth.local_server.records import RequestLog, RequestRecord
+from synth.local_server.simulator import Simulator
+
+__all__ = ["LocalServer", "main"]
+
+_NO_FAULTS: Final = FaultPlan()
+
+
+class LocalServer:
+    """An OpenAI-compatible chat-completions server for ``items``, serving in a daemon
+    thread.
+
+    ``models`` maps a model name to its probability of answering right; ``faults`` sets
+    the per-request fault rates; ``seed`` fixes answers and faults; ``log_path`` (optional)
+    receives one JSON line per request as it happens. Use as a context manager or call
+    :meth:`start` and :meth:`stop`.
+    """
+
+    def __init__(
+        self,
+        items: Sequence[PoolItem],
+        models: Mapping[str, float],
+        *,
+        faults: FaultPlan = _NO_FAULTS,
+        seed: int = 0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log_path: Path | None = None,
+        irt: Mapping[str, tuple[float, float, float]] | None = None,
+    ) -> None:
+        self._simulator = Simulator(items, models, seed, irt)
+        self._log = RequestLog()
+        self._api = ChatCompletions(self._simulator, faults, self._log)
+        self._host = host
+        self._port = port
+        self._log_path = log_path
+        self._server: CompletionsHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._base_url: str | None = None
+
+    def start(self) -> str:
+        """Bind (port 0 picks a free port), serve in a daemon thread; the base URL."""
+        if self._server is not None:
+            raise SynthError("the local server is already running")
+        try:
+            server = CompletionsHTTPServer((self._host, self._port), self._api)
+        except OSError as exc:
+            raise SynthError(f"cannot listen on {self._host}:{self._port} ({exc})") from exc
+        self._log.open(self._log_path)
+        self._server = server
+        host, port = server.server_address[:2]
+        self._base_url = f"http://{_url_host(str(host))}:{port}/v1"
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="synth-local-server",
+            daemon=True,
+        )
+        self._thread.start()
+        return self._base_url
+
+    def stop(self) -> None:
+        """Stop serving, cut open connections, close the log; safe to call twice."""
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        server.stopping.set()
+        server.shutdown()
+        server.close_connections()
+        server.server_close()
+        if thread is not None:
+            thread.join(timeout=5.0)
+        self._log.close()
+        self._server = None
+        self._thread = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://HOST:PORT/v1``, for ``OpenAI(base_url=...)``; only after :meth:`start`."""
+        if self._base_url is None:
+            raise SynthError("the local server has not been started")
+        return self._base_url
+
+    @property
+    def records(self) -> list[RequestRecord]:
+        """A copy of the request log so far, in arrival order of the outcomes."""
+        return self._log.records()
+
+    def p_right(self, model: str, item_id: str) -> float:
+        """The probability that simulated ``model`` answers ``item_id`` right: its true
+        expected accuracy on a pool is the mean of these."""
+        return self._simulator.p_right(model, item_id)
+
+    def completed_keys(self) -> list[str]:
+        """The keys of requests answered in full (outcome ``"ok"``), in order."""
+        return [r.key for r in self._log.records() if r.outcome == "ok"]
+
+    def __enter__(self) -> LocalServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _parse_models(text: str) -> dict[str, float]:
+    models: dict[str, float] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        name, sep, value = part.partition("=")
+        try:
+            p = float(value)
+        except ValueError:
+            p = float("nan")
+        if not sep or not name.strip() or not 0.0 <= p <= 1.0:
+            raise argparse.ArgumentTypeError(
+                f"expected NAME=PROBABILITY with a probability in [0, 1], got {part!r}"
+            )
+        models[name.strip()] = p
+    if not models:
+        raise argparse.ArgumentTypeError("name at least one model, e.g. m1=0.8,m2=0.5")
+    return models
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m synth.local_server",
+        description="Serve simulated models over an OpenAI-compatible chat-completions API.",
+    )
+    parser.add_argument("--pool", type=Path, required=True, help="pool folder")
+    parser.add_argument(
+        "--models", type=_parse_models, required=True, help="NAME=P,... (P = right-answer rate)"
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--log", type=Path, default=None, help="append request records here")
+    for name in ("429", "500", "slow", "malformed", "drop"):
+        parser.add_argument(f"--rate-{name}", type=float, default=0.0, metavar="X")
+    parser.add_argument("--retry-after", type=float, default=0.05, metavar="SECONDS")
+    parser.add_argument("--slow-seconds", type=float, default=2.0, metavar="SECONDS")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve until SIGTERM or SIGINT; print ``READY <base_url>`` once listening."""
+    args = _parser().parse_args(argv)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    try:
+        faults = FaultPlan(
+            rate_429=args.rate_429,
+            rate_500=args.rate_500,
+            rate_slow=args.rate_slow,
+            rate_malformed=args.rate_malformed,
+            rate_drop=args.rate_drop,
+            retry_after=args.retry_after,
+            slow_seconds=args.slow_seconds,
+        )
+        pool = read_questions(args.pool)
+        server = LocalServer(
+            pool.items,
+            args.models,
+            faults=faults,
+            seed=args.seed,
+            host=args.host,
+            port=args.port,
+            log_path=args.log,
+        )
+        # Handlers first: a SIGTERM right after READY must still stop cleanly.
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+        base_url = server.start()
+    except (SynthError, PoolFormatError) as exc:
+        # Both messages name the file and the problem: a traceback would add nothing.
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        print(f"READY {base_url}", flush=True)
+        # A timed wait keeps the main thread responsive to signals on every platform.
+        while not stop.wait(0.5):
+            pass
+    finally:
+        server.stop()
+    return 0

@@ -1,0 +1,251 @@
+"""How a simulated model answers: which pool item a request asks about, whether the model
+gets it right, and the reply text it sends.
+
+A simulated model is a name and the probability that it answers a question right (or,
+with IRT parameters, an ability θ). The item is recognised by finding its question text
+in the request's messages; the answer is drawn from a generator seeded by a stable hash
+of (server seed, item, request key), so the same request always gets the same reply and
+distinct requests are independent draws.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Final
+
+from itempool import ItemType, PoolItem
+from synth.errors import SynthError
+
+__all__ = ["ItemInfo", "Simulator"]
+
+_WHITESPACE: Final = re.compile(r"\s+")
+_CJK: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# Anchor length for finding long questions in a prompt: long enough that a hit is almost
+# always the real question, short enough that every realistic question has one.
+_ANCHOR: Final = 24
+_LOOKUP_CACHE_SIZE: Final = 4096
+
+# Reasoning filler. It never contains a lone capital letter (no "I", no "A ..."), so a
+# parser looking for option letters finds only the final answer statement.
+_EN_REASONING: Final = (
+    "The question asks which option best fits the description.",
+    "Comparing each option with the key facts, one of them matches clearly.",
+    "The other options contain details that do not hold up on closer inspection.",
+    "Recalling the relevant background narrows it down quickly.",
+    "Checking the wording of the question carefully rules out the distractors.",
+    "Based on the standard definition, the choice is straightforward.",
+)
+_ZH_REASONING: Final = (
+    "题目考查的是相关概念的理解。",
+    "逐一比较各选项，与题意相符的选项很明确。",
+    "其余选项存在明显错误或与题干不符。",
+    "结合背景知识可以排除干扰项。",
+    "仔细审题后，关键信息已经给出。",
+    "根据常见定义即可判断。",
+)
+
+
+@dataclass(frozen=True)
+class ItemInfo:
+    """A pool item as the simulator matches and answers it."""
+
+    item: PoolItem
+    question: str  # whitespace-normalised
+    letters: tuple[str, ...]  # the option letters, sorted
+    chinese: bool
+
+
+def _normalise(text: str) -> str:
+    # Prompt templates re-wrap and indent questions; matching on collapsed whitespace
+    # keeps recognition independent of that.
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def _message_text(content: Any) -> str:
+    """The text of a message's ``content``: a string or a list of content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return ""
+
+
+class _ItemIndex:
+    """Finds the pool item whose question occurs in a text.
+
+    Questions of at least ``_ANCHOR`` characters are indexed by their first ``_ANCHOR``
+    characters, so a text is scanned with one dict lookup per position; the few shorter
+    questions are searched for directly (``str.find`` runs in C).
+    """
+
+    def __init__(self, infos: Sequence[ItemInfo]) -> None:
+        self._by_anchor: dict[str, list[ItemInfo]] = {}
+        self._short: list[ItemInfo] = []
+        for info in infos:
+            if len(info.question) >= _ANCHOR:
+                self._by_anchor.setdefault(info.question[:_ANCHOR], []).append(info)
+            else:
+                self._short.append(info)
+        # Prompts repeat (retries, several models on one question): remember answers.
+        self.find = lru_cache(maxsize=_LOOKUP_CACHE_SIZE)(self._find)
+
+    def _find(self, text: str) -> ItemInfo | None:
+        """The item whose question occurs last in ``text`` (a question inside a longer
+        matching question does not count), or None."""
+        matches: list[tuple[int, int, ItemInfo]] = []
+        if self._by_anchor:
+            by_anchor = self._by_anchor
+            for start in range(len(text) - _ANCHOR + 1):
+                candidates = by_anchor.get(text[start : start + _ANCHOR])
+                if candidates is None:
+                    continue
+                for info in candidates:
+                    if text.startswith(info.question, start):
+                        matches.append((start, start + len(info.question), info))
+        for info in self._short:
+            start = text.find(info.question)
+            while start >= 0:
+                matches.append((start, start + len(info.question), info))
+                start = text.find(info.question, start + 1)
+        if not matches:
+            return None
+        # Drop matches nested in a longer one (a short question quoted by a longer one),
+        # then take the last: few-shot examples come before the question being asked.
+        outer = [
+            m
+            for m in matches
+            if not any(o[0] <= m[0] and m[1] <= o[1] and o[1] - o[0] > m[1] - m[0] for o in matches)
+        ]
+        return max(outer, key=lambda m: (m[0], m[1]))[2]
+
+
+class Simulator:
+    """The simulated models of one server: what each answers to a question, free of HTTP.
+
+    ``models`` maps a model name to its probability of answering right, or, with ``irt``
+    (item id -> a, b, c), to its ability θ; ``seed`` fixes every answer.
+    """
+
+    def __init__(
+        self,
+        items: Sequence[PoolItem],
+        models: Mapping[str, float],
+        seed: int,
+        irt: Mapping[str, tuple[float, float, float]] | None = None,
+    ) -> None:
+        if not models:
+            raise SynthError("at least one simulated model is needed")
+        for name, p in models.items():
+            if not name:
+                raise SynthError("a model name must not be empty")
+            if irt is None and not 0.0 <= p <= 1.0:
+                raise SynthError(f"model {name!r}: probability of a right answer must be in [0, 1]")
+        if irt is not None:
+            missing = [item.id for item in items if item.id not in irt]
+            if missing:
+                raise SynthError(f"no IRT parameters for {len(missing)} items (e.g. {missing[0]})")
+        # With ``irt``, an item is answered right with the 3PL probability: models then
+        # differ item by item, as real ones do, and a calibration has something to recover.
+        self.irt = dict(irt) if irt is not None else None
+        self.models: dict[str, float] = dict(models)
+        self.seed = seed
+        infos: list[ItemInfo] = []
+        seen: dict[str, str] = {}
+        for item in items:
+            question = _normalise(item.question)
+            if question in seen:
+                raise SynthError(
+                    f"items {seen[question]!r} and {item.id!r} ask the same question; "
+                    "the server could not tell them apart"
+                )
+            seen[question] = item.id
+            infos.append(
+                ItemInfo(
+                    item=item,
+                    question=question,
+                    letters=tuple(sorted(item.options)),
+                    chinese=_CJK.search(item.question) is not None,
+                )
+            )
+        self._index = _ItemIndex(infos)
+
+    def p_right(self, model: str, item_id: str) -> float:
+        """The probability that ``model`` answers ``item_id`` right."""
+        value = self.models[model]
+        if self.irt is None:
+            return value
+        a, b, c = self.irt[item_id]
+        return c + (1.0 - c) / (1.0 + math.exp(-a * (value - b)))
+
+    def find_item(self, messages: list[dict[str, Any]]) -> ItemInfo | None:
+        """The pool item a chat request's ``messages`` ask about, or None."""
+        # The question being asked is in the latest user turn; other turns are searched
+        # only when no user turn names a question.
+        ordered = [m for m in reversed(messages) if m.get("role") == "user"]
+        ordered += [m for m in reversed(messages) if m.get("role") != "user"]
+        for message in ordered:
+            text = _message_text(message.get("content"))
+            if text:
+                found = self._index.find(_normalise(text))
+                if found is not None:
+                    return found
+        return None
+
+    def answer_text(self, model: str, info: ItemInfo | None, key: str) -> str:
+        """``model``'s reply to the request with key ``key`` about ``info`` (None: an
+        unrecognised question); the same arguments always give the same text."""
+        if info is None:
+            return "I am not sure."
+        digest = hashlib.sha256(f"{self.seed}\x00{info.item.id}\x00{key}".encode()).digest()
+        rng = random.Random(int.from_bytes(digest[:8], "big"))
+        answer = (
+            info.item.answer
+            if rng.random() < self.p_right(model, info.item.id)
+            else _wrong(info, rng)
+        )
+        return _render(info, answer, rng)
+
+
+def _wrong(info: ItemInfo, rng: random.Random) -> str:
+    """A wrong answer of the item's type, drawn with ``rng``."""
+    key = info.item.answer
+    letters = info.letters
+    if info.item.type is ItemType.MULTI:
+        while True:
+            size = rng.randint(1, len(letters))
+            pick = "".join(sorted(rng.sample(letters, size)))
+            if set(pick) != set(key):
+                return pick
+    if info.item.type is ItemType.ORDER and len(key) >= 2:
+        order = list(key)
+        while "".join(order) == key:
+            rng.shuffle(order)
+        return "".join(order)
+    return rng.choice([letter for letter in letters if letter != key])
+
+
+def _render(info: ItemInfo, answer: str, rng: random.Random) -> str:
+    """``answer`` in one of several realistic shapes; the answer statement is always last."""
+    kind = info.item.type
+    if info.chinese:
+        reasoning = "".join(rng.sample(_ZH_REASONING, rng.randint(1, 2)))
+        statement = f"答案：{answer}"
+        prefixes = ("", f"分析：{reasoning}\n", f"{reasoning}\n\n")
+        return rng.choice(prefixes) + statement
+    listed = ", ".join(answer)
+    if kind is ItemType.MULTI:
+        statements: tuple[str, ...] = (f"The answer is {listed}.", f"Answer: {answer}")
+    elif kind is ItemType.ORDER:
+        statements = (f"The order is {listed}.", f"Answer: {answer}")
+    else:
+        statements = (f"The answer is ({answer}).", f"Answer: {answer}", f"The answer is {answer}.")
+    reasoning = " ".join(rng.sample(_EN_REASONING, rng.randint(1, 2)))
+    prefixes = ("", f"Let me think step by step. {reasoning}\n", f"{reasoning}\n\n")
+    return rng.choice(prefixes) + rng.choice(statements)
