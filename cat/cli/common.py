@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import functools
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import ParamSpec, TextIO, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from cat.errors import CatError
@@ -29,9 +32,15 @@ stdout = Console()
 stderr = Console(stderr=True)
 
 
+def print_error(message: str) -> None:
+    """Print ``error: message`` on stderr, the one style of every error of the command line."""
+    # Escaped: messages quote user input and lists in brackets, which rich reads as markup.
+    stderr.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
 def fail(message: str) -> typer.Exit:
     """Print ``error: message`` on one line of stderr; raise the returned Exit."""
-    stderr.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    print_error(message)
     return typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -89,11 +98,110 @@ def show_progress() -> bool:
     return sys.stdout.isatty()
 
 
+#: Off a terminal, at most one progress line every this many seconds; work that ends
+#: sooner prints none, so that quick commands keep a clean stderr.
+PLAIN_PROGRESS_SECONDS = 5.0
+
+
+class PlainProgress:
+    """Progress as plain lines for a log: ``description: 120/250 (48%), 0:01:05 elapsed``.
+
+    ``update`` takes the fields of rich's ``Progress.update`` (``completed``, ``total``,
+    ``advance``, ``description``; others are ignored) and prints a line once ``interval``
+    seconds have passed since the start or the previous line. ``close`` prints the final
+    state of work that lasted at least ``interval``, unless the last line already showed it.
+    """
+
+    def __init__(
+        self,
+        description: str,
+        total: float | None,
+        *,
+        interval: float,
+        clock: Callable[[], float] = time.monotonic,
+        stream: TextIO | None = None,
+    ) -> None:
+        self.description = description
+        self.total = None if total is None else float(total)
+        self.completed: float | None = None
+        self._interval = interval
+        self._clock = clock
+        self._stream = stream
+        self._start = clock()
+        self._last_line_at: float | None = None
+        self._pending = False  # an update arrived since the last line
+
+    def update(self, **fields: object) -> None:
+        """Record new values and print a line if the last one is old enough."""
+        description = fields.get("description")
+        if description is not None:
+            self.description = str(description)
+        if "total" in fields:
+            total = fields["total"]
+            self.total = float(total) if isinstance(total, int | float) else None
+        completed = fields.get("completed")
+        if isinstance(completed, int | float):
+            self.completed = float(completed)
+        advance = fields.get("advance")
+        if isinstance(advance, int | float):
+            self.completed = (self.completed or 0.0) + advance
+        self._pending = True
+        now = self._clock()
+        since = self._start if self._last_line_at is None else self._last_line_at
+        if now - since >= self._interval:
+            self._print(now)
+
+    def close(self) -> None:
+        """Print the final state of long work, unless the last line already showed it."""
+        now = self._clock()
+        if now - self._start >= self._interval and (self._pending or self._last_line_at is None):
+            self._print(now)
+
+    def line(self, elapsed: float) -> str:
+        """The progress line after ``elapsed`` seconds."""
+        clock = str(timedelta(seconds=round(elapsed)))
+        done = self._done_text()
+        if not done:
+            return f"{self.description}, {clock} elapsed"
+        return f"{self.description}: {done}, {clock} elapsed"
+
+    def _done_text(self) -> str:
+        if self.completed is None:
+            return ""
+        if not self.total:
+            return _number(self.completed)
+        percent = f"{100 * self.completed / self.total:.0f}%"
+        # A total of 1 means a fraction done (calibration, simulation): the percentage says it.
+        if self.total == 1:
+            return percent
+        return f"{_number(self.completed)}/{_number(self.total)} ({percent})"
+
+    def _print(self, now: float) -> None:
+        # sys.stderr is looked up at each line, not kept: test runners swap it.
+        print(self.line(now - self._start), file=self._stream or sys.stderr, flush=True)
+        self._last_line_at = now
+        self._pending = False
+
+
+def _number(value: float) -> str:
+    # float(): an int passes mypy as a float, but has no is_integer() before Python 3.12.
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:g}"
+
+
 @contextmanager
 def progress_bar(description: str, total: float | None) -> Iterator[Callable[..., None]]:
-    """Yield ``update(completed=..., description=...)``; a no-op off a terminal."""
+    """Yield ``update(completed=..., description=...)``.
+
+    On a terminal this draws a rich bar on stdout. Otherwise (output piped or redirected)
+    it prints plain lines on stderr, so that stdout stays parseable and a log still shows
+    long work: with the description, completed/total where known and the elapsed time,
+    at most one every ``PLAIN_PROGRESS_SECONDS``, plus the final state; none for work
+    that ends sooner. Nothing is printed when the work ends with an exception.
+    """
     if not show_progress():
-        yield lambda **_: None
+        plain = PlainProgress(description, total, interval=PLAIN_PROGRESS_SECONDS)
+        yield plain.update
+        plain.close()
         return
     columns = (
         SpinnerColumn(),

@@ -1,4 +1,7 @@
-"""The ``cat`` console script hands every call that is not ours to the system ``cat``."""
+"""The ``cat`` console script hands every call that is not ours to the system ``cat``.
+
+The rule is in the docstring of ``cat._entry``.
+"""
 
 import os
 import shutil
@@ -9,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cat._entry import OWN_COMMANDS, find_system_cat, is_own_call
+from cat._entry import OWN_COMMANDS, _edit_distance, find_system_cat, is_own_call, suggest_command
 
 VENV_BIN = Path(sys.executable).parent
 CAT_SCRIPT = VENV_BIN / "cat"
@@ -223,8 +226,25 @@ def test_pass_through_path_imports_nothing_heavy(text_file: Path, tmp_path: Path
 
 
 @pytest.mark.parametrize("command", sorted(OWN_COMMANDS))
-def test_own_commands_are_routed_to_us(command: str) -> None:
+def test_own_commands_are_routed_to_us(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     assert is_own_call([command, "--help"], stdin_is_tty=False)
+    (tmp_path / command).mkdir()  # a folder of that name does not hide the command
+    assert is_own_call([command, "--help"], stdin_is_tty=False)
+
+
+@pytest.mark.parametrize("command", sorted(OWN_COMMANDS))
+def test_a_file_named_like_a_command_is_the_file(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / command).write_text("notes\n", encoding="utf-8")
+    assert not is_own_call([command], stdin_is_tty=True)
+    assert suggest_command([command]) is None
+    # python -m cat always means the command.
+    assert is_own_call([command], stdin_is_tty=True, module=True)
 
 
 @pytest.mark.parametrize("option", ["--help", "-h", "--version"])
@@ -249,3 +269,118 @@ def test_find_system_cat_never_returns_the_venv_script() -> None:
     found = find_system_cat(_env()["PATH"])
     assert found is not None
     assert Path(found).resolve() != CAT_SCRIPT.resolve()
+
+
+def test_file_named_like_a_command_is_printed(tmp_path: Path) -> None:
+    (tmp_path / "demo").write_bytes(CONTENT)
+    result = _run([str(CAT_SCRIPT), "demo"], cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout == CONTENT
+    assert result.stderr == b""
+
+
+def test_python_dash_m_runs_the_command_despite_such_a_file(tmp_path: Path) -> None:
+    (tmp_path / "demo").write_bytes(CONTENT)
+    result = _run([sys.executable, "-m", "cat", "demo", "--help"], cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout.startswith(b"Usage: cat demo")
+
+
+def test_typo_of_a_command_is_an_error_that_names_it(tmp_path: Path) -> None:
+    result = _run([str(CAT_SCRIPT), "asses", "--pool", "x"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout == b""
+    assert result.stderr == (
+        b"error: 'asses' is neither a file nor a command; did you mean `cat assess`?\n"
+    )
+
+
+def test_typo_that_names_a_file_is_printed(tmp_path: Path) -> None:
+    (tmp_path / "asses").write_bytes(CONTENT)
+    result = _run([str(CAT_SCRIPT), "asses"], cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout == CONTENT
+
+
+def test_typo_path_imports_nothing_heavy(tmp_path: Path) -> None:
+    result = _run([sys.executable, "-X", "importtime", "-m", "cat", "calibrat"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert b"did you mean `cat calibrate`?" in result.stderr
+    assert _imported(result.stderr) & HEAVY == set()
+
+
+@pytest.mark.parametrize(
+    ("word", "command"),
+    [
+        ("asses", "assess"),
+        ("asess", "assess"),
+        ("assses", "assess"),
+        ("Assess", "assess"),
+        ("simualte", "simulate"),
+        ("calibrat", "calibrate"),
+        ("recalibrat", "recalibrate"),
+        ("valdiate", "validate"),
+        ("synht", "synth"),
+        ("dmeo", "demo"),
+        ("pol", "pool"),
+        ("sim", "simulate"),
+        ("val", "validate"),
+        ("recal", "recalibrate"),
+    ],
+)
+def test_near_misses_are_suggested(
+    word: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert not is_own_call([word, "--pool", "x"], stdin_is_tty=True)
+    assert suggest_command([word, "--pool", "x"]) == command
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["missing.txt"],
+        ["./asses"],
+        ["asses.txt"],
+        ["-n", "asses"],
+        ["-"],
+        ["re"],
+        ["sy"],
+        ["notes"],
+        ["synthesis"],
+        ["calibration-data"],
+    ],
+)
+def test_other_words_are_not_suggestions(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert suggest_command(args) is None
+
+
+def test_no_suggestion_when_other_arguments_are_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `cat asses notes.txt`: a list of files to print, one of them missing.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("x", encoding="utf-8")
+    assert suggest_command(["asses", "notes.txt"]) is None
+    assert suggest_command(["asses", "-"]) == "assess"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "distance"),
+    [
+        ("", "", 0),
+        ("demo", "demo", 0),
+        ("asses", "assess", 1),
+        ("simualte", "simulate", 1),
+        ("ab", "ba", 1),
+        ("pool", "", 4),
+        ("kitten", "sitting", 3),
+    ],
+)
+def test_edit_distance(a: str, b: str, distance: int) -> None:
+    assert _edit_distance(a, b) == distance
+    assert _edit_distance(b, a) == distance
