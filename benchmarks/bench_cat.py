@@ -21,10 +21,10 @@ import time
 import numpy as np
 from scipy.stats import kendalltau
 
-from cat.estimators import MLEstimator
-from cat.selection import MaxInfo, PoolInfo, SelectionState
-from cat.simulation import CATDesign, simulate_cat
-from cat.stopping import StoppingRule
+from cat.engine.estimators import MLEstimator
+from cat.engine.selection import MaxInfo, PoolInfo, SelectionState
+from cat.engine.simulation import CATDesign, simulate_cat
+from cat.engine.stopping import StoppingRule
 from irt.simulate import random_params
 
 SEED = 20261122

@@ -5,7 +5,7 @@
 
 1. False positives: pools simulated from the 3PL (a ~ LogNormal(0, 0.3), b ~ N(0, 1),
    c ~ U(0, 0.25)), calibrated by EM with the default priors, subjects scored (EAP),
-   ``cat.pool_fit.check_pool_fit`` run as the CLI runs it. Reported: the share of items
+   ``cat.pools.fit.check_pool_fit`` run as the CLI runs it. Reported: the share of items
    with unadjusted p < 0.05 (target 5% ± 2 points) and items flagged as misfit after
    Benjamini–Hochberg (a false discovery each).
 2. Power: 6% of the items replaced by misfitting ones, 2% of each kind — a wrong key
@@ -26,19 +26,17 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from cat.pool_fit import FitSettings, check_pool_fit
-from cat.pool_format import LoadedPool, PoolManifest
+from cat.pools.fit import FitSettings, PoolFitResult, check_pool_fit
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
 from irt.models import probability
 from irt.priors import ItemPriors
 from irt.responses import ResponseMatrix
 from irt.simulate import random_params
-from synth.items import PoolItem
+from itempool import LoadedPool, PoolItem, PoolManifest
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 SETTINGS = FitSettings(replicates=50, seed=0)
@@ -88,10 +86,8 @@ def _simulate(
     return LoadedPool(Path("simulated"), manifest, items, params, []), responses, kind
 
 
-def _flags(report: dict[str, Any], reason: str) -> np.ndarray:
-    return np.array(
-        [any(f["reason"] == reason for f in row["flags"]) for row in report["item_rows"]]
-    )
+def _flags(report: PoolFitResult, reason: str) -> np.ndarray:
+    return np.array([any(f.reason == reason for f in row.flags) for row in report.item_rows])
 
 
 def false_positives() -> None:
@@ -109,10 +105,10 @@ def false_positives() -> None:
         for seed in range(seeds):
             pool, responses, _ = _simulate(n_subjects, n_items, seed, 0.0)
             report = check_pool_fit(pool, responses, SETTINGS)
-            p = np.array([row["p"] for row in report["item_rows"]], dtype=float)
+            p = np.array([row.p for row in report.item_rows], dtype=float)
             shares.append(np.nanmean(p < 0.05))
             flags += int(_flags(report, "misfit").sum())
-            warning = report["warning"]
+            warning = report.warning
         note = "  (θ imprecise: warned)" if warning else ""
         print(
             f"{n_subjects:>9}{n_items:>7}{seeds:>6}{np.mean(shares):>9.3f}{flags:>17}"

@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from itempool import PoolItem, read_questions
 from synth.backend import OpenAIBackend
-from synth.items import PoolItem, read_pool
 from synth.participants import make_participants, parse_agents
 from synth.runner import RunSettings, SynthRunner
 from synth.store import RunStore
@@ -41,7 +41,7 @@ def _write_pool(folder: Path, n_items: int) -> None:
 
 
 async def _run(pool_dir: Path, base_url: str, store_path: Path, concurrency: int) -> float:
-    pool = read_pool(pool_dir)
+    pool = read_questions(pool_dir)
     agents = parse_agents("bench-model", base_url)
     who = make_participants(agents, ["singles"])
     backend = OpenAIBackend(base_url, timeout=30.0)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cat.scenarios import read_item_scenarios
-from cat.validation import validate
+from cat.pools.scenarios import read_item_scenarios
+from cat.prediction.validation import validate
 from irt.readers import read_responses
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

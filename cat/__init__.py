@@ -1,21 +1,133 @@
 """Rank large language models by computerized adaptive testing.
 
+The library's public API; the ``cat`` command line is a thin layer over it::
+
+    import cat
+    pool = cat.load_pool("item_pools/demo-en")
+    result = cat.assess(pool, cat.SimulatedExaminee(theta=0.8, seed=1), length=100)
+    print(result.theta, result.se, result.predicted_accuracy.value, result.rank.position)
+    result.model_dump(mode="json")   # the same keys as RESULT.json
+
+Each command is one function here returning a typed result (pydantic) whose
+``model_dump(mode="json")`` is the file the command writes: ``assess``, ``calibrate``,
+``simulate``, ``validate``, ``summarize_pool`` (``cat pool info``), ``validate_pool``,
+``fit_pool``, ``diff_pools``, ``recalibrate_pool``.
+
+Where things live: ``cat.engine`` (estimators, selection, constraints, exposure,
+stopping, session, simulation, the registry of names), ``cat.pools`` (loading, import,
+calibration, recalibration, diff, fit, summary), ``cat.prediction`` (predictors,
+conformal intervals, cross-fit, validation), ``cat.assessment`` (examinees, the run, the
+result), ``cat.reports`` (the HTML report) and ``cat.cli`` (parsing and rendering only).
+
 This module stays light: the ``cat`` console script imports it before deciding whether a
 call is for us or for the system ``cat``, so names are loaded on first use.
 """
 
-# `typing` is not imported for TYPE_CHECKING alone; type checkers treat any
-# variable of this name as true.
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# A plain name rather than ``typing.TYPE_CHECKING``: type checkers treat any variable of
+# this name as true, and at run time the block below imports nothing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from cat.assessment.assess import assess
+    from cat.assessment.examinees import (
+        EndpointExaminee,
+        Examinee,
+        ReplayExaminee,
+        SimulatedExaminee,
+    )
+    from cat.assessment.result import AssessmentResult
+    from cat.engine.registry import ESTIMATOR_NAMES, POLICY_NAMES, EstimatorName, PolicyName
+    from cat.engine.session import AssessmentSession, SessionConfig
+    from cat.engine.simulate_job import simulate
+    from cat.engine.simulate_result import SimulationResult
     from cat.errors import CatError
+    from cat.pools.calibration_job import CalibrationReport
+    from cat.pools.calibration_job import calibrate_responses as calibrate
+    from cat.pools.check import validate_pool
+    from cat.pools.diff import diff_pools
+    from cat.pools.fit import fit_pool
+    from cat.pools.fit_report import PoolFitReport
+    from cat.pools.loading import load_pool
+    from cat.pools.recalibration_job import recalibrate_pool_folder as recalibrate_pool
+    from cat.pools.summary import PoolSummary, summarize_pool
+    from cat.prediction.validation_report import ValidationReport
+    from cat.prediction.validation_report import validate_responses as validate
+    from cat.reports.html import write_report
 
-__all__: list[str] = ["CatError"]
+#: Public name → (module, attribute in it).
+_WHERE: dict[str, tuple[str, str]] = {
+    "CatError": ("cat.errors", "CatError"),
+    "load_pool": ("cat.pools.loading", "load_pool"),
+    "assess": ("cat.assessment.assess", "assess"),
+    "AssessmentResult": ("cat.assessment.result", "AssessmentResult"),
+    "Examinee": ("cat.assessment.examinees", "Examinee"),
+    "SimulatedExaminee": ("cat.assessment.examinees", "SimulatedExaminee"),
+    "ReplayExaminee": ("cat.assessment.examinees", "ReplayExaminee"),
+    "EndpointExaminee": ("cat.assessment.examinees", "EndpointExaminee"),
+    "AssessmentSession": ("cat.engine.session", "AssessmentSession"),
+    "SessionConfig": ("cat.engine.session", "SessionConfig"),
+    "PolicyName": ("cat.engine.registry", "PolicyName"),
+    "EstimatorName": ("cat.engine.registry", "EstimatorName"),
+    "POLICY_NAMES": ("cat.engine.registry", "POLICY_NAMES"),
+    "ESTIMATOR_NAMES": ("cat.engine.registry", "ESTIMATOR_NAMES"),
+    "simulate": ("cat.engine.simulate_job", "simulate"),
+    "SimulationResult": ("cat.engine.simulate_result", "SimulationResult"),
+    "validate": ("cat.prediction.validation_report", "validate_responses"),
+    "ValidationReport": ("cat.prediction.validation_report", "ValidationReport"),
+    "calibrate": ("cat.pools.calibration_job", "calibrate_responses"),
+    "CalibrationReport": ("cat.pools.calibration_job", "CalibrationReport"),
+    "summarize_pool": ("cat.pools.summary", "summarize_pool"),
+    "PoolSummary": ("cat.pools.summary", "PoolSummary"),
+    "validate_pool": ("cat.pools.check", "validate_pool"),
+    "fit_pool": ("cat.pools.fit", "fit_pool"),
+    "PoolFitReport": ("cat.pools.fit_report", "PoolFitReport"),
+    "diff_pools": ("cat.pools.diff", "diff_pools"),
+    "recalibrate_pool": ("cat.pools.recalibration_job", "recalibrate_pool_folder"),
+    "write_report": ("cat.reports.html", "write_report"),
+}
+
+__all__ = [
+    "ESTIMATOR_NAMES",
+    "POLICY_NAMES",
+    "AssessmentResult",
+    "AssessmentSession",
+    "CalibrationReport",
+    "CatError",
+    "EndpointExaminee",
+    "EstimatorName",
+    "Examinee",
+    "PolicyName",
+    "PoolFitReport",
+    "PoolSummary",
+    "ReplayExaminee",
+    "SessionConfig",
+    "SimulatedExaminee",
+    "SimulationResult",
+    "ValidationReport",
+    "assess",
+    "calibrate",
+    "diff_pools",
+    "fit_pool",
+    "load_pool",
+    "recalibrate_pool",
+    "simulate",
+    "summarize_pool",
+    "validate",
+    "validate_pool",
+    "write_report",
+]
 
 
-def __getattr__(name: str) -> object:
-    if name == "CatError":
-        from cat.errors import CatError
-
-        return CatError
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        module, attribute = _WHERE[name]
+        return getattr(importlib.import_module(module), attribute)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -12,28 +12,27 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
-from cat.assess import build_result, run_assessment
-from cat.examinees import EndpointExaminee
-from cat.pool_calibration import record_calibration, reference_rows
-from cat.report import Reference
-from cat.scenarios import scenarios_of
-from cat.session import AssessmentSession, SessionConfig
+from cat.assessment.assess import assess
+from cat.assessment.examinees import EndpointExaminee
+from cat.assessment.result import AssessmentResult
+from cat.pools.calibration import record_calibration, reference_rows
+from cat.pools.loading import load_pool
+from cat.results import ResultModel
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
-from irt.models import ItemParams
 from irt.readers import read_responses
 from irt.scoring import AbilityMethod, score_abilities
+from itempool import LoadedPool, PoolItem, QuestionSet, read_questions
 from synth.backend import OpenAIBackend, RetryPolicy
 from synth.export import write_responses
-from synth.items import Pool, PoolItem, read_pool
 from synth.local_server import LocalServer
 from synth.participants import make_participants, parse_agents
 from synth.runner import RunSettings, SynthRunner
@@ -69,7 +68,7 @@ def true_item_params(
     return out
 
 
-def subset(pool: Pool, n_items: int, seed: int) -> Pool:
+def subset(pool: QuestionSet, n_items: int, seed: int) -> QuestionSet:
     """``n_items`` of the pool, spread over its scenarios in proportion."""
     rng = np.random.default_rng(seed)
     by_scenario: dict[str, list[PoolItem]] = {}
@@ -81,18 +80,33 @@ def subset(pool: Pool, n_items: int, seed: int) -> Pool:
         k = max(1, round(n_items * len(group) / len(pool.items)))
         picks = rng.choice(len(group), size=min(k, len(group)), replace=False)
         chosen.extend(group[i] for i in sorted(picks))
-    return Pool(name=f"{pool.name}-demo-{len(chosen)}", language=pool.language, items=tuple(chosen))
+    return QuestionSet(
+        name=f"{pool.name}-demo-{len(chosen)}", language=pool.language, items=tuple(chosen)
+    )
 
 
-@dataclass(frozen=True)
-class AssessedRow:
+class AssessedModel(BaseModel):
     """One assessed model beside its truth."""
+
+    model_config = ConfigDict(extra="forbid")
 
     model: str
     true_theta: float
     true_accuracy: float
     true_rank: int
-    result: dict[str, Any]
+    result: AssessmentResult
+
+
+class DemoResult(ResultModel):
+    """``demo.json``: the settings, the run time and every assessed model."""
+
+    seed: int
+    items: int
+    items_requested: int
+    length: int
+    seconds: float
+    pool: str
+    assessed: list[AssessedModel]
 
 
 def run_demo(
@@ -102,22 +116,32 @@ def run_demo(
     length: int = 60,
     seed: int = 0,
     say: Callable[[str], None] = print,
-) -> list[AssessedRow]:
-    """Everything the ``cat demo`` command does; files go into ``work``."""
-    pool = subset(read_pool(pool_dir), n_items, seed)
+) -> DemoResult:
+    """Everything the ``cat demo`` command does; files go into ``work`` (the calibrated
+    pool into ``work/pool``)."""
+    started = time.perf_counter()
+    pool = subset(read_questions(pool_dir), n_items, seed)
     truth = true_item_params(pool.items, seed)
     models = {**REFERENCE_MODELS, **ASSESSED_MODELS}
     work.mkdir(parents=True, exist_ok=True)
     with LocalServer(pool.items, models, irt=truth, seed=seed) as server:
         say(f"local OpenAI-compatible server at {server.base_url}, {len(models)} simulated models")
         responses = _synthesise(pool, server, work, seed, say)
-        params, references = _calibrate(pool, responses, work, pool_dir, seed, say)
-        rows = _assess(pool, server, params, references, work, length, seed, say)
-    return rows
+        calibrated = _calibrate(pool, responses, work, pool_dir, seed, say)
+        rows = _assess(calibrated, server, work, length, seed, say)
+    return DemoResult(
+        seed=seed,
+        items=len(pool.items),
+        items_requested=n_items,
+        length=length,
+        seconds=time.perf_counter() - started,
+        pool=str(work / "pool"),
+        assessed=rows,
+    )
 
 
 def _synthesise(
-    pool: Pool, server: LocalServer, work: Path, seed: int, say: Callable[[str], None]
+    pool: QuestionSet, server: LocalServer, work: Path, seed: int, say: Callable[[str], None]
 ) -> Path:
     agents = parse_agents(",".join(REFERENCE_MODELS), server.base_url)
     who = make_participants(agents)
@@ -146,8 +170,13 @@ def _synthesise(
 
 
 def _calibrate(
-    pool: Pool, responses: Path, work: Path, pool_dir: Path, seed: int, say: Callable[[str], None]
-) -> tuple[ItemParams, list[Reference]]:
+    pool: QuestionSet,
+    responses: Path,
+    work: Path,
+    pool_dir: Path,
+    seed: int,
+    say: Callable[[str], None],
+) -> LoadedPool:
     matrix = read_responses(responses)
     say(f"calibration: 3PL by EM on {matrix.n_subjects} participants x {matrix.n_items} items")
     with warnings.catch_warnings():
@@ -155,7 +184,6 @@ def _calibrate(
         fit = EMCalibrator("3pl").fit(matrix)
     params = fit.params_
     abilities = score_abilities(matrix, params, AbilityMethod.EAP)
-    rows = reference_rows(matrix, abilities)
     target = work / "pool"
     target.mkdir(exist_ok=True)
     shutil.copy(pool_dir / "pool.json", target / "pool.json")
@@ -163,47 +191,41 @@ def _calibrate(
         "".join(item.model_dump_json() + "\n" for item in pool.items), encoding="utf-8"
     )
     record_calibration(
-        target, params, rows, {"method": "em", "seed": seed, "source": str(responses)}
+        target,
+        params,
+        reference_rows(matrix, abilities),
+        {"method": "em", "seed": seed, "source": str(responses)},
     )
-    references = [Reference(r["subject_id"], r["theta"], r["se"], r["accuracy"]) for r in rows]
-    return params, references
+    return load_pool(target)
 
 
 def _assess(
-    pool: Pool,
+    pool: LoadedPool,
     server: LocalServer,
-    params: ItemParams,
-    references: list[Reference],
     work: Path,
     length: int,
     seed: int,
     say: Callable[[str], None],
-) -> list[AssessedRow]:
-    by_id = {item.id: item for item in pool.items}
-    codes = scenarios_of(pool.items, params.item_ids)
-    scenario, scenario_names = codes.codes, list(codes.names)
-    scenario_of = {i: item.scenario for i, item in by_id.items()}
+) -> list[AssessedModel]:
+    assert pool.params is not None  # just calibrated
+    item_ids = pool.params.item_ids
+    ref_acc = [r.accuracy for r in pool.references if r.accuracy is not None]
     rows = []
     say(f"assessment: {len(ASSESSED_MODELS)} new models, {length} adaptive items each, over HTTP")
     with RunStore(work / "assess.db") as store:
         for name, theta in ASSESSED_MODELS.items():
             backend = OpenAIBackend(server.base_url, timeout=30.0)
-            examinee = EndpointExaminee(name, backend, store, by_id, pool.language, seed=seed)
-            config = SessionConfig(max_items=length, content_balancing=True, seed=seed)
-            session = AssessmentSession(params, config, scenario)
-            try:
-                log = run_assessment(session, examinee, 1, scenario_of=scenario_of)
-            finally:
-                examinee.close()
-            result = build_result(
-                session,
-                log,
-                references,
-                scenario_names,
-                {"model": name, "pool": {"name": pool.name, "n_items": params.n_items}},
-            )
-            true_acc = float(np.mean([server.p_right(name, i) for i in params.item_ids]))
-            ref_acc = [r.accuracy for r in references if r.accuracy is not None]
+            examinee = EndpointExaminee(name, backend=backend, store=store)
+            result = assess(pool, examinee, length=length, seed=seed)
+            true_acc = float(np.mean([server.p_right(name, i) for i in item_ids]))
             true_rank = 1 + sum(a > true_acc for a in ref_acc)
-            rows.append(AssessedRow(name, theta, true_acc, true_rank, result))
+            rows.append(
+                AssessedModel(
+                    model=name,
+                    true_theta=theta,
+                    true_accuracy=true_acc,
+                    true_rank=true_rank,
+                    result=result,
+                )
+            )
     return rows

@@ -4,7 +4,7 @@
 
 No real model has answered the demo questions, so their parameters come from a
 simulation, and the pools say so in ``pool.json`` ("calibration"): true parameters are
-derived from each item's difficulty level (``cat.demo.true_item_params``), 40 simulated
+derived from each item's difficulty level (``catdemo.run.true_item_params``), 40 simulated
 participants with θ ~ N(0, 1) answer every item, and a 3PL is fitted to those answers by
 EM exactly as ``cat calibrate`` would. The participants become the pools' reference
 subjects. Seeded: the output is the same on every run.
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cat.demo import true_item_params
-from cat.pool_calibration import record_calibration, reference_rows
+from cat.pools.calibration import record_calibration, reference_rows
+from catdemo.run import true_item_params
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
 from irt.models import ItemParams, ModelKind
@@ -27,7 +27,7 @@ from irt.priors import ItemPriors
 from irt.responses import ResponseMatrix
 from irt.scoring import AbilityMethod, score_abilities
 from irt.simulate import simulate_responses
-from synth.items import read_pool
+from itempool import read_questions
 
 HERE = Path(__file__).resolve().parent
 SEED = 20261122
@@ -35,7 +35,7 @@ N_PARTICIPANTS = 40
 
 
 def calibrate(pool_dir: Path, seed: int = SEED) -> None:
-    pool = read_pool(pool_dir)
+    pool = read_questions(pool_dir)
     truth = true_item_params(pool.items, seed)
     ids = tuple(item.id for item in pool.items)
     true = ItemParams(
@@ -66,7 +66,7 @@ def calibrate(pool_dir: Path, seed: int = SEED) -> None:
         "simulated": True,
         "note": "no real model answered these questions: the reference subjects are "
         f"{N_PARTICIPANTS} simulated participants (theta ~ N(0, 1)) answering by true "
-        "parameters derived from each item's difficulty level (cat.demo.true_item_params); "
+        "parameters derived from each item's difficulty level (catdemo.run.true_item_params); "
         "written by item_pools/calibrate_demo_pools.py",
         "date": dt.date(2026, 11, 22).isoformat(),
     }

@@ -1,20 +1,12 @@
-"""The questions of an item pool, as ``synth`` needs them (DESIGN.md, "Item pool").
-
-A pool is a folder with ``pool.json`` (manifest: name, version, language, scenarios, …)
-and ``items.jsonl`` (one question a line). Only what asking and grading need is read
-here; the full pool format and its checks belong to ``cat pool validate``.
-"""
+"""One question of a pool (a line of ``items.jsonl``, DESIGN.md "Item pool"), and the
+questions with what asking them needs (``QuestionSet``)."""
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
-from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
-from synth.errors import SynthError
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class ItemType(StrEnum):
@@ -53,60 +45,12 @@ class PoolItem(BaseModel):
         return self
 
 
-class Pool(BaseModel):
-    """A pool's manifest fields that ``synth`` uses, and its items."""
+class QuestionSet(BaseModel):
+    """A pool's name and language (prompts are chosen by it) with its questions: what
+    asking a model needs. ``itempool.read_questions`` reads one from a pool folder."""
 
     model_config = ConfigDict(frozen=True)
 
     name: str
-    language: str  # "zh" or "en" (prompts are chosen by it)
+    language: Literal["zh", "en"]
     items: tuple[PoolItem, ...]
-
-
-def read_pool(pool_dir: str | Path) -> Pool:
-    """Read ``pool.json`` and ``items.jsonl`` from ``pool_dir``; every problem is a
-    one-line ``SynthError`` naming the file and line."""
-    folder = Path(pool_dir)
-    if not folder.is_dir():
-        raise SynthError(f"no pool folder at {folder}")
-    manifest_path = folder / "pool.json"
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise SynthError(f"{folder}: no pool.json (not a pool folder)") from exc
-    except (OSError, UnicodeError, json.JSONDecodeError) as exc:
-        raise SynthError(f"{manifest_path}: cannot read the manifest ({exc})") from exc
-    if not isinstance(manifest, dict):
-        raise SynthError(f"{manifest_path}: the manifest must be a JSON object")
-    language = str(manifest.get("language", "en")).lower()
-    if language not in ("zh", "en"):
-        raise SynthError(f"{manifest_path}: language must be 'zh' or 'en', got {language!r}")
-    items = _read_items(folder / "items.jsonl")
-    return Pool(name=str(manifest.get("name", folder.name)), language=language, items=items)
-
-
-def _read_items(path: Path) -> tuple[PoolItem, ...]:
-    if not path.is_file():
-        raise SynthError(f"{path.parent}: no items.jsonl")
-    items: list[PoolItem] = []
-    seen: set[str] = set()
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeError) as exc:
-        raise SynthError(f"{path}: cannot read the items ({exc})") from exc
-    for line_no, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            item = PoolItem.model_validate_json(line)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "item"
-            raise SynthError(f"{path.name} line {line_no}: {where}: {first['msg']}") from exc
-        if item.id in seen:
-            raise SynthError(f"{path.name} line {line_no}: duplicate item id {item.id!r}")
-        seen.add(item.id)
-        items.append(item)
-    if not items:
-        raise SynthError(f"{path}: no items")
-    return tuple(items)

@@ -84,53 +84,36 @@ ASSESSING = [
         "md",
         """# 02 — Assessing a model
 
-Run an adaptive test item by item with `AssessmentSession` on the calibrated English demo
-pool, with a simulated model of known ability standing in for an LLM, and read the end
-of the test: θ with its interval, the predicted accuracy on the whole pool, and the rank
-among the pool's reference subjects. (`cat assess` does the same from the command line,
-with a live model behind an OpenAI-compatible endpoint.)""",
+Assess a model with the library's API on the calibrated English demo pool, with a
+simulated model of known ability standing in for an LLM, and read the end of the test:
+θ with its interval, the predicted accuracy on the whole pool, and the rank among the
+pool's reference subjects. `cat assess` does the same from the command line (with a live
+model: `cat.EndpointExaminee("qwen2.5:7b", base_url=...)`), and `result.model_dump()` is
+its RESULT.json.""",
     ),
     (
         "code",
         """import matplotlib.pyplot as plt
 import numpy as np
 
-from cat.examinees import SimulatedExaminee
-from cat.pool_format import load_pool
-from cat.report import Reference, summarize
-from cat.session import AssessmentSession, SessionConfig""",
+import cat""",
     ),
     ("code", CHDIR.format(marker="item_pools")),
     (
         "code",
-        """pool = load_pool(pathlib.Path("item_pools/demo-en"))
-params = pool.params
-names = sorted({item.scenario for item in pool.items})
-scenario_of = {item.id: names.index(item.scenario) for item in pool.items}
-scenario = tuple(scenario_of[i] for i in params.item_ids)
-references = [Reference(r.subject_id, r.theta, r.se, r.accuracy) for r in pool.references]
-print(f"{pool.manifest.name}: {params.n_items} items, {len(names)} scenarios, "
-      f"{len(references)} reference subjects")""",
+        """pool = cat.load_pool("item_pools/demo-en")
+model = cat.SimulatedExaminee(theta=0.8, seed=1)
+result = cat.assess(pool, model, length=100)
+acc = result.predicted_accuracy
+print(f"θ = {result.theta:+.2f} ± {result.se:.2f} (true +0.80)")
+print(f"predicted accuracy {acc.value:.3f} [{acc.low:.3f}, {acc.high:.3f}], "
+      f"true {result.truth.accuracy:.3f}")
+print(f"rank {result.rank.position} of {result.rank.of}")""",
     ),
     (
         "code",
-        """model = SimulatedExaminee(theta=0.8, params=params, rng=np.random.default_rng(1))
-session = AssessmentSession(params, SessionConfig(max_items=100, content_balancing=True), scenario)
-while not session.done:
-    items = session.next_items()
-    for item, answer in zip(items, model.answer(items), strict=True):
-        session.record(item, answer)
-out = summarize(session, references, names)
-acc = out["predicted_accuracy"]
-print(f"θ = {out['theta']:+.2f} ± {out['se']:.2f} (true +0.80)")
-print(f"predicted accuracy {acc['value']:.3f} [{acc['low']:.3f}, {acc['high']:.3f}], "
-      f"true {model.truth():.3f}")
-print(f"rank {out['rank']['position']} of {out['rank']['of']}")""",
-    ),
-    (
-        "code",
-        """theta = np.array(session.theta_history)
-se = np.array(session.se_history)
+        """theta = np.array([item.theta_after for item in result.items])
+se = np.array([item.se_after for item in result.items])
 n = np.arange(1, len(theta) + 1)
 fig, ax = plt.subplots(figsize=(7, 3.5))
 ax.fill_between(n, theta - 1.645 * se, theta + 1.645 * se, alpha=0.25, label="90% interval")
@@ -141,11 +124,11 @@ ax.legend(loc="lower right")""",
     ),
     (
         "code",
-        """per = out["scenarios"]
+        """per = result.scenarios
 labels = list(per)
-value = np.array([per[k]["value"] for k in labels])
-low = np.array([per[k]["low"] for k in labels])
-high = np.array([per[k]["high"] for k in labels])
+value = np.array([per[k].value for k in labels])
+low = np.array([per[k].low for k in labels])
+high = np.array([per[k].high for k in labels])
 fig, ax = plt.subplots(figsize=(7, 3.5))
 ax.errorbar(labels, value, yerr=[value - low, high - value], fmt="o", capsize=4)
 ax.set(ylabel="predicted accuracy", title="Per scenario, with 90% intervals", ylim=(0, 1))
@@ -168,11 +151,11 @@ beside the checkout — a replay on real LLM answers (`cat validate` does the sa
 import numpy as np
 from scipy.stats import kendalltau
 
-from cat.estimators import MLEstimator
-from cat.selection import PoolInfo
-from cat.simulation import CATDesign, simulate_cat
-from cat.stopping import StoppingRule
-from cat.strategies import make_policy
+from cat.engine.estimators import MLEstimator
+from cat.engine.registry import make_policy
+from cat.engine.selection import PoolInfo
+from cat.engine.simulation import CATDesign, simulate_cat
+from cat.engine.stopping import StoppingRule
 from irt.simulate import random_params""",
     ),
     ("code", CHDIR.format(marker="item_pools")),
@@ -213,7 +196,7 @@ ax.legend()""",
     ),
     (
         "code",
-        """from cat.validation import validate
+        """from cat.prediction.validation import validate
 from irt.readers import read_responses
 
 shared = root.parent / "shared" / "data" / "mmlu-pro" / "responses.csv.gz"

@@ -26,6 +26,12 @@ def write_responses(
     return _write_by_subject(values, "responses", participants, items, path)
 
 
+def choices_file(out: Path) -> Path:
+    """Where the chosen options go beside the responses: ``run.jsonl`` → ``run.choices.jsonl``."""
+    name = out.name.removesuffix(".jsonl")
+    return out.with_name(f"{name}.choices.jsonl")
+
+
 def write_choices(
     results: Sequence[Result], participants: Sequence[str], items: Sequence[str], path: Path
 ) -> int:

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from itempool import ItemType, PoolItem
 from synth.errors import SynthError
-from synth.items import ItemType, PoolItem
 
 
 class GradeStatus(StrEnum):

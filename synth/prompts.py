@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from itempool import ItemType, PoolItem
 from synth.errors import SynthError
-from synth.items import ItemType, PoolItem
 
 PROMPT_VERSION = "1"
 

@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from itempool import PoolItem, QuestionSet
 from synth import prompts
 from synth.backend import ChatBackend, ChatReply, ChatRequest
 from synth.errors import SynthError
 from synth.grading import grade
-from synth.items import Pool, PoolItem
 from synth.participants import Participant
 from synth.pricing import Prices
 from synth.store import Result, RunStore
@@ -28,12 +28,19 @@ from synth.store import Result, RunStore
 
 @dataclass
 class RunProgress:
-    """Counts for the progress bar; ``total`` counts stage calls, shared ones included."""
+    """Counts for the progress bar; ``total`` counts stage calls, shared ones included.
+
+    ``stored_answers`` counts the (participant, item) answers already graded in the store,
+    which need no call at all. ``stored_calls`` counts the stage calls of the other answers
+    that the store answered: made by an earlier run cut short before the answer was graded,
+    or earlier in this run by a participant that shares the call (a pair's generation is
+    its first agent's single answer)."""
 
     total: int
     done: int = 0
     new_calls: int = 0
     stored_calls: int = 0
+    stored_answers: int = 0
     failed_calls: int = 0
     tokens: int = 0
     cost: float = 0.0
@@ -71,7 +78,7 @@ class SynthRunner:
 
     def __init__(
         self,
-        pool: Pool,
+        pool: QuestionSet,
         participants: Sequence[Participant],
         store: RunStore,
         backends: Mapping[str, ChatBackend],
@@ -102,6 +109,7 @@ class SynthRunner:
         for participant in self.participants:
             for item in self.pool.items:
                 if (participant.name, item.id) in done:
+                    self.progress.stored_answers += 1
                     self._advance(participant.n_stages)
                 else:
                     queue.put_nowait((participant, item))

@@ -18,10 +18,10 @@ import numpy as np
 from cat.errors import CatError
 from irt.models import ItemParams, probability
 from irt.readers import read_responses
+from itempool import LoadedPool, PoolItem
 from synth.backend import ChatBackend, ChatRequest
 from synth.errors import SynthError
 from synth.grading import GradeStatus, grade
-from synth.items import PoolItem
 from synth.prompts import PROMPT_VERSION, Style, generation
 from synth.store import RunStore
 
@@ -30,56 +30,109 @@ UNPARSED_RUN_LIMIT = 10
 
 
 class Examinee(Protocol):
-    """Answers pool items; ``truth`` is its full-pool accuracy where it is known."""
+    """Takes the adaptive test: ``start`` binds it to a pool (and the assessment's seed),
+    then ``answer`` is called with batches of item ids until the test stops."""
+
+    @property
+    def label(self) -> str:
+        """How RESULT.json's ``model`` names it (``sim:0.8``, ``replay:FILE#ID``, a model)."""
+        ...
+
+    def start(self, pool: LoadedPool, seed: int) -> None: ...
 
     def answer(self, item_ids: Sequence[str]) -> list[int | None]: ...
 
-    def truth(self) -> float | None: ...
+    def truth(self) -> float | None:
+        """Full-pool accuracy where it is known (simulated, replayed), else None."""
+        ...
 
-    def usage(self) -> dict[str, int] | None: ...
+    def usage(self) -> dict[str, int] | None:
+        """Calls and tokens of a live model, else None."""
+        ...
+
+    def checkpoints(self) -> RunStore | None:
+        """Where an interrupted assessment is saved and resumed from, if anywhere."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def _pool_params(pool: LoadedPool) -> ItemParams:
+    if pool.params is None:
+        raise CatError(
+            f"pool {pool.dir} has no params.csv: calibrate it first (cat calibrate --pool)"
+        )
+    return pool.params
+
+
+class _OfflineExaminee:
+    """What an examinee that makes no calls and keeps no store answers to the rest."""
+
+    def usage(self) -> None:
+        return None
+
+    def checkpoints(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
 
 
 @dataclass
-class SimulatedExaminee:
-    """Answers by the pool's own 3PL model at a true ability ``theta``."""
+class SimulatedExaminee(_OfflineExaminee):
+    """Answers by the pool's own IRT model at a true ability ``theta``. With ``seed``
+    None its answers are drawn from the assessment's seed."""
 
     theta: float
-    params: ItemParams
-    rng: np.random.Generator
+    seed: int | None = None
+    _p: dict[str, float] = field(default_factory=dict, init=False, repr=False)
+    _rng: np.random.Generator | None = field(default=None, init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        p = probability([self.theta], self.params)[0]
-        self._p = dict(zip(self.params.item_ids, p.tolist(), strict=True))
+    @property
+    def label(self) -> str:
+        return f"sim:{self.theta:g}"
+
+    def start(self, pool: LoadedPool, seed: int) -> None:
+        params = _pool_params(pool)
+        p = probability([self.theta], params)[0]
+        self._p = dict(zip(params.item_ids, p.tolist(), strict=True))
+        self._rng = np.random.default_rng([seed, 1] if self.seed is None else self.seed)
 
     def answer(self, item_ids: Sequence[str]) -> list[int | None]:
-        return [int(self.rng.random() < self._p[i]) for i in item_ids]
+        if self._rng is None:
+            raise CatError("start the examinee on a pool before asking it")
+        return [int(self._rng.random() < self._p[i]) for i in item_ids]
 
     def truth(self) -> float:
         """Expected accuracy on the whole pool."""
         return float(np.mean(list(self._p.values())))
 
-    def usage(self) -> None:
-        return None
-
 
 @dataclass
-class ReplayExaminee:
-    """The recorded answers of one subject of a response matrix; items it never
-    answered (or that are not in the file) are skipped."""
+class ReplayExaminee(_OfflineExaminee):
+    """The recorded answers of one subject of a response matrix (JSONL or wide CSV);
+    items it never answered (or that are not in the file) are skipped."""
 
     path: Path
     subject: str
-    pool_items: Sequence[str]
+    _answers: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.path = Path(self.path)
+
+    @property
+    def label(self) -> str:
+        return f"replay:{self.path}#{self.subject}"
+
+    def start(self, pool: LoadedPool, seed: int) -> None:
         matrix = read_responses(self.path)
         if self.subject not in matrix.subject_ids:
             known = ", ".join(matrix.subject_ids[:5])
             raise CatError(f"{self.path.name}: no subject {self.subject!r} (e.g. {known})")
         row = matrix.subject_ids.index(self.subject)
         column = {item: j for j, item in enumerate(matrix.item_ids)}
-        self._answers: dict[str, int] = {}
-        for item in self.pool_items:
+        self._answers = {}
+        for item in _pool_params(pool).item_ids:
             j = column.get(item)
             if j is not None and matrix.observed[row, j]:
                 self._answers[item] = int(matrix.values[row, j])
@@ -93,26 +146,74 @@ class ReplayExaminee:
         """Accuracy on every pool item the subject answered."""
         return float(np.mean(list(self._answers.values())))
 
-    def usage(self) -> None:
-        return None
-
 
 @dataclass
 class EndpointExaminee:
     """A model behind an OpenAI-compatible endpoint, asked through ``synth``: every
-    reply is stored the moment it arrives, so a rerun pays for nothing twice."""
+    reply is stored in ``store`` (a SQLite file, or an open ``RunStore``) the moment it
+    arrives, so a rerun pays for nothing twice and an interrupted assessment resumes.
+
+    ``backend`` replaces the OpenAI client (tests, the demo's local server); without it
+    ``start`` checks the key and that ``base_url`` answers before any paid call."""
 
     model: str
-    backend: ChatBackend
-    store: RunStore
-    items: dict[str, PoolItem]
-    language: str
+    base_url: str | None = None
+    store: Path | RunStore = Path("cat-assess.db")
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout: float = 60.0
+    max_attempts: int = 6
     style: Style = Style.DIRECT
     temperature: float = 0.0
-    seed: int = 0
+    backend: ChatBackend | None = None
+    _run_store: RunStore | None = field(default=None, init=False, repr=False)
+    _owns_store: bool = field(default=False, init=False, repr=False)
+    _items: dict[str, PoolItem] = field(default_factory=dict, init=False, repr=False)
+    _language: str = field(default="en", init=False, repr=False)
+    _seed: int = field(default=0, init=False, repr=False)
     _runner: asyncio.Runner = field(default_factory=asyncio.Runner, init=False, repr=False)
     _tokens: list[int] = field(default_factory=lambda: [0, 0, 0, 0], init=False, repr=False)
     _unparsed_run: int = field(default=0, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.model.strip():
+            raise CatError("give a model name")
+        if self.backend is None and self.base_url is None:
+            raise CatError(
+                f"model {self.model!r} needs --base-url, the endpoint that serves it "
+                "(or use sim:THETA / replay:FILE#SUBJECT)"
+            )
+
+    @property
+    def label(self) -> str:
+        return self.model
+
+    def start(self, pool: LoadedPool, seed: int) -> None:
+        from synth.backend import OpenAIBackend, RetryPolicy, api_key, check_reachable
+
+        self._items = {item.id: item for item in pool.items}
+        self._language = pool.manifest.language
+        self._seed = seed
+        if self.backend is None:
+            assert self.base_url is not None  # checked in __post_init__
+            api_key(self.base_url, self.api_key_env)
+            check_reachable(self.base_url)
+            self.backend = OpenAIBackend(
+                self.base_url,
+                self.api_key_env,
+                self.timeout,
+                RetryPolicy(max_attempts=self.max_attempts),
+                seed=seed,
+            )
+        if isinstance(self.store, RunStore):
+            self._run_store = self.store
+        else:
+            path = Path(self.store)
+            if not path.parent.is_dir():
+                raise CatError(f"cannot write {path}: folder {path.parent} does not exist")
+            self._run_store, self._owns_store = RunStore(path), True
+
+    def checkpoints(self) -> RunStore | None:
+        return self._run_store
 
     def answer(self, item_ids: Sequence[str]) -> list[int | None]:
         try:
@@ -131,15 +232,16 @@ class EndpointExaminee:
         return out
 
     async def _ask_all(self, item_ids: Sequence[str]) -> list[tuple[int, bool]]:
-        return list(await asyncio.gather(*(self._ask(self.items[i]) for i in item_ids)))
+        return list(await asyncio.gather(*(self._ask(self._items[i]) for i in item_ids)))
 
     async def _ask(self, item: PoolItem) -> tuple[int, bool]:
-        messages = generation(item, self.language, self.style)
-        request = ChatRequest(self.model, messages, self.temperature, self.seed)
-        stored = self.store.get_call(request.key)
+        assert self.backend is not None and self._run_store is not None  # set by start
+        messages = generation(item, self._language, self.style)
+        request = ChatRequest(self.model, messages, self.temperature, self._seed)
+        stored = self._run_store.get_call(request.key)
         if stored is None:
             reply = await self.backend.complete(request)
-            self.store.put_call(request, reply, None, PROMPT_VERSION)
+            self._run_store.put_call(request, reply, None, PROMPT_VERSION)
             self._tokens[0] += reply.prompt_tokens
             self._tokens[1] += reply.completion_tokens
             self._tokens[2] += 1
@@ -166,20 +268,24 @@ class EndpointExaminee:
         if close is not None:
             self._runner.run(close())
         self._runner.close()
+        if self._owns_store and self._run_store is not None:
+            self._run_store.close()
+            self._run_store = None
 
 
-def parse_model_spec(spec: str) -> tuple[str, Any]:
-    """("sim", θ), ("replay", (path, subject)) or ("endpoint", model name)."""
+def parse_model_spec(spec: str, **endpoint: Any) -> Examinee:
+    """The examinee ``cat assess --model`` names: ``sim:THETA``, ``replay:FILE#SUBJECT``,
+    or a model name at an endpoint (``endpoint`` holds ``EndpointExaminee``'s settings)."""
     if spec.startswith("sim:"):
         try:
-            return "sim", float(spec[4:])
+            return SimulatedExaminee(float(spec[4:]))
         except ValueError as exc:
             raise CatError(f"sim:THETA needs a number, got {spec!r}") from exc
     if spec.startswith("replay:"):
         path, sep, subject = spec[7:].rpartition("#")
         if not sep or not path or not subject:
             raise CatError(f"replay:FILE#SUBJECT needs a file and a subject, got {spec!r}")
-        return "replay", (Path(path), subject)
+        return ReplayExaminee(Path(path), subject)
     if not spec.strip():
         raise CatError("give a model")
-    return "endpoint", spec.strip()
+    return EndpointExaminee(spec.strip(), **endpoint)

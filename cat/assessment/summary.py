@@ -11,17 +11,27 @@ lets ``cat assess`` widen this interval the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from scipy.stats import norm
 
-from cat.prediction import reference_offset
-from cat.prediction_errors import PredictionErrors
-from cat.session import AssessmentSession
+from cat.assessment.result import (
+    Accuracy,
+    AccuracyInterval,
+    AssessmentSummary,
+    Neighbour,
+    PersonFit,
+    Rank,
+    ScenarioAccuracy,
+    ThetaInterval,
+)
+from cat.engine.session import AssessmentSession
+from cat.prediction.conformal import describe_widening
+from cat.prediction.predictors import reference_offset
 from irt.models import probability
 from irt.person_fit import LZ_FLAG, lz
 from irt.types import FloatArray, IntArray
+from itempool.prediction_errors import PredictionErrors
 
 _Z90 = float(norm.ppf(0.95))
 
@@ -57,13 +67,13 @@ def summarize(
     references: list[Reference] | None = None,
     scenario_names: list[str] | None = None,
     prediction_errors: PredictionErrors | None = None,
-) -> dict[str, Any]:
+) -> AssessmentSummary:
     """θ, SE and its 90% interval, predicted accuracy (overall and per scenario) with an
     interval from θ's uncertainty and the chance in the answers not yet seen, and the
     rank among ``references`` with the probability of being above each.
 
     References with an observed accuracy also calibrate the prediction: the model's
-    drift at their abilities (``cat.prediction.reference_offset``) is taken off the
+    drift at their abilities (``cat.prediction.predictors.reference_offset``) is taken off the
     expected score of every item not given. With the pool's cross-fitted
     ``prediction_errors`` the overall interval is widened, where narrower, to their
     conformal half-width around the prediction (``accuracy_interval`` says which)."""
@@ -91,75 +101,79 @@ def summarize(
     given = np.zeros(session.params.n_items, dtype=bool)
     given[positions] = True
 
-    def accuracy(items: np.ndarray) -> dict[str, float]:
+    def accuracy(items: np.ndarray) -> Accuracy:
         value, low, high = (float(scores[k][items].mean()) for k in ("value", "low", "high"))
         # The items not given are answered right or wrong, not by their probability: their
         # Bernoulli spread (around P at θ̂) widens the interval beside θ's uncertainty.
         p = scores["value"][items][~given[items]]
         spread = _Z90 * float(np.sqrt(np.sum(p * (1.0 - p)))) / max(len(items), 1)
-        return {
-            "value": value,
-            "low": value - float(np.hypot(value - low, spread)),
-            "high": value + float(np.hypot(high - value, spread)),
-        }
+        return Accuracy(
+            value=value,
+            low=value - float(np.hypot(value - low, spread)),
+            high=value + float(np.hypot(high - value, spread)),
+        )
 
     overall = accuracy(everything)
-    interval: dict[str, Any] = {"method": "theta and the unseen answers' chance"}
+    interval = AccuracyInterval(method="theta and the unseen answers' chance")
     if prediction_errors is not None:
-        interval = prediction_errors.describe(len(session.given))
-        half = interval["half_width"]
-        overall["low"] = max(0.0, min(overall["low"], overall["value"] - half))
-        overall["high"] = min(1.0, max(overall["high"], overall["value"] + half))
-    out: dict[str, Any] = {
-        "theta": theta,
-        "se": se,
-        "theta_interval": {"low": lo, "high": hi, "level": 0.9},
-        "n_items": len(session.given),
-        "n_skipped": len(session.skipped),
-        "stop_reason": session.stop_reason,
-        "predicted_accuracy": overall,
-        "accuracy_interval": interval,
-        "reference_offset": offset,
-        "person_fit": _person_fit(session, positions),
-    }
+        interval = AccuracyInterval(**describe_widening(prediction_errors, len(session.given)))
+        half = float(interval.half_width or 0.0)
+        overall = Accuracy(
+            value=overall.value,
+            low=max(0.0, min(overall.low, overall.value - half)),
+            high=min(1.0, max(overall.high, overall.value + half)),
+        )
+    scenarios = None
     if session.scenario is not None:
         codes = np.asarray(session.scenario)
         names = scenario_names or [str(k) for k in range(int(codes.max()) + 1)]
-        out["scenarios"] = {
-            names[k]: {
-                **accuracy(np.flatnonzero(codes == k)),
-                "n_given": int(np.sum(codes[positions] == k)),
-            }
+        scenarios = {
+            names[k]: ScenarioAccuracy(
+                **accuracy(np.flatnonzero(codes == k)).model_dump(),
+                n_given=int(np.sum(codes[positions] == k)),
+            )
             for k in range(len(names))
             if (codes == k).any()
         }
-    if references:
-        out["rank"] = _rank(theta, se, references)
-    return out
+    return AssessmentSummary(
+        theta=theta,
+        se=se,
+        theta_interval=ThetaInterval(low=lo, high=hi, level=0.9),
+        n_items=len(session.given),
+        n_skipped=len(session.skipped),
+        stop_reason=session.stop_reason,
+        predicted_accuracy=overall,
+        accuracy_interval=interval,
+        reference_offset=offset,
+        person_fit=_person_fit(session, positions),
+        scenarios=scenarios,
+        rank=_rank(theta, se, references) if references else None,
+    )
 
 
-def _person_fit(session: AssessmentSession, positions: IntArray) -> dict[str, Any]:
+def _person_fit(session: AssessmentSession, positions: IntArray) -> PersonFit:
     """lz on the items given, at the final θ (``irt.person_fit``)."""
     if not session.given:
-        return {"lz": None, "flagged": False, "threshold": LZ_FLAG}
+        return PersonFit(lz=None, flagged=False, threshold=LZ_FLAG)
     value = lz(np.array(session.responses, float), session.theta, session.params.subset(positions))
     finite = bool(np.isfinite(value))
-    return {
-        "lz": float(value) if finite else None,
-        "flagged": finite and value < LZ_FLAG,
-        "threshold": LZ_FLAG,
-    }
+    return PersonFit(
+        lz=float(value) if finite else None,
+        flagged=finite and bool(value < LZ_FLAG),
+        threshold=LZ_FLAG,
+    )
 
 
-def _rank(theta: float, se: float, references: list[Reference]) -> dict[str, Any]:
+def _rank(theta: float, se: float, references: list[Reference]) -> Rank:
     thetas = np.array([r.theta for r in references])
     spread = np.sqrt(se**2 + np.array([r.se for r in references]) ** 2)
     p_above = norm.cdf((theta - thetas) / np.maximum(spread, 1e-12))
-    return {
-        "position": int((thetas > theta).sum()) + 1,
-        "of": len(references) + 1,
-        "above": [
-            {"subject_id": r.subject_id, "theta": r.theta, "se": r.se, "p_above": float(p)}
-            for r, p in sorted(zip(references, p_above, strict=True), key=lambda x: -x[0].theta)
+    ranked = sorted(zip(references, p_above, strict=True), key=lambda x: -x[0].theta)
+    return Rank(
+        position=int((thetas > theta).sum()) + 1,
+        of=len(references) + 1,
+        above=[
+            Neighbour(subject_id=r.subject_id, theta=r.theta, se=r.se, p_above=float(p))
+            for r, p in ranked
         ],
-    }
+    )

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
-from cat.cli.common import check_writable, handle_errors, stdout
+from cat.cli.common import check_writable, handle_errors, say, stdout
 
 DEMO_POOL = Path(__file__).resolve().parents[2] / "item_pools" / "demo"
 
@@ -34,64 +32,30 @@ def demo(
 
       cat demo
     """
-    from cat.demo import run_demo
+    from catdemo.run import run_demo
 
     check_writable(work)
-    t0 = time.perf_counter()
-    rows = run_demo(pool_dir, work, n_items, length, seed, say=lambda s: stdout.print(f"· {s}"))
-    seconds = time.perf_counter() - t0
-    pool_size = rows[0].result["pool"]["n_items"] if rows else n_items
+    result = run_demo(pool_dir, work, n_items, length, seed, say=lambda s: say(f"· {s}"))
+    pool_size = result.assessed[0].result.pool.n_items if result.assessed else result.items
     table = Table(title=f"New models after {length} adaptive items (of {pool_size})")
-    for col in (
-        "model",
-        "true θ",
-        "estimated θ (90%)",
-        "rank",
-        "true rank",
-        "predicted accuracy (90%)",
-        "true accuracy",
-    ):
-        table.add_column(col, justify="left" if col == "model" else "right")
-    summary = []
-    for row in rows:
+    table.add_column("model", no_wrap=True)
+    for col in ("θ̂ (true)", "rank (true)", "accuracy (90%)", "true"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for row in result.assessed:
         r = row.result
-        ci, acc = r["theta_interval"], r["predicted_accuracy"]
-        rank = r["rank"]
+        acc = r.predicted_accuracy
+        of = f" of {r.rank.of}" if r.rank is not None else ""
+        position = r.rank.position if r.rank is not None else "—"
         table.add_row(
             row.model,
-            f"{row.true_theta:+.2f}",
-            f"{r['theta']:+.2f} ({ci['low']:+.2f} … {ci['high']:+.2f})",
-            f"{rank['position']} of {rank['of']}",
-            f"{row.true_rank} of {rank['of']}",
-            f"{acc['value']:.3f} ({acc['low']:.3f} … {acc['high']:.3f})",
+            f"{r.theta:+.2f} ({row.true_theta:+.2f})",
+            f"{position}{of} ({row.true_rank})",
+            f"{acc.value:.3f} ({acc.low:.3f}–{acc.high:.3f})",
             f"{row.true_accuracy:.3f}",
         )
-        summary.append(
-            {
-                "model": row.model,
-                "true_theta": row.true_theta,
-                "true_accuracy": row.true_accuracy,
-                "true_rank": row.true_rank,
-                "result": r,
-            }
-        )
     stdout.print(table)
-    (work / "demo.json").write_text(
-        json.dumps(
-            {
-                "seed": seed,
-                "items": n_items,
-                "length": length,
-                "seconds": seconds,
-                "assessed": summary,
-            },
-            indent=1,
-            ensure_ascii=False,
-        )
-        + "\n",
-        encoding="utf-8",
-    )
-    stdout.print(
-        f"done in {seconds:.0f} s; calibrated pool in {work / 'pool'}, run stores and "
+    result.write_json(work / "demo.json")
+    say(
+        f"done in {result.seconds:.0f} s; calibrated pool in {result.pool}, run stores and "
         f"responses in {work}, this table in {work / 'demo.json'}"
     )

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
-from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import typer
 from rich.table import Table
 
 from cat.cli.common import check_writable, fail, handle_errors, progress_bar, say, stdout
-from cat.pool_format import LoadedPool, check_pool, load_pool
-from cat.pool_import import QUESTION_FIELDS, import_lm_eval, import_questions
-from irt.fit import parameter_summary
-from irt.models import ItemParams, test_information
-from synth.items import ItemType
+from cat.pools.check import validate_pool
+from cat.pools.diff import PoolDiff, PoolSide, diff_pools
+from cat.pools.importer import QUESTION_FIELDS, Language, import_lm_eval, import_questions
+from cat.pools.loading import load_pool
+from cat.pools.summary import PoolSummary, summarize_pool
+from itempool import ItemType
 
 pool_app = typer.Typer(
     help="Item pools: check, describe, compare versions, test item fit, import questions "
@@ -30,46 +27,36 @@ import_app = typer.Typer(
 )
 pool_app.add_typer(import_app, name="import")
 
-#: θ where the test information curve is shown.
-CURVE_THETA = tuple(float(t) for t in range(-3, 4))
-# The maximum is searched more widely than the curve is shown: a hard pool peaks above 3.
-_SEARCH_THETA = np.round(np.arange(-6.0, 6.0 + 1e-9, 0.05), 2)
-_TOP_REFERENCES = 5
 _MAP_HELP = (
     f"field=column, repeatable. Fields: {', '.join(QUESTION_FIELDS)}. "
     "Unmapped id, question, options, answer are read from columns of that name."
 )
 
 
-class Language(StrEnum):
-    """The languages prompts exist for."""
-
-    ZH = "zh"
-    EN = "en"
+def _n(count: int, noun: str) -> str:
+    """``1 item``, ``2 items``."""
+    return f"{count} {noun}{'s' * (count != 1)}"
 
 
 @pool_app.command("validate", no_args_is_help=True)
 @handle_errors
-def validate_pool(
+def validate_pool_cmd(
     pool_dir: Path = typer.Argument(..., help="Pool folder (pool.json, items.jsonl, ...)."),
 ) -> None:
     """List every problem of a pool, one `file:line: message` a line; exit code 2 if any.
 
     Example:
 
-      cat pool validate item_pools/climedbench
+      cat pool validate item_pools/demo
     """
-    problems = check_pool(pool_dir)
-    for problem in problems:
+    check = validate_pool(pool_dir)
+    for problem in check.problems:
         say(str(problem))
-    errors = sum(not p.warning for p in problems)
-    warnings = len(problems) - errors
-    noted = f" ({warnings} warning{'s' * (warnings != 1)})" if warnings else ""
-    if errors:
-        say(f"pool {pool_dir}: {errors} problem{'s' * (errors != 1)}{noted}")
+    noted = f" ({_n(check.warnings, 'warning')})" if check.warnings else ""
+    if not check.ok:
+        say(f"pool {pool_dir}: {_n(check.errors, 'problem')}{noted}")
         raise typer.Exit(2)
-    pool = load_pool(pool_dir)
-    say(f"pool {pool_dir}: {len(pool.items)} items, no problems{noted}")
+    say(f"pool {pool_dir}: {_n(check.n_items or 0, 'item')}, no problems{noted}")
 
 
 @pool_app.command("info", no_args_is_help=True)
@@ -85,119 +72,59 @@ def pool_info(
 
     Example:
 
-      cat pool info item_pools/climedbench --json info.json
+      cat pool info item_pools/demo-en --json info.json
     """
     check_writable(json_out)
-    pool = load_pool(pool_dir)
-    figures = pool_figures(pool)
-    _print_info(figures)
+    summary = summarize_pool(load_pool(pool_dir))
+    _print_info(summary)
     if json_out is not None:
+        figures = summary.model_dump(mode="json")
         json_out.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", "utf-8")
         say(f"figures written to {json_out}")
 
 
-def pool_figures(pool: LoadedPool) -> dict[str, Any]:
-    """What ``cat pool info`` shows, as JSON-ready data."""
-    counts = Counter((item.scenario, item.type.value) for item in pool.items)
-    order = list(pool.manifest.scenarios) + sorted({s for s, _ in counts})
-    by_scenario: dict[str, dict[str, int]] = {}
-    for scenario in dict.fromkeys(order):
-        row = {t.value: counts[scenario, t.value] for t in ItemType}
-        if any(row.values()):
-            by_scenario[scenario] = {**row, "total": sum(row.values())}
-    kinds = Counter(item.type.value for item in pool.items)
-    by_type = {t.value: kinds[t.value] for t in ItemType}
-    return {
-        "pool": {
-            "dir": str(pool.dir),
-            "name": pool.manifest.name,
-            "version": pool.manifest.version,
-            "language": pool.manifest.language,
-            "model": None if pool.params is None else pool.params.model.value,
-            "n_items": len(pool.items),
-        },
-        "items": {"by_scenario": by_scenario, "by_type": by_type},
-        "parameters": None if pool.params is None else _parameters(pool.params),
-        "information": None if pool.params is None else _information(pool.params),
-        "reference": _reference(pool) if pool.references else None,
-    }
-
-
-def _parameters(params: ItemParams) -> dict[str, dict[str, float]]:
-    summary = parameter_summary(params)
-    return {name: summary[name] for name in ("a", "b", "c")}
-
-
-def _information(params: ItemParams) -> dict[str, Any]:
-    # In slices of θ: the (θ x items) array of a 30,000-item pool would not fit at once.
-    chunks = [_SEARCH_THETA[k : k + 32] for k in range(0, _SEARCH_THETA.size, 32)]
-    values = np.concatenate([test_information(theta, params) for theta in chunks])
-    at = {float(t): float(v) for t, v in zip(_SEARCH_THETA, values, strict=True)}
-    peak = int(np.argmax(values))
-    return {
-        "theta": list(CURVE_THETA),
-        "values": [at[t] for t in CURVE_THETA],
-        "max_theta": float(_SEARCH_THETA[peak]),
-        "max_value": float(values[peak]),
-    }
-
-
-def _reference(pool: LoadedPool) -> dict[str, Any]:
-    rows = sorted(pool.references, key=lambda r: r.theta, reverse=True)
-    return {
-        "count": len(rows),
-        "theta_min": rows[-1].theta,
-        "theta_max": rows[0].theta,
-        "top": [
-            {"subject_id": r.subject_id, "theta": r.theta, "se": r.se, "accuracy": r.accuracy}
-            for r in rows[:_TOP_REFERENCES]
-        ],
-    }
-
-
-def _print_info(figures: dict[str, Any]) -> None:
-    pool = figures["pool"]
-    version = f" v{pool['version']}" if pool["version"] else ""
-    model = f", {pool['model'].upper()}" if pool["model"] else ", not calibrated"
-    say(f"{pool['name']}{version} ({pool['language']}): {pool['n_items']} items{model}")
-    types = [t.value for t in ItemType]
-    table = Table(title="Items per scenario and type")
-    table.add_column("scenario")
-    for name in [*types, "total"]:
-        table.add_column(name, justify="right")
-    for scenario, row in figures["items"]["by_scenario"].items():
-        table.add_row(scenario or "(none)", *(str(row[t]) for t in [*types, "total"]))
-    by_type = figures["items"]["by_type"]
-    table.add_row("all", *(str(by_type[t]) for t in types), str(pool["n_items"]), style="bold")
+def _print_info(summary: PoolSummary) -> None:
+    pool = summary.pool
+    version = f" v{pool.version}" if pool.version else ""
+    model = f", {pool.model.value.upper()}" if pool.model else ", not calibrated"
+    say(f"{pool.name}{version} ({pool.language}): {_n(pool.n_items, 'item')}{model}")
+    columns = [*(t.value for t in ItemType), "total"]
+    table = _table("Items per scenario and type", ["scenario", *columns])
+    for scenario, row in summary.items.by_scenario.items():
+        table.add_row(scenario or "(none)", *(str(row[t]) for t in columns))
+    by_type = {**summary.items.by_type, "total": pool.n_items}
+    table.add_row("all", *(str(by_type[t]) for t in columns), style="bold")
     stdout.print(table)
-    if figures["parameters"] is not None:
-        table = Table(title="Item parameters")
-        for col in ("", "mean", "sd", "min", "max"):
-            table.add_column(col, justify="right" if col else "left")
-        for name, s in figures["parameters"].items():
-            table.add_row(name, *(f"{s[k]:.3f}" for k in ("mean", "sd", "min", "max")))
+    if summary.parameters is not None:
+        table = _table("Item parameters", ["", "mean", "sd", "min", "max"])
+        for name, s in summary.parameters:
+            table.add_row(name, *(f"{v:.3f}" for v in (s.mean, s.sd, s.min, s.max)))
         stdout.print(table)
-    info = figures["information"]
+    info = summary.information
     if info is not None:
-        table = Table(title="Test information")
-        table.add_column("θ", justify="left")
-        for theta in info["theta"]:
-            table.add_column(f"{theta:+g}", justify="right")
-        table.add_row("I(θ)", *(f"{v:.2f}" for v in info["values"]))
+        table = _table("Test information", ["θ", *(f"{t:+g}" for t in info.theta)])
+        table.add_row("I(θ)", *(f"{v:.2f}" for v in info.values))
         stdout.print(table)
-        say(f"maximum information {info['max_value']:.2f} at θ = {info['max_theta']:+.2f}")
-    ref = figures["reference"]
+        say(f"maximum information {info.max_value:.2f} at θ = {info.max_theta:+.2f}")
+    ref = summary.reference
     if ref is not None:
-        table = Table(
-            title=f"Reference subjects: {ref['count']}, θ from {ref['theta_min']:+.2f} "
-            f"to {ref['theta_max']:+.2f}; the top {len(ref['top'])}"
+        title = (
+            f"Reference subjects: {ref.count}, θ from {ref.theta_min:+.2f} "
+            f"to {ref.theta_max:+.2f}; the top {len(ref.top)}"
         )
-        for col in ("subject", "θ", "se", "accuracy"):
-            table.add_column(col, justify="left" if col == "subject" else "right")
-        for r in ref["top"]:
-            accuracy = "-" if r["accuracy"] is None else f"{r['accuracy']:.3f}"
-            table.add_row(r["subject_id"], f"{r['theta']:+.2f}", f"{r['se']:.2f}", accuracy)
+        table = _table(title, ["subject", "θ", "se", "accuracy"])
+        for r in ref.top:
+            accuracy = "-" if r.accuracy is None else f"{r.accuracy:.3f}"
+            table.add_row(r.subject_id, f"{r.theta:+.2f}", f"{r.se:.2f}", accuracy)
         stdout.print(table)
+
+
+def _table(title: str, columns: list[str]) -> Table:
+    """A table whose first column is left-aligned and the others right-aligned."""
+    table = Table(title=title)
+    for k, column in enumerate(columns):
+        table.add_column(column, justify="right" if k else "left")
+    return table
 
 
 def _mapping(entries: list[str]) -> dict[str, str]:
@@ -220,13 +147,10 @@ def import_questions_cmd(
     out: Path = typer.Option(..., "--out", help="New pool folder to create."),
     language: Language = typer.Option(..., "--language", help="Language of the questions."),
     name: str | None = typer.Option(None, "--name", help="Pool name (default: the folder's)."),
-    maps: list[str] = typer.Option(
-        [],
-        "--map",
-        help=_MAP_HELP,
-    ),
+    maps: list[str] = typer.Option([], "--map", help=_MAP_HELP),
 ) -> None:
-    r"""Make a pool (items.jsonl, pool.json) from a benchmark's questions.
+    r"""Make a pool (items.jsonl, pool.json) from a benchmark's questions. The folder
+    is created, with its parents; it must not hold a pool already.
 
     Options are one column holding a JSON list (lettered A, B, C, ...) or object, or
     several columns (--map options=opa,opb,opc,opd). The key is letters (--map
@@ -237,9 +161,8 @@ def import_questions_cmd(
       cat pool import questions items.csv.gz --out pools/mmlu-pro --language en \
           --map id=question_id --map scenario=category
     """
-    check_writable(out)
-    count = import_questions(file, _mapping(maps), out, name or out.name, language.value)
-    say(f"imported {count} questions from {file} into {out}; next: cat pool validate {out}")
+    count = import_questions(file, _mapping(maps), out, name or out.name, language)
+    say(f"imported {_n(count, 'question')} from {file} into {out}; next: cat pool validate {out}")
 
 
 @import_app.command("lm-eval", no_args_is_help=True)
@@ -248,7 +171,9 @@ def import_lm_eval_cmd(
     files: list[Path] = typer.Argument(
         ..., help="lm-eval samples_<task>_<date>.jsonl files, or folders holding them."
     ),
-    out: Path = typer.Option(..., "--out", help="Response matrix to write (.jsonl or .csv)."),
+    out: Path = typer.Option(
+        ..., "--out", help="Response matrix to write (.jsonl or .csv); folders are created."
+    ),
     metric: str = typer.Option("acc", "--metric", help="The 0/1 score to read, e.g. exact_match."),
     subject: str | None = typer.Option(
         None, "--subject", help="Subject name (default: each file's folder, lm-eval's model)."
@@ -265,7 +190,6 @@ def import_lm_eval_cmd(
 
       cat pool import lm-eval results/*/samples_*.jsonl --out responses.jsonl --metric acc
     """
-    check_writable(out)
     total = None if any(f.is_dir() for f in files) else len(files)
     with progress_bar("reading samples", total=total) as update:
         matrix = import_lm_eval(
@@ -276,9 +200,8 @@ def import_lm_eval_cmd(
             filter_name=filter_name,
             progress=lambda done: update(completed=done),
         )
-    table = Table(title=f"{matrix.n_subjects} subjects x {matrix.n_items} items ({metric})")
-    for col in ("subject", "answered", "accuracy"):
-        table.add_column(col, justify="left" if col == "subject" else "right")
+    title = f"{_n(matrix.n_subjects, 'subject')} x {_n(matrix.n_items, 'item')} ({metric})"
+    table = _table(title, ["subject", "answered", "accuracy"])
     answered = matrix.observed.sum(axis=1)
     for sid, n, acc in zip(matrix.subject_ids, answered, matrix.accuracy(), strict=True):
         table.add_row(sid, str(int(n)), f"{acc:.3f}")
@@ -301,43 +224,38 @@ def pool_diff(
 
       cat pool diff item_pools/demo demo-v2
     """
-    from cat.pool_diff import diff_pools
-
     check_writable(json_out)
-    figures = diff_pools(load_pool(old_dir), load_pool(new_dir))
+    diff = diff_pools(load_pool(old_dir), load_pool(new_dir))
     if json_out is not None:
+        figures = diff.model_dump(mode="json")
         json_out.write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n")
-    items, refs = figures["items"], figures["references"]
-    old, new = figures["old"], figures["new"]
+    _print_diff(diff)
 
-    def label(side: dict[str, Any]) -> str:
-        version = f" v{side['version']}" if side["version"] else " (no version)"
-        return f"{side['name']}{version} ({side['n_items']} items)"
 
-    say(f"{label(old)} → {label(new)}")
-    shift = items["mean_b_shift"]
+def _label(side: PoolSide) -> str:
+    version = f" v{side.version}" if side.version else " (no version)"
+    return f"{side.name}{version} ({_n(side.n_items, 'item')})"
+
+
+def _print_diff(diff: PoolDiff) -> None:
+    items, refs = diff.items, diff.references
+    say(f"{_label(diff.old)} → {_label(diff.new)}")
+    shift = items.mean_b_shift
     say(
-        f"items: {items['shared']} in both, {len(items['added'])} added, "
-        f"{len(items['dropped'])} dropped; {len(items['moved'])} moved beyond their SEs"
+        f"items: {items.shared} in both, {len(items.added)} added, "
+        f"{len(items.dropped)} dropped; {len(items.moved)} moved beyond their SEs"
         + (f"; mean b shift {shift:+.3f}" if shift is not None else "")
     )
-    if items["moved"]:
-        table = Table(title="Items that moved (largest |z| first)")
-        for col in ("item", "b old", "b new", "z", "a old", "a new"):
-            table.add_column(col, justify="left" if col == "item" else "right")
-        for c in items["moved"][:20]:
-            table.add_row(
-                c["item_id"],
-                f"{c['b_old']:+.3f}",
-                f"{c['b_new']:+.3f}",
-                f"{c['z_b']:+.2f}",
-                f"{c['a_old']:.3f}",
-                f"{c['a_new']:.3f}",
-            )
+    if items.moved:
+        columns = ["item", "b old", "b new", "z", "a old", "a new"]
+        table = _table("Items that moved (largest |z| first)", columns)
+        for c in items.moved[:20]:
+            numbers = (f"{c.b_old:+.3f}", f"{c.b_new:+.3f}", f"{c.z_b:+.2f}")
+            table.add_row(c.item_id, *numbers, f"{c.a_old:.3f}", f"{c.a_new:.3f}")
         stdout.print(table)
-    if refs["shared"]:
+    if refs.shared and refs.mean_theta_change is not None:
         say(
-            f"reference subjects: {refs['shared']} in both, {len(refs['added'])} added; "
-            f"θ changed by {refs['mean_theta_change']:+.3f} on average, "
-            f"at most {refs['max_abs_theta_change']:.3f}"
+            f"reference subjects: {refs.shared} in both, {len(refs.added)} added; "
+            f"θ changed by {refs.mean_theta_change:+.3f} on average, "
+            f"at most {refs.max_abs_theta_change or 0.0:.3f}"
         )

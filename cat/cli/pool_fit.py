@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.table import Table
 
-from cat.cli.common import (
-    check_writable,
-    handle_errors,
-    package_version,
-    progress_bar,
-    say,
-    stdout,
-)
-from cat.pool_fit import REASONS, FitSettings, check_pool_fit, read_choices
-from cat.pool_format import load_pool
-from cat.recalibration import merge_responses
-from irt.item_fit import CORRECTIONS
-from irt.readers import read_responses
+from cat.cli.common import check_writable, handle_errors, progress_bar, say, stdout
+from cat.pools import fit
+
+
+class Correction(StrEnum):
+    """How p-values are adjusted for the number of items (``irt.item_fit.CORRECTIONS``)."""
+
+    BH = "bh"
+    HOLM = "holm"
 
 
 @handle_errors
@@ -43,8 +38,8 @@ def fit_pool(
         help="Chosen options (JSONL, as cat synth writes) for the answer-key check.",
     ),
     alpha: float = typer.Option(0.05, "--alpha", help="Level of every test, after correction."),
-    correction: str = typer.Option(
-        "bh", "--correction", help="bh (false discovery rate) or holm (family-wise error)."
+    correction: Correction = typer.Option(
+        Correction.BH, "--correction", help="bh (false discovery rate) or holm (family-wise error)."
     ),
     replicates: int = typer.Option(
         50, "--replicates", min=20, help="Parametric-bootstrap replicates per item."
@@ -80,79 +75,79 @@ def fit_pool(
 
       cat pool fit my-pool new-models.jsonl --baseline reference-models.jsonl
     """
-    if correction not in CORRECTIONS:
-        raise typer.BadParameter(f"takes {', '.join(CORRECTIONS)}", param_hint="--correction")
     check_writable(out)
-    settings = FitSettings(alpha, correction, replicates, seed, min_responses)
-    pool = load_pool(pool_dir)
-    matrix = merge_responses([read_responses(p) for p in responses])
-    earlier = merge_responses([read_responses(p) for p in baseline]) if baseline else None
-    chosen = read_choices(choices) if choices is not None else None
+    settings = fit.FitSettings(alpha, correction.value, replicates, seed, min_responses)
     with progress_bar("bootstrap", total=replicates) as update:
 
         def report(done: int, total: int) -> None:
             update(completed=done, description=f"bootstrap replicate {done} of {total}")
 
-        figures = check_pool_fit(
-            pool, matrix, settings, baseline=earlier, choices=chosen, progress=report
+        result = fit.fit_pool(
+            pool_dir,
+            responses,
+            baseline=baseline,
+            choices=choices,
+            settings=settings,
+            progress=report,
         )
-    figures["package_version"] = package_version()
-    figures["date"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    figures["responses"] = [str(p) for p in responses]
-    figures["baseline"] = [str(p) for p in baseline] if baseline else None
     if out is not None:
-        out.write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    _print(figures, show, out)
+        dump = result.model_dump(mode="json")
+        out.write_text(json.dumps(dump, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    _print(result, show, out)
 
 
-def _print(figures: dict[str, Any], show: int, out: Path | None) -> None:
-    pool, settings = figures["pool"], figures["settings"]
-    version = f" v{pool['version']}" if pool["version"] else ""
-    lo, hi = figures["theta_range"]
+def _count(n: int, noun: str) -> str:
+    """``1 item``, ``2 items``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _print(report: fit.PoolFitReport, show: int, out: Path | None) -> None:
+    pool, settings = report.pool, report.settings
+    version = f" v{pool.version}" if pool.version else ""
+    lo, hi = report.theta_range
     say(
-        f"{pool['name']}{version}: {figures['items']} items, {figures['subjects']} subjects "
-        f"(θ {lo:+.2f} … {hi:+.2f}); {figures['items_tested']} items tested"
+        f"{pool.name}{version}: {_count(report.items, 'item')}, "
+        f"{_count(report.subjects, 'subject')} (θ {lo:+.2f} … {hi:+.2f}); "
+        f"{_count(report.items_tested, 'item')} tested"
         + (
-            f"; {figures['items_not_in_pool']} response items not in the pool ignored"
-            if figures["items_not_in_pool"]
+            f"; {_count(report.items_not_in_pool, 'response item')} not in the pool ignored"
+            if report.items_not_in_pool
             else ""
         )
     )
-    say(f"method: {figures['method']}")
-    if figures["warning"]:
-        say(f"warning: {figures['warning']}")
-    share = figures["share_p_below_alpha"]
+    say(f"method: {report.method}")
+    if report.warning:
+        say(f"warning: {report.warning}")
+    share = report.share_p_below_alpha
     if share is None:
         say(
-            f"no item was answered by {settings['min_responses']} subjects (--min-responses): "
+            f"no item was answered by {settings.min_responses} subjects (--min-responses): "
             "fit not tested; the other checks still ran"
         )
     else:
         say(
-            f"unadjusted p < {settings['alpha']}: {share:.1%} of tested items "
-            f"(about {settings['alpha']:.0%} if every item fitted)"
+            f"unadjusted p < {settings.alpha}: {share:.1%} of tested items "
+            f"(about {settings.alpha:.0%} if every item fitted)"
         )
-    counts = figures["flag_counts"]
-    summary = ", ".join(f"{reason} {counts[reason]}" for reason in REASONS if counts[reason])
-    say(f"flagged: {figures['flagged']} items" + (f" ({summary})" if summary else ""))
-    flagged = [row for row in figures["item_rows"] if row["flags"]]
-    rank = {reason: k for k, reason in enumerate(REASONS)}
-    flagged.sort(
-        key=lambda row: (min(rank[f["reason"]] for f in row["flags"]), row["p_adjusted"] or 1.0)
-    )
+    counts = report.flag_counts
+    summary = ", ".join(f"{reason} {counts[reason]}" for reason in fit.REASONS if counts[reason])
+    say(f"flagged: {_count(report.flagged, 'item')}" + (f" ({summary})" if summary else ""))
+    flagged = [row for row in report.item_rows if row.flags]
+    rank = {reason: k for k, reason in enumerate(fit.REASONS)}
+    flagged.sort(key=lambda row: (min(rank[f.reason] for f in row.flags), row.p_adjusted or 1.0))
     if flagged and show:
         table = Table(title=f"Flagged items ({min(show, len(flagged))} of {len(flagged)})")
         for col in ("item", "n", "a", "b", "c", "outfit", "reasons"):
             table.add_column(col, justify="left" if col in ("item", "reasons") else "right")
         for row in flagged[:show]:
             table.add_row(
-                row["item_id"],
-                str(row["n"]),
-                f"{row['a']:.2f}",
-                f"{row['b']:+.2f}",
-                f"{row['c']:.2f}",
-                "" if row["outfit"] is None else f"{row['outfit']:.2f}",
-                "\n".join(f"{f['reason']}: {f['detail']}" for f in row["flags"]),
+                row.item_id,
+                str(row.n),
+                f"{row.a:.2f}",
+                f"{row.b:+.2f}",
+                f"{row.c:.2f}",
+                "" if row.outfit is None else f"{row.outfit:.2f}",
+                "\n".join(f"{f.reason}: {f.detail}" for f in row.flags),
             )
         stdout.print(table)
     if out is not None:

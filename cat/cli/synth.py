@@ -1,35 +1,25 @@
-"""``cat synth``: every participant answers every pool item; answers go to a run store."""
+"""``cat synth``: every participant answers every pool item; answers go to a run store.
+
+Parses the options, calls ``synth.job.run_synthesis`` and renders its report.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
-from cat.cli.common import (
-    check_writable,
-    fail,
-    handle_errors,
-    package_version,
-    progress_bar,
-    stdout,
-)
+from cat.cli.common import fail, handle_errors, progress_bar, say, stdout
+from synth.backend import DEFAULT_KEY_ENV
+from synth.job import SynthesisReport, run_synthesis
+from synth.participants import KINDS
+from synth.prompts import Style
+from synth.runner import RunProgress
 
-if TYPE_CHECKING:
-    from synth.backend import OpenAIBackend
-    from synth.items import Pool
-    from synth.pricing import Prices
-    from synth.prompts import Style
-    from synth.runner import RunProgress, RunSettings
-    from synth.store import RunStore
-
-#: Kept here rather than imported: the openai client loads only when synth runs.
-_DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+_STYLES = tuple(s.value for s in Style)
 
 
 @handle_errors
@@ -49,13 +39,20 @@ def synth(
         None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."
     ),
     participants: str = typer.Option(
-        "singles,pairs", "--participants", help="singles, pairs (ordered), or both."
+        ",".join(KINDS),
+        "--participants",
+        help=f"Who answers, comma-separated, from: {', '.join(KINDS)} "
+        "(each agent alone; each ordered pair of agents).",
     ),
-    styles: str = typer.Option("direct", "--styles", help="Prompt styles: direct, cot, or both."),
+    styles: str = typer.Option(
+        Style.DIRECT.value,
+        "--styles",
+        help=f"Prompt styles, comma-separated, from: {', '.join(_STYLES)}.",
+    ),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Calls in flight at once."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items."),
     api_key_env: str = typer.Option(
-        _DEFAULT_KEY_ENV, "--api-key-env", help="Environment variable holding the API key."
+        DEFAULT_KEY_ENV, "--api-key-env", help="Environment variable holding the API key."
     ),
     timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds per request."),
     max_attempts: int = typer.Option(6, "--max-attempts", min=1, help="Tries per call."),
@@ -80,151 +77,97 @@ def synth(
     or Ctrl-C and only the missing calls are made. The API key is read from
     $OPENAI_API_KEY (or --api-key-env) and never written anywhere.
 
-    Example (a local vLLM or Ollama server):
+    Examples: a local vLLM or Ollama server; no LLM at all, the simulated server of the tests.
 
       cat synth --pool item_pools/demo --agents qwen2.5:7b,llama3.1:8b
                 --base-url http://localhost:11434/v1 --store run.db --out responses.jsonl
+
+      python -m synth.local_server --pool examples/mini_pool --models good=0.9,bad=0.4 --port 8765 &
+      cat synth --pool examples/mini_pool --agents good,bad
+                --base-url http://127.0.0.1:8765/v1 --store mini.db --out mini.jsonl
     """
-    from synth.backend import OpenAIBackend, RetryPolicy, api_key, check_reachable
-    from synth.export import summarize_results, write_choices, write_responses
-    from synth.items import Pool, read_pool
-    from synth.participants import KINDS, make_participants, parse_agents
-    from synth.pricing import Prices
-    from synth.prompts import PROMPT_VERSION
-    from synth.runner import RunSettings
-    from synth.store import RunStore
-
-    check_writable(out, choices_file(out), store_path)
-    pool = read_pool(pool_dir)
-    if limit is not None:
-        pool = Pool(name=pool.name, language=pool.language, items=pool.items[:limit])
-    agent_list = parse_agents(agents, base_url)
-    style_list = [_style(s) for s in styles.split(",") if s.strip()]
-    kinds = [k.strip() for k in participants.split(",") if k.strip()]
-    if any(k not in KINDS for k in kinds):
-        raise fail(f"--participants takes {', '.join(KINDS)}, got {participants!r}")
-    who = make_participants(agent_list, kinds, style_list)
-    price_table = Prices.read(prices) if prices else None
-    urls = sorted({a.base_url for a in agent_list})
-    for url in urls:
-        api_key(url, api_key_env)  # a missing key fails here, before any call
-        check_reachable(url)
-    retry = RetryPolicy(max_attempts=max_attempts)
-    backends = {
-        url: OpenAIBackend(url, api_key_env, timeout, retry, seed=seed + k)
-        for k, url in enumerate(urls)
-    }
-    settings = RunSettings(
-        temperature=temperature,
-        seed=seed,
-        concurrency=concurrency,
-        order_threshold=order_threshold,
-    )
-    t0 = time.perf_counter()
-    with RunStore(store_path) as store:
-        store.set_meta(
-            "run",
-            {
-                "pool": pool.name,
-                "language": pool.language,
-                "agents": [a.model for a in agent_list],
-                "participants": [p.name for p in who],
-                "prompt_version": PROMPT_VERSION,
-                "temperature": temperature,
-                "seed": seed,
-                "order_threshold": order_threshold,
-                "package_version": package_version(),
-                "updated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            },
+    kinds = _comma_list(participants, KINDS, "--participants")
+    style_list = [Style(s) for s in _comma_list(styles, _STYLES, "--styles")]
+    with progress_bar("synthesising", total=None) as update:
+        report = run_synthesis(
+            pool_dir,
+            agents,
+            store=store_path,
+            out=out,
+            base_url=base_url,
+            participants=kinds,
+            styles=style_list,
+            limit=limit,
+            temperature=temperature,
+            seed=seed,
+            concurrency=concurrency,
+            order_threshold=order_threshold,
+            prices=prices,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            max_attempts=max_attempts,
+            progress=_progress(update),
         )
-        progress = _run(pool, who, store, backends, settings, price_table)
-        results = store.results()
-        totals = store.totals()
-    names = [p.name for p in who]
-    item_ids = [i.id for i in pool.items]
-    n_subjects = write_responses(results, names, item_ids, out)
-    choices_path = choices_file(out)
-    write_choices(results, names, item_ids, choices_path)
-    summary = summarize_results(results, names)
-    _print(summary, progress, totals, time.perf_counter() - t0)
-    stdout.print(
-        f"{n_subjects} participants written to {out} (chosen options: {choices_path}); "
-        f"calls stored in {store_path}"
-    )
+    _print(report)
 
 
-def choices_file(out: Path) -> Path:
-    """Where the chosen options go beside the responses: ``run.jsonl`` → ``run.choices.jsonl``."""
-    name = out.name[: -len(".jsonl")] if out.name.endswith(".jsonl") else out.name
-    return out.with_name(f"{name}.choices.jsonl")
+def _comma_list(text: str, choices: Sequence[str], flag: str) -> list[str]:
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if not values or any(v not in choices for v in values):
+        raise fail(f"{flag} takes {', '.join(choices)} (comma-separated); got {text!r}")
+    return values
 
 
-def _style(text: str) -> Style:
-    from synth.prompts import Style
+def _progress(update: Callable[..., None]) -> Callable[[RunProgress], None]:
+    last = [0.0]
 
-    try:
-        return Style(text.strip())
-    except ValueError as exc:
-        raise fail(f"--styles takes direct, cot; got {text!r}") from exc
+    def show(p: RunProgress) -> None:
+        now = time.perf_counter()
+        if now - last[0] < 0.1 and p.done < p.total:
+            return  # redrawing on every call would cost more than the calls
+        last[0] = now
+        update(
+            total=p.total,
+            completed=p.done,
+            description=f"{p.done:,}/{p.total:,} calls · {p.failed_calls} failed · "
+            f"{p.tokens:,} tokens · {p.cost:.2f} cost · {p.rate:.0f}/s",
+        )
 
-
-def _run(
-    pool: Pool,
-    who: list[Any],
-    store: RunStore,
-    backends: dict[str, OpenAIBackend],
-    settings: RunSettings,
-    prices: Prices | None,
-) -> RunProgress:
-
-    total = sum(p.n_stages for p in who) * len(pool.items)
-    with progress_bar("synthesising", total=total) as update:
-        last = [0.0]
-
-        def show(p: RunProgress) -> None:
-            now = time.perf_counter()
-            if now - last[0] < 0.1 and p.done < p.total:
-                return
-            last[0] = now
-            update(
-                completed=p.done,
-                description=f"{p.done:,}/{p.total:,} calls · {p.failed_calls} failed · "
-                f"{p.tokens:,} tokens · {p.cost:.2f} cost · {p.rate:.0f}/s",
-            )
-
-        from synth.runner import SynthRunner
-
-        runner = SynthRunner(pool, who, store, backends, settings, prices, show)
-
-        async def main() -> RunProgress:
-            try:
-                return await runner.run()
-            finally:
-                for backend in backends.values():
-                    await backend.close()
-
-        return asyncio.run(main())
+    return show
 
 
-def _print(
-    summary: dict[str, Any], progress: RunProgress, totals: dict[str, float], seconds: float
-) -> None:
+def _print(report: SynthesisReport) -> None:
     table = Table(title="Synthesis")
     for col in ("participant", "answered", "accuracy", "unparsed", "failed"):
         table.add_column(col, justify="left" if col == "participant" else "right")
-    for name, row in summary["participants"].items():
-        acc = "—" if row["accuracy"] is None else f"{row['accuracy']:.3f}"
-        table.add_row(name, str(row["answered"]), acc, str(row["unparsed"]), str(row["failed"]))
+    for row in report.participants:
+        acc = "—" if row.accuracy is None else f"{row.accuracy:.3f}"
+        table.add_row(row.name, str(row.answered), acc, str(row.unparsed), str(row.failed))
     stdout.print(table)
-    flips = summary["reflection"]
-    if flips["pairs_graded"]:
-        stdout.print(
-            f"reflection changed {flips['right_to_wrong']} right first answers to wrong and "
-            f"{flips['wrong_to_right']} wrong ones to right ({flips['pairs_graded']} pair answers)"
+    flips = report.reflection
+    if flips.pairs_graded:
+        say(
+            f"reflection changed {flips.right_to_wrong} right first answers to wrong and "
+            f"{flips.wrong_to_right} wrong ones to right ({flips.pairs_graded} pair answers)"
         )
-    cost = f", cost {totals['cost']:.4f}" if totals["cost"] else ""
-    stdout.print(
-        f"{progress.new_calls:,} new calls ({progress.stored_calls:,} from the store, "
-        f"{progress.failed_calls} failed) in {seconds:.1f} s; store total {int(totals['calls']):,} "
-        f"calls, {int(totals['prompt_tokens'] + totals['completion_tokens']):,} tokens{cost}"
+    totals = report.store_totals
+    cost = f", cost {totals.cost:.4f}" if totals.cost else ""
+    say(
+        f"{_calls(report)} in {report.seconds:.1f} s; store total {totals.calls:,} calls, "
+        f"{totals.tokens:,} tokens{cost}"
+    )
+    say(
+        f"{report.n_written} participant{'' if report.n_written == 1 else 's'} written to "
+        f"{report.responses} "
+        f"(chosen options: {report.choices}); calls stored in {report.store}"
+    )
+
+
+def _calls(report: SynthesisReport) -> str:
+    """Where this run's answers came from, true whether all, some or none were stored."""
+    if report.all_from_store:
+        return f"no new calls: all {report.n_answers:,} answers came from the store"
+    return (
+        f"{report.new_calls:,} new calls ({report.failed_calls:,} failed; "
+        f"{report.stored_answers:,} of {report.n_answers:,} answers from the store)"
     )

@@ -6,8 +6,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from cat.engine.selection import IntArray, PoolInfo, SelectionPolicy, SelectionState
 from cat.errors import CatError
-from cat.selection import IntArray, PoolInfo, SelectionPolicy, SelectionState
 
 
 def pool_shares(scenario: tuple[int, ...]) -> tuple[float, ...]:

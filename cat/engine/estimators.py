@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from cat.answers import Answers
+from cat.engine.answers import Answers
 from cat.errors import CatError
 from irt.types import FloatArray, IntArray
 

@@ -13,7 +13,7 @@ j, K_j = max_rate / P(S_j) for the items selected more often than that and 1 for
 rest, repeated until the administered rates settle (the classical procedure, as set out
 by van der Linden & Glas, *Elements of Adaptive Testing*, 2010; here K never rises
 between rounds, which makes the rates settle under the target rather than swing). Unlike a hard cap
-(``cat.constraints.MaxExposure``) it needs no count of who has seen what, so it works the
+(``cat.engine.constraints.MaxExposure``) it needs no count of who has seen what, so it works the
 same for one model assessed today and another next month.
 """
 

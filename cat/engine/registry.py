@@ -1,21 +1,61 @@
-"""Selection policies and ability estimators by their command-line names.
+"""The one table of selection policies and ability estimators by name.
 
-One table, used by ``cat simulate``, ``cat validate`` and saved sessions, so that a name
-means the same strategy everywhere.
+``cat simulate``, ``cat validate``, ``cat assess``, saved sessions and the library API all
+take names from here, so that a name means the same strategy everywhere and a new policy
+is added in one place.
 """
 
 from __future__ import annotations
 
-from cat.constraints import ContentBalanced, pool_shares
-from cat.errors import CatError
-from cat.estimators import AbilityEstimator, EAPEstimator, MAPEstimator, MLEstimator, WLEEstimator
-from cat.selection import MaxInfo, Randomesque, RandomItem, SelectionPolicy
-from cat.selection_more import AStratified, KLInfo
+from collections.abc import Callable
+from enum import StrEnum
 
-POLICY_NAMES = ("mfi", "kl", "random", "randomesque", "astrat")
+from cat.engine.constraints import ContentBalanced, pool_shares
+from cat.engine.estimators import (
+    AbilityEstimator,
+    EAPEstimator,
+    MAPEstimator,
+    MLEstimator,
+    WLEEstimator,
+)
+from cat.engine.selection import MaxInfo, Randomesque, RandomItem, SelectionPolicy
+from cat.engine.selection_kl import KLInfo
+from cat.engine.selection_strata import AStratified
+from cat.errors import CatError
+
+
+class PolicyName(StrEnum):
+    """Item selection: maximum Fisher information, Kullback–Leibler information, random,
+    randomesque (random among the k most informative), a-stratified with b-blocking."""
+
+    MFI = "mfi"
+    KL = "kl"
+    RANDOM = "random"
+    RANDOMESQUE = "randomesque"
+    ASTRAT = "astrat"
+
+
+class EstimatorName(StrEnum):
+    """Ability estimators: maximum likelihood (MAP while all answers agree), maximum a
+    posteriori, expected a posteriori, Warm's weighted likelihood."""
+
+    MLE = "mle"
+    MAP = "map"
+    EAP = "eap"
+    WLE = "wle"
+
+
+POLICY_NAMES: tuple[str, ...] = tuple(p.value for p in PolicyName)
+ESTIMATOR_NAMES: tuple[str, ...] = tuple(e.value for e in EstimatorName)
 #: Appended to a policy name ("mfi+cb"): content-balanced to the pool's scenario shares.
 BALANCED_SUFFIX = "+cb"
-ESTIMATOR_NAMES = ("mle", "map", "eap", "wle")
+
+_ESTIMATORS: dict[EstimatorName, Callable[[], AbilityEstimator]] = {
+    EstimatorName.MLE: MLEstimator,
+    EstimatorName.MAP: MAPEstimator,
+    EstimatorName.EAP: EAPEstimator,
+    EstimatorName.WLE: WLEEstimator,
+}
 
 
 def make_policy(
@@ -33,30 +73,23 @@ def make_policy(
             raise CatError(f"policy {name!r} needs each item's scenario")
         base = make_policy(name.removesuffix(BALANCED_SUFFIX), test_length, randomesque_k, n_strata)
         return ContentBalanced(base, scenario, pool_shares(scenario))
-    if name == "mfi":
-        return MaxInfo()
-    if name == "kl":
-        return KLInfo()
-    if name == "random":
-        return RandomItem()
-    if name == "randomesque":
-        return Randomesque(randomesque_k)
-    if name == "astrat":
-        return AStratified(n_strata, test_length)
-    raise CatError(
-        f"unknown policy {name!r}; choose from {', '.join(POLICY_NAMES)} "
-        f"(each may end in {BALANCED_SUFFIX!r} for content balancing)"
-    )
+    if name not in POLICY_NAMES:
+        raise CatError(
+            f"unknown policy {name!r}; choose from {', '.join(POLICY_NAMES)} "
+            f"(each may end in {BALANCED_SUFFIX!r} for content balancing)"
+        )
+    policies: dict[PolicyName, Callable[[], SelectionPolicy]] = {
+        PolicyName.MFI: MaxInfo,
+        PolicyName.KL: KLInfo,
+        PolicyName.RANDOM: RandomItem,
+        PolicyName.RANDOMESQUE: lambda: Randomesque(randomesque_k),
+        PolicyName.ASTRAT: lambda: AStratified(n_strata, test_length),
+    }
+    return policies[PolicyName(name)]()
 
 
 def make_estimator(name: str) -> AbilityEstimator:
     """The ability estimator called ``name``."""
-    if name == "mle":
-        return MLEstimator()
-    if name == "map":
-        return MAPEstimator()
-    if name == "eap":
-        return EAPEstimator()
-    if name == "wle":
-        return WLEEstimator()
-    raise CatError(f"unknown estimator {name!r}; choose from {', '.join(ESTIMATOR_NAMES)}")
+    if name not in ESTIMATOR_NAMES:
+        raise CatError(f"unknown estimator {name!r}; choose from {', '.join(ESTIMATOR_NAMES)}")
+    return _ESTIMATORS[EstimatorName(name)]()

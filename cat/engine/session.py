@@ -8,15 +8,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from cat.answers import Answers
-from cat.constraints import ContentBalanced, MaxExposure, pool_shares
+from cat.engine.answers import Answers
+from cat.engine.constraints import ContentBalanced, MaxExposure, pool_shares
+from cat.engine.estimators import AbilityEstimator
+from cat.engine.registry import EstimatorName, PolicyName, make_estimator, make_policy
+from cat.engine.selection import PoolInfo, SelectionPolicy, SelectionState
+from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
-from cat.estimators import AbilityEstimator
-from cat.selection import PoolInfo, SelectionPolicy, SelectionState
-from cat.stopping import StoppingRule
-from cat.strategies import make_estimator, make_policy
 from irt.models import ItemParams
 
 SESSION_FORMAT = 1
@@ -27,10 +27,10 @@ class SessionConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    policy: Literal["mfi", "kl", "random", "randomesque", "astrat"] = "mfi"
+    policy: PolicyName = PolicyName.MFI
     randomesque_k: int = Field(5, ge=1)
     n_strata: int = Field(4, ge=1)
-    estimator: Literal["mle", "map", "eap", "wle"] = "mle"
+    estimator: EstimatorName = EstimatorName.MLE
     max_items: int = Field(250, ge=1)
     se_target: float | None = Field(None, gt=0)
     min_items: int = Field(0, ge=0)
@@ -40,6 +40,15 @@ class SessionConfig(BaseModel):
     max_exposure: float | None = Field(None, gt=0, le=1)
     start_theta: float = 0.0
     seed: int = 0
+
+    @model_validator(mode="after")
+    def _min_within_max(self) -> SessionConfig:
+        # A minimum above the maximum would be cut silently to the maximum: say so instead.
+        if self.min_items > self.max_items:
+            raise ValueError(
+                f"the minimum length ({self.min_items}) is above the maximum ({self.max_items})"
+            )
+        return self
 
     def policy_for(self, scenario: tuple[int, ...] | None) -> SelectionPolicy:
         base = make_policy(self.policy, self.max_items, self.randomesque_k, self.n_strata)
@@ -56,7 +65,7 @@ class SessionConfig(BaseModel):
         return make_estimator(self.estimator)
 
     def stopping(self) -> StoppingRule:
-        return StoppingRule(self.max_items, self.se_target, min(self.min_items, self.max_items))
+        return StoppingRule(self.max_items, self.se_target, self.min_items)
 
 
 class SavedSession(BaseModel):

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
-from cat.answers import Answers
+from cat.engine.answers import Answers
+from cat.engine.estimators import AbilityEstimator, MLEstimator
+from cat.engine.exposure import SympsonHetter
+from cat.engine.selection import MaxInfo, PoolInfo, SelectionPolicy, SelectionState
+from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
-from cat.estimators import AbilityEstimator, MLEstimator
-from cat.exposure import SympsonHetter
-from cat.selection import MaxInfo, PoolInfo, SelectionPolicy, SelectionState
-from cat.stopping import StoppingRule
 from irt.models import ItemParams
 from irt.responses import ResponseMatrix
 from irt.types import BoolArray, FloatArray, IntArray

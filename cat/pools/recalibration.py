@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
 from cat.errors import CatError
-from cat.pool_format import LoadedPool
 from irt.anchored import calibrate_with_anchors
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
@@ -28,8 +28,18 @@ from irt.linking import Linking, stocking_lord, transform
 from irt.models import ItemParams
 from irt.responses import MISSING, ResponseMatrix
 from irt.scoring import AbilityMethod, score_abilities
+from itempool import LoadedPool
 
-METHODS = ("anchor", "concurrent")
+
+class Method(StrEnum):
+    """How the new responses are put on the pool's scale (see the module notes)."""
+
+    ANCHOR = "anchor"
+    CONCURRENT = "concurrent"
+
+
+#: The methods' names, as ``--method`` takes them.
+METHODS = tuple(m.value for m in Method)
 
 
 @dataclass(frozen=True)
@@ -37,7 +47,7 @@ class Recalibration:
     """The new pool's parameters (pool items first, then new ones), what was done."""
 
     params: ItemParams
-    method: str
+    method: Method
     new_items: tuple[str, ...]
     thin_items: tuple[str, ...]  # new items answered by fewer than the minimum
     references: list[dict[str, Any]]
@@ -80,7 +90,7 @@ def merge_responses(matrices: list[ResponseMatrix]) -> ResponseMatrix:
 def recalibrate(
     pool: LoadedPool,
     responses: ResponseMatrix,
-    method: str = "anchor",
+    method: Method | str = Method.ANCHOR,
     min_responses: int = 30,
 ) -> Recalibration:
     """Recalibrate ``pool`` with ``responses`` by ``method``; see the module notes."""
@@ -88,6 +98,7 @@ def recalibrate(
         raise CatError(f"pool {pool.dir} has no parameters to keep the scale of")
     if method not in METHODS:
         raise CatError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
+    method = Method(method)
     old = pool.params
     in_pool = set(old.item_ids)
     shared = [i for i in responses.item_ids if i in in_pool]
@@ -101,7 +112,7 @@ def recalibrate(
     thin = tuple(i for i in new_items if counts[column[i]] < min_responses)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        if method == "anchor":
+        if method is Method.ANCHOR:
             fit = calibrate_with_anchors(responses, old, old.model)
             fitted, link, mean, sd = fit.params, None, fit.latent_mean, fit.latent_sd
         else:

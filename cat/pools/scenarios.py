@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from cat.errors import CatError
-from synth.items import PoolItem
+from itempool import PoolItem
 
 
 @dataclass(frozen=True)

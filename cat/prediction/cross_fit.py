@@ -6,7 +6,7 @@ interval by what θ alone cannot explain.
 and the chance in the unseen answers is too narrow for a model whose profile one θ does
 not hold (on MMLU-Pro several models sit 5–7 points off). ``cat calibrate --pool
 --cross-fit K`` replays every reference model's own answers through the adaptive test
-with the pool calibrated on the other K − 1 folds (``cat.validation.validate``) and
+with the pool calibrated on the other K − 1 folds (``cat.prediction.validation.validate``) and
 stores the plug-in's signed errors per test length in ``pool.json``. ``cat assess``
 then widens its interval to the split-conformal 90% half-width of those errors
 (the ⌈(n + 1)·0.9⌉-th smallest absolute error of n references).
@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from cat.errors import CatError
-from cat.prediction_errors import PredictionErrors
-from cat.validation import PLUG_IN, validate
+from cat.prediction.validation import PLUG_IN, validate
 from irt.models import ModelKind
 from irt.responses import ResponseMatrix
+from itempool.prediction_errors import PredictionErrors
 
 
 def cross_fit_errors(

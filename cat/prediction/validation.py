@@ -16,14 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import kendalltau, spearmanr
 
+from cat.engine.estimators import MLEstimator
+from cat.engine.registry import make_policy
+from cat.engine.selection import PoolInfo
+from cat.engine.simulation import CATDesign, CATResult, replay_cat
+from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
-from cat.estimators import MLEstimator
-from cat.prediction import reference_offset, ridge_accuracy
-from cat.prediction_errors import conformal_quantile
-from cat.selection import PoolInfo
-from cat.simulation import CATDesign, CATResult, replay_cat
-from cat.stopping import StoppingRule
-from cat.strategies import make_policy
+from cat.prediction.conformal import conformal_quantile
+from cat.prediction.predictors import reference_offset, ridge_accuracy
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
 from irt.models import ItemParams, ModelKind, probability
@@ -87,7 +87,7 @@ def plug_in_accuracy(
 ) -> FloatArray:
     """Observed right answers on the items given plus Σ (P_j(θ̂) − ``offset``) over every
     other item the subject answered, over the number it answered; ``offset`` is the
-    references' drift (``cat.prediction.reference_offset``)."""
+    references' drift (``cat.prediction.predictors.reference_offset``)."""
     observed = responses.observed
     prob = probability(result.theta_hat, params)
     given = np.zeros_like(observed)
@@ -127,7 +127,8 @@ def random_raw(
 def _ridge_predictions(
     responses: ResponseMatrix, train_rows: IntArray, test_rows: IntArray, result: CATResult
 ) -> FloatArray:
-    """Ridge-across-references prediction for each replayed subject (``cat.prediction``)."""
+    """Ridge-across-references prediction for each replayed subject
+    (``cat.prediction.predictors``)."""
     ref_values = (responses.values[train_rows] == 1).astype(np.float64)
     ref_observed = responses.observed[train_rows]
     out = np.empty(len(test_rows))

@@ -12,11 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from cat.cli.app import app
-from cat.pool_calibration import record_calibration
+from cat.pools.calibration import record_calibration
 from irt.models import probability
 from irt.readers import write_jsonl
 from irt.simulate import random_params, simulate_responses
-from synth.items import PoolItem
+from itempool import PoolItem
 from synth.local_server import LocalServer
 from tests.synth.pools import write_pool
 
@@ -291,3 +291,29 @@ def test_cross_fitted_errors_widen_the_accuracy_interval(calibrated, tmp_path: P
         app, ["calibrate", str(answers), "--out", str(tmp_path / "p.csv"), "--cross-fit", "3"]
     )
     assert bad.exit_code == 2 and "--pool" in bad.output
+
+
+def test_resume_with_nothing_to_resume_is_refused(calibrated, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """--resume never starts a fresh run silently: with no stored run, or a finished one,
+    it says so and stops before any call."""
+    pool, params, _ = calibrated
+    store = tmp_path / "calls.db"
+    base = ["--pool", str(pool), "--model", "llm", "--length", "10", "--store", str(store)]
+    with LocalServer(_items(), {"llm": 0.0}, irt=_irt(params)) as server:
+        code, output = _assess(*base, "--base-url", server.base_url, "--resume")
+        assert code == 2 and "nothing to resume" in output and "never started" in output
+        assert not server.completed_keys()
+        code, output = _assess(*base, "--base-url", server.base_url)
+        assert code == 0, output
+        code, output = _assess(*base, "--base-url", server.base_url, "--resume")
+        assert code == 2 and "finished already" in output
+    code, output = _assess("--pool", str(pool), "--model", "sim:0", "--resume")
+    assert code == 2 and "only a live model keeps one" in output
+
+
+def test_a_minimum_above_the_maximum_is_refused(calibrated) -> None:  # type: ignore[no-untyped-def]
+    pool, _, _ = calibrated
+    code, output = _assess(
+        "--pool", str(pool), "--model", "sim:0", "--length", "10", "--min-length", "50"
+    )
+    assert code == 2 and "minimum length (50) is above the maximum (10)" in output

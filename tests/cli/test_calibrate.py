@@ -16,8 +16,16 @@ from cat.cli.app import app
 from irt.params_io import read_params
 from irt.readers import write_jsonl
 from irt.simulate import random_params, simulate_responses
+from itempool import PoolItem
+from tests.synth.pools import write_pool
 
 runner = CliRunner()
+
+
+def _item(item_id: str) -> PoolItem:
+    return PoolItem(id=item_id, question="Which?", options={"A": "a", "B": "b"}, answer="A")
+
+
 REPORT_KEYS = {
     "model",
     "method",
@@ -96,9 +104,7 @@ def test_no_priors_gives_plain_ml(responses: Path, tmp_path: Path) -> None:
 
 
 def test_pool_gets_params_reference_and_provenance(responses: Path, tmp_path: Path) -> None:
-    pool = tmp_path / "pool"
-    pool.mkdir()
-    (pool / "pool.json").write_text(json.dumps({"name": "t", "version": "1"}))
+    pool = write_pool(tmp_path / "t", [_item(f"i{k:04d}") for k in range(30)])
     result = runner.invoke(app, ["calibrate", str(responses), "--pool", str(pool), "--seed", "3"])
     assert result.exit_code == 0, result.output
     assert read_params(pool / "params.csv").n_items == 30
@@ -141,7 +147,13 @@ def test_missing_destination_and_missing_pool_are_errors(responses: Path, tmp_pa
     not_a_pool = tmp_path / "empty"
     not_a_pool.mkdir()
     result = runner.invoke(app, ["calibrate", str(responses), "--pool", str(not_a_pool)])
-    assert result.exit_code == 2 and "no pool.json" in result.output
+    assert result.exit_code == 2 and "pool.json: missing" in result.output
+    # The one strict reader: a manifest without a language is refused, not taken for "en".
+    write_pool(not_a_pool, [_item("i0000")])
+    (not_a_pool / "pool.json").write_text(json.dumps({"name": "t"}))
+    result = runner.invoke(app, ["calibrate", str(responses), "--pool", str(not_a_pool)])
+    assert result.exit_code == 2 and "language: Field required" in result.output
+    assert not (not_a_pool / "params.csv").exists()
 
 
 def test_console_script_end_to_end(responses: Path, tmp_path: Path) -> None:

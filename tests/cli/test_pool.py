@@ -5,13 +5,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
+from cat.cli.app import app as cat_app
 from cat.cli.pool import pool_app
 from irt.readers import read_responses
-from tests.cat.test_pool_format import BROKEN, write_broken_pool, write_clean_pool
-from tests.cat.test_pool_import import MMLU_HEADER, mmlu_rows, sample, write_csv, write_samples
+from tests.cat.pools.test_importer import MMLU_HEADER, mmlu_rows, sample, write_csv, write_samples
+from tests.itempool.test_format import (
+    BROKEN,
+    PARAM_ROWS,
+    item,
+    write_broken_pool,
+    write_clean_pool,
+    write_lines,
+)
 
 runner = CliRunner()
 app = typer.Typer()
@@ -137,3 +146,84 @@ def test_import_lm_eval(tmp_path: Path) -> None:
     code, output = invoke("import", "lm-eval", files[0], "--out", out, "--metric", "em")
     assert code == 2 and "no 'em' in the sample; keys present: acc" in output
     assert len(output.strip().splitlines()) == 1
+
+
+def write_3pl_pool(folder: Path) -> Path:
+    """The clean pool with ``"model": "3pl"`` in its manifest."""
+    write_clean_pool(folder)
+    manifest = json.loads((folder / "pool.json").read_text())
+    (folder / "pool.json").write_text(json.dumps({**manifest, "model": "3pl"}))
+    return folder
+
+
+def test_info_shows_c_as_read(tmp_path: Path) -> None:
+    pool = write_3pl_pool(tmp_path / "pool")
+    code, output = invoke("info", pool)
+    assert code == 0, output
+    # c of q1..q5 in params.csv: 0.1, 0.0, 0.2, 0.15, 0.25
+    rows = [line.split("│")[1:-1] for line in output.splitlines() if line.startswith("│ c ")]
+    assert [[cell.strip() for cell in row] for row in rows] == [
+        ["c", "0.140", "0.086", "0.000", "0.250"]
+    ]
+
+
+def params_without_c(*, column: bool) -> list[str]:
+    """The clean pool's params.csv with no c column (``column=False``) or, on line 3
+    (item q1), an empty c cell."""
+    if not column:
+        rows = [f"{i},{a},{b},1.0,0.1,0.2," for i, (a, b, _) in PARAM_ROWS.items()]
+        return ["item_id,a,b,d,se_a,se_b,se_c", *rows]
+    blank = {**{i: str(c) for i, (_, _, c) in PARAM_ROWS.items()}, "q1": ""}
+    rows = [f"{i},{a},{b},{blank[i]},1.0,0.1,0.2," for i, (a, b, _) in PARAM_ROWS.items()]
+    assert rows[1].startswith("q1,")
+    return ["item_id,a,b,c,d,se_a,se_b,se_c", *rows]
+
+
+@pytest.mark.parametrize(
+    ("column", "where", "words"),
+    [
+        (False, "params.csv:1", "missing column(s) c (a 3pl pool needs them)"),
+        (True, "params.csv:3", "no value for c"),
+    ],
+    ids=["no-c-column", "empty-c-cell"],
+)
+def test_a_3pl_pool_without_its_c_values_is_refused(
+    tmp_path: Path, column: bool, where: str, words: str
+) -> None:
+    # Read as c = 0, such a pool would give numbers that look right and are wrong.
+    pool = write_3pl_pool(tmp_path / "pool")
+    write_lines(pool / "params.csv", params_without_c(column=column))
+    code, output = invoke("validate", pool)
+    assert code == 2
+    assert output.splitlines() == [f"{where}: {words}", f"pool {pool}: 1 problem"]
+    code, output = invoke("info", pool)
+    assert code == 2 and f"has 1 problem; the first: {where}: {words}" in output
+    result = runner.invoke(cat_app, ["assess", "--pool", str(pool), "--model", "sim:0.5"])
+    assert result.exit_code == 2 and f"{where}: {words}" in result.output
+
+
+def test_counts_are_singular_for_one(tmp_path: Path) -> None:
+    pool = write_clean_pool(tmp_path / "pool", calibrated=False)
+    write_lines(pool / "items.jsonl", [json.dumps(item("q1"))])
+    code, output = invoke("validate", pool)
+    assert code == 0 and output.strip() == f"pool {pool}: 1 item, no problems"
+    code, output = invoke("info", pool)
+    assert code == 0 and "tiny v2 (en): 1 item, not calibrated" in output
+
+
+def test_imports_create_missing_parent_folders(tmp_path: Path) -> None:
+    # The README's MMLU-Pro chain starts with `--out pools/mmlu-pro` and no pools/ folder.
+    source = write_csv(tmp_path / "items.csv", MMLU_HEADER, mmlu_rows())
+    pool = tmp_path / "pools" / "mmlu-pro"
+    code, output = invoke(
+        "import", "questions", source, "--out", pool, "--language", "en",
+        "--map", "id=question_id", "--map", "scenario=category",
+    )  # fmt: skip
+    assert code == 0, output
+    assert invoke("validate", pool) == (0, f"pool {pool}: 3 items, no problems\n")
+    files = [write_samples(tmp_path / "res" / "model-a", "arc_easy", [sample(0, acc=1)])]
+    out = tmp_path / "runs" / "arc" / "responses.csv"
+    code, output = invoke("import", "lm-eval", *files, "--out", out)
+    assert code == 0, output
+    assert "1 subject x 1 item (acc)" in output
+    assert read_responses(out).subject_ids == ("model-a",)

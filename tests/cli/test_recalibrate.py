@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -12,14 +13,14 @@ import pytest
 from typer.testing import CliRunner
 
 from cat.cli.app import app
-from cat.pool_calibration import record_calibration, reference_rows
-from cat.pool_format import load_pool
+from cat.pools.calibration import record_calibration, reference_rows
+from cat.pools.recalibration import METHODS
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
 from irt.readers import write_jsonl
 from irt.scoring import AbilityMethod, score_abilities
 from irt.simulate import random_params, simulate_responses
-from synth.items import PoolItem
+from itempool import PoolItem, load_pool
 from tests.synth.pools import write_pool
 
 runner = CliRunner()
@@ -122,7 +123,18 @@ def test_missing_new_items_and_bad_method_fail(setting, tmp_path: Path) -> None:
     )
     assert result.exit_code == 2 and "give their questions with --items" in result.output
     code, output = _run(tmp, "y", "--method", "magic")
-    assert code == 2 and "--method takes anchor, concurrent" in output
+    # click's usage error, in a box whose lines wrap at the terminal's width
+    words = " ".join(output.replace("│", " ").split())
+    assert code == 2 and "'magic' is not one of 'anchor', 'concurrent'" in words
+    assert not (tmp / "y").exists()
+
+
+def test_method_choices_are_in_the_help() -> None:
+    result = runner.invoke(app, ["recalibrate", "--help"])
+    assert result.exit_code == 0
+    # click's plain help names a choice [a|b], typer's rich help <a|b>
+    assert re.search(r"--method\s+[<\[]anchor\|concurrent[>\]]", result.output), result.output
+    assert METHODS == ("anchor", "concurrent")
 
 
 def test_pool_diff_shows_what_moved(setting) -> None:  # type: ignore[no-untyped-def]

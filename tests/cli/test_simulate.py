@@ -10,6 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cat.cli.app import app
+from cat.engine.registry import ESTIMATOR_NAMES, POLICY_NAMES
+from cat.engine.simulate_result import SimulationResult, SimulationSummary
 from irt.params_io import write_params
 from irt.simulate import random_params
 
@@ -181,3 +183,68 @@ def test_sympson_hetter_lowers_the_largest_exposure(params_csv: Path, tmp_path: 
         params_csv, tmp_path / "x.json", "--sympson-hetter", "0.2", "--max-exposure", "0.2"
     )
     assert code == 2 and "choose one of" in output
+
+
+def test_the_file_is_the_model_dump(params_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sim.json"
+    code, output = _simulate(params_csv, out, "--seed", "2")
+    assert code == 0, output
+    written = json.loads(out.read_text())
+    result = SimulationResult.model_validate(written)  # extra="forbid": no key unknown
+    assert json.loads(json.dumps(result.model_dump(mode="json"))) == written
+    assert set(written) == set(result.model_dump(mode="json"))
+    assert set(written["summary"]) == set(SimulationSummary.model_fields)
+    assert written["settings"]["params"] == str(params_csv)
+
+
+@pytest.mark.parametrize(("value", "message"), [("-0.5", "a = -0.5"), ("nan", "a = nan")])
+def test_a_bad_params_file_is_refused_with_its_line(
+    params_csv: Path, tmp_path: Path, value: str, message: str
+) -> None:
+    lines = params_csv.read_text().splitlines()
+    cells = lines[2].split(",")
+    cells[lines[0].split(",").index("a")] = value
+    lines[2] = ",".join(cells)
+    params_csv.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "sim.json"
+    code, output = _simulate(params_csv, out)
+    assert code == 2 and "line 3" in output and message in output
+    assert len(output.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_min_length_above_length_is_refused(params_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sim.json"
+    args = ["simulate", "--params", str(params_csv), "--examinees", "5", "--length", "10"]
+    result = runner.invoke(app, [*args, "--min-length", "50", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "minimum length (50) is longer than the test length (10)" in result.output
+    assert not out.exists()
+
+
+def test_the_printed_time_is_the_wall_time(params_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sh.json"
+    code, output = _simulate(params_csv, out, "--sympson-hetter", "0.3")
+    assert code == 0, output
+    summary = json.loads(out.read_text())["summary"]
+    assert summary["wall_seconds"] > summary["seconds"]
+    assert f"{summary['wall_seconds']:.2f} s (simulation {summary['seconds']:.2f} s" in output
+
+
+def test_help_lists_the_registry_names() -> None:
+    result = runner.invoke(app, ["simulate", "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    for name in (*POLICY_NAMES, *ESTIMATOR_NAMES):
+        assert name in result.output
+    assert "item_pools/demo-en/params.csv" in result.output
+
+
+def test_the_help_example_names_a_pool_that_ships() -> None:
+    assert (Path(__file__).resolve().parents[2] / "item_pools/demo-en/params.csv").is_file()
+
+
+def test_names_come_from_the_registry() -> None:
+    import cat.cli.simulate as cli_simulate
+    from cat.engine import registry
+
+    assert cli_simulate.PolicyName is registry.PolicyName
+    assert cli_simulate.EstimatorName is registry.EstimatorName

@@ -17,9 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cat.cli.app import app
-from cat.pool_fit import read_choices
+from cat.pools.fit import read_choices
 from irt.readers import read_responses
-from synth.items import PoolItem
+from itempool import PoolItem
 from synth.local_server import LocalServer
 from tests.synth.pools import EN_ITEMS, write_pool
 
@@ -67,6 +67,34 @@ def test_synth_writes_the_matrix_and_never_the_key(
     assert json.loads(meta)["seed"] == 0 and json.loads(meta)["prompt_version"]
 
 
+def test_a_rerun_says_every_answer_came_from_the_store(en_pool: Path, tmp_path: Path) -> None:
+    lines = []
+    with LocalServer(EN_ITEMS, {"good": 0.9, "bad": 0.3}) as server:
+        for limit in ("2", "5", "5"):
+            args = _args(en_pool, server.base_url, tmp_path, "--limit", limit)
+            result = runner.invoke(app, args)
+            assert result.exit_code == 0, result.output
+            lines.append(next(line for line in result.output.splitlines() if "new calls" in line))
+        n_calls = len(server.completed_keys())
+    # 4 participants; per item 2 generations (shared with the pairs) + 2 x (debate, reflection)
+    assert lines[0].startswith("12 new calls (0 failed; 0 of 8 answers from the store) in ")
+    assert lines[1].startswith("18 new calls (0 failed; 8 of 20 answers from the store) in ")
+    assert lines[2].startswith("no new calls: all 20 answers came from the store in ")
+    assert "store total 30 calls" in lines[2] and n_calls == 30
+
+
+def test_a_broken_pool_fails_in_one_line_naming_file_and_line(
+    en_pool: Path, tmp_path: Path
+) -> None:
+    with (en_pool / "items.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write('{"id": "en999", "question": "no options, no answer"\n')
+    result = runner.invoke(app, _args(en_pool, "http://127.0.0.1:9/v1", tmp_path))
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and result.output.count("\n") == 1
+    assert "items.jsonl:31: not valid JSON" in result.output
+    assert not (tmp_path / "run.db").exists()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -76,7 +104,7 @@ def _free_port() -> int:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"pool": "missing"}, "no pool folder"),
+        ({"pool": "missing"}, "missing: no such folder"),
         ({"agents": "good@http://127.0.0.1:9/v1,bad"}, "agent bad has no URL"),
         ({"url": "unreachable"}, "cannot reach"),
         ({"extra": ["--participants", "trios"]}, "--participants takes"),
@@ -88,7 +116,9 @@ def test_bad_input_fails_before_any_call(
 ) -> None:
     url = f"http://127.0.0.1:{_free_port()}/v1" if change.get("url") else "http://127.0.0.1:9/v1"
     pool = tmp_path / "missing" if change.get("pool") else en_pool
-    args = _args(pool, url, tmp_path, *change.get("extra", []))  # type: ignore[arg-type]
+    extra = change.get("extra", [])
+    assert isinstance(extra, list)
+    args = _args(pool, url, tmp_path, *extra)
     if "agents" in change:
         args[args.index("--agents") + 1] = str(change["agents"])
         args.remove("--base-url")

@@ -9,6 +9,7 @@ import numpy as np
 from typer.testing import CliRunner
 
 from cat.cli.app import app
+from cat.prediction.validation_report import ValidationReport
 from irt.readers import write_jsonl
 from irt.simulate import random_params, simulate_responses
 
@@ -82,3 +83,50 @@ def test_bad_lengths_and_policy(tmp_path: Path) -> None:
         ],
     )
     assert bad.exit_code == 2 and "unknown policy" in bad.output
+
+
+def test_the_file_is_the_model_dump_and_lists_the_settings(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    data = simulate_responses(random_params(60, rng, "2pl"), rng.normal(size=12), rng)
+    path = tmp_path / "r.jsonl"
+    write_jsonl(data, path)
+    out = tmp_path / "valid.json"
+    args = ["validate", str(path), "--lengths", "5,10", "--policies", "random", "--seed", "1"]
+    result = runner.invoke(app, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    written = json.loads(out.read_text())
+    report = ValidationReport.model_validate(written)  # extra="forbid": no key unknown
+    assert json.loads(json.dumps(report.model_dump(mode="json"))) == written
+    assert list(written) == ["results", "settings", "subjects", "created"]
+    settings = written["settings"]
+    assert settings["package_version"] and settings["responses"] == str(path)
+    assert settings["model"] == "3pl" and settings["lengths"] == [5, 10]
+    assert settings["policies"] == ["random"] and settings["holdout"] == 0.3
+    assert {(r["policy"], r["length"]) for r in written["results"]} >= {
+        ("random-raw", 5),
+        ("random-raw", 10),
+    }
+    subject = written["subjects"][0]
+    assert {"subject_id", "truth", "random/plug-in@5", "random-raw/raw@10"} <= set(subject)
+
+
+def test_help_example_names_data_that_ship() -> None:
+    result = runner.invoke(app, ["validate", "--help"], terminal_width=200)
+    assert result.exit_code == 0 and "examples/responses.jsonl" in result.output
+    assert (Path(__file__).resolve().parents[2] / "examples/responses.jsonl").is_file()
+
+
+def test_empty_lengths_is_one_line(tmp_path: Path) -> None:
+    bad = runner.invoke(
+        app,
+        [
+            "validate",
+            str(tmp_path / "r.jsonl"),
+            "--lengths",
+            ",",
+            "--out",
+            str(tmp_path / "v.json"),
+        ],
+    )
+    assert bad.exit_code == 2 and "--lengths must be positive" in bad.output
+    assert len(bad.output.strip().splitlines()) == 1

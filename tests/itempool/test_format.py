@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cat.errors import CatError
-from cat.pool_format import PoolManifest, Problem, check_pool, load_pool
+from itempool import PoolFormatError, PoolManifest, Problem, check_pool, load_pool
 
 ITEM_IDS = ("q1", "q2", "q3", "q4", "q5")
 # Rows deliberately not in item order: load_pool must reorder them.
@@ -168,7 +167,7 @@ def test_load_pool_without_calibration(tmp_path: Path) -> None:
 
 def test_load_pool_raises_with_the_first_problem_and_a_count(tmp_path: Path) -> None:
     folder = write_broken_pool(tmp_path / "pool")
-    with pytest.raises(CatError) as info:
+    with pytest.raises(PoolFormatError) as info:
         load_pool(folder)
     message = str(info.value)
     assert f"has {len(BROKEN)} problems; the first: items.jsonl:3: duplicate" in message

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
-from synth.errors import SynthError
-from synth.items import ItemType, PoolItem, read_pool
+from itempool import ItemType, PoolFormatError, PoolItem, load_pool, read_questions
 from tests.synth.pools import EN_ITEMS
 
 
 def test_reads_language_and_items(en_pool: Path, zh_pool: Path) -> None:
-    pool = read_pool(en_pool)
+    pool = read_questions(en_pool)
     assert pool.language == "en" and len(pool.items) == 30 and pool.items[0].id == "en000"
-    assert read_pool(zh_pool).language == "zh"
+    assert read_questions(zh_pool).language == "zh"
 
 
 def test_items_check_their_answers() -> None:
@@ -30,15 +28,20 @@ def test_items_check_their_answers() -> None:
         PoolItem(id="x", type="order", question="q", options={"A": "1", "B": "2"}, answer="AA")
 
 
+MANIFEST = '{"name": "p", "language": "en"}'
+
+
 @pytest.mark.parametrize(
     ("files", "message"),
     [
-        ({}, "no pool.json"),
-        ({"pool.json": "{nope"}, "cannot read the manifest"),
-        ({"pool.json": '{"language": "fr"}'}, "language must be"),
-        ({"pool.json": "{}"}, "no items.jsonl"),
-        ({"pool.json": "{}", "items.jsonl": '{"id": "1"}\n'}, "line 1: question"),
-        ({"pool.json": "{}", "items.jsonl": "\n"}, "no items"),
+        ({}, "pool.json: missing"),
+        ({"pool.json": "{nope"}, "pool.json:1: not valid JSON"),
+        ({"pool.json": '{"name": "p", "language": "fr"}'}, "pool.json: language: Input should"),
+        # The lenient reader took a missing language for English; the strict one asks.
+        ({"pool.json": '{"name": "p"}', "items.jsonl": ""}, "pool.json: language: Field required"),
+        ({"pool.json": MANIFEST}, "items.jsonl: missing"),
+        ({"pool.json": MANIFEST, "items.jsonl": '{"id": "1"}\n'}, "items.jsonl:1: question"),
+        ({"pool.json": MANIFEST, "items.jsonl": "\n"}, "items.jsonl: no items"),
     ],
 )
 def test_bad_pools_fail_with_file_and_line(
@@ -46,15 +49,26 @@ def test_bad_pools_fail_with_file_and_line(
 ) -> None:
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    with pytest.raises(SynthError, match=message):
-        read_pool(tmp_path)
+    with pytest.raises(PoolFormatError, match=message):
+        read_questions(tmp_path)
 
 
 def test_duplicate_ids_are_named(tmp_path: Path) -> None:
-    (tmp_path / "pool.json").write_text(json.dumps({"language": "en"}))
+    (tmp_path / "pool.json").write_text(MANIFEST)
     line = EN_ITEMS[0].model_dump_json() + "\n"
     (tmp_path / "items.jsonl").write_text(line + line)
-    with pytest.raises(SynthError, match="line 2: duplicate item id 'en000'"):
-        read_pool(tmp_path)
-    with pytest.raises(SynthError, match="no pool folder"):
-        read_pool(tmp_path / "none")
+    with pytest.raises(PoolFormatError, match=r"items\.jsonl:2: duplicate item id 'en000'"):
+        read_questions(tmp_path)
+    with pytest.raises(PoolFormatError, match="no such folder"):
+        read_questions(tmp_path / "none")
+
+
+def test_questions_are_read_past_a_stale_params_file(tmp_path: Path) -> None:
+    """Asking and calibrating need the questions only: a params.csv left from an older
+    item set does not stop them, while ``load_pool`` refuses it."""
+    (tmp_path / "pool.json").write_text(MANIFEST)
+    (tmp_path / "items.jsonl").write_text(EN_ITEMS[0].model_dump_json() + "\n")
+    (tmp_path / "params.csv").write_text("item_id,a,b\nold-item,1.0,0.0\n")
+    assert [i.id for i in read_questions(tmp_path).items] == ["en000"]
+    with pytest.raises(PoolFormatError, match=r"params\.csv:2: item 'old-item' is not in"):
+        load_pool(tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from synth.items import PoolItem
+from itempool import PoolItem
 
 EN_ITEMS = [
     PoolItem(

@@ -42,7 +42,7 @@ def test_matrix_keeps_pool_order_and_leaves_failures_missing(tmp_path: Path) -> 
 
 
 def test_choices_keep_parsed_answers_only(tmp_path: Path) -> None:
-    from cat.pool_fit import read_choices
+    from cat.pools.fit import read_choices
 
     path = tmp_path / "r.choices.jsonl"
     n = write_choices(RESULTS, ["a", "a>b", "b"], ["q1", "q2", "q3"], path)

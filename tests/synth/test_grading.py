@@ -6,9 +6,9 @@ import time
 
 import pytest
 
+from itempool import ItemType, PoolItem
 from synth.errors import SynthError
 from synth.grading import Grade, GradeStatus, extract_answer, grade
-from synth.items import ItemType, PoolItem
 
 SINGLE, MULTI, ORDER = ItemType.SINGLE, ItemType.MULTI, ItemType.ORDER
 

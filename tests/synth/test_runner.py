@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from itempool import QuestionSet, read_questions
 from synth.backend import OpenAIBackend, RetryPolicy
-from synth.items import Pool, read_pool
 from synth.local_server import FaultPlan, LocalServer
 from synth.participants import make_participants, parse_agents
 from synth.runner import RunProgress, RunSettings, SynthRunner
@@ -20,7 +20,7 @@ FAST_RETRY = RetryPolicy(max_attempts=10, base_delay=0.01, max_delay=0.05)
 
 
 def _run(
-    pool: Pool,
+    pool: QuestionSet,
     server: LocalServer,
     store_path: Path,
     agents: str = "good,bad",
@@ -52,7 +52,7 @@ def _no_repeats(server: LocalServer) -> None:
 def test_singles_and_pairs_answer_every_item_and_share_generations(
     en_pool: Path, tmp_path: Path
 ) -> None:
-    pool = read_pool(en_pool)
+    pool = read_questions(en_pool)
     with LocalServer(EN_ITEMS, {"good": 0.9, "bad": 0.3}) as server:
         progress = _run(pool, server, tmp_path / "run.db")
         # singles 2 x 30; pairs 2 x 30 x (debate + reflection); generations are shared
@@ -75,7 +75,7 @@ def test_singles_and_pairs_answer_every_item_and_share_generations(
 
 
 def test_chinese_pool_is_asked_and_graded_in_chinese(zh_pool: Path, tmp_path: Path) -> None:
-    pool = read_pool(zh_pool)
+    pool = read_questions(zh_pool)
     with LocalServer(ZH_ITEMS, {"m": 1.0}) as server:
         _run(pool, server, tmp_path / "run.db", agents="m", kinds=("singles",))
     with RunStore(tmp_path / "run.db") as store:
@@ -89,7 +89,7 @@ def test_1000_calls_with_20_percent_faults_end_answered_or_failed(tmp_path: Path
         for k in range(34)
         for item in EN_ITEMS
     ][:1000]
-    pool = Pool(name="faults", language="en", items=tuple(items))
+    pool = QuestionSet(name="faults", language="en", items=tuple(items))
     faults = FaultPlan(
         rate_429=0.04,
         rate_500=0.04,
@@ -122,7 +122,7 @@ def test_1000_calls_with_20_percent_faults_end_answered_or_failed(tmp_path: Path
 
 
 def test_a_bad_model_name_fails_its_calls_without_retrying(en_pool: Path, tmp_path: Path) -> None:
-    pool = read_pool(en_pool)
+    pool = read_questions(en_pool)
     with LocalServer(EN_ITEMS, {"good": 0.9}) as server:
         progress = _run(pool, server, tmp_path / "run.db", agents="nosuch", kinds=("singles",))
         assert progress.failed_calls == 30
@@ -133,7 +133,7 @@ def test_a_bad_model_name_fails_its_calls_without_retrying(en_pool: Path, tmp_pa
 
 @pytest.mark.parametrize("concurrency", [1, 16])
 def test_progress_counts_reach_the_total(en_pool: Path, tmp_path: Path, concurrency: int) -> None:
-    pool = read_pool(en_pool)
+    pool = read_questions(en_pool)
     with LocalServer(EN_ITEMS, {"a": 0.5, "b": 0.5}) as server:
         progress = _run(pool, server, tmp_path / "run.db", "a,b", concurrency=concurrency)
     assert progress.done == progress.total and progress.tokens > 0

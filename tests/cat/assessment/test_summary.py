@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
-from cat.prediction_errors import PredictionErrors
-from cat.report import Reference, summarize
-from cat.selection import PoolInfo
-from cat.session import AssessmentSession, SessionConfig
+from cat.assessment.summary import Reference, summarize
+from cat.engine.selection import PoolInfo
+from cat.engine.session import AssessmentSession, SessionConfig
 from irt.models import probability
 from irt.simulate import random_params
+from itempool.prediction_errors import PredictionErrors
 
 PARAMS = random_params(400, np.random.default_rng(0), "3pl")
 POOL = PoolInfo.build(PARAMS)
 SCENARIO = tuple(j % 4 for j in range(400))
+
+
+def _summary(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """The summary as RESULT.json has it (absent keys absent)."""
+    return summarize(*args, **kwargs).model_dump(mode="json")
 
 
 def _session(theta: float, n: int = 80, seed: int = 1) -> AssessmentSession:
@@ -32,7 +39,7 @@ def _session(theta: float, n: int = 80, seed: int = 1) -> AssessmentSession:
 
 def test_summary_values_and_intervals() -> None:
     session = _session(0.8)
-    out = summarize(session)
+    out = _summary(session)
     assert out["theta_interval"]["low"] < out["theta"] < out["theta_interval"]["high"]
     acc = out["predicted_accuracy"]
     assert acc["low"] <= acc["value"] <= acc["high"]
@@ -47,11 +54,11 @@ def test_summary_values_and_intervals() -> None:
 
 def test_cross_fitted_errors_widen_only_where_narrower() -> None:
     session = _session(0.8)
-    plain = summarize(session)["predicted_accuracy"]
+    plain = _summary(session)["predicted_accuracy"]
     tiny = PredictionErrors(folds=3, seed=0, policy="mfi", errors={"80": [0.001, -0.001]})
-    assert summarize(session, prediction_errors=tiny)["predicted_accuracy"] == plain
+    assert _summary(session, prediction_errors=tiny)["predicted_accuracy"] == plain
     wide = PredictionErrors(folds=3, seed=0, policy="mfi", errors={"80": [0.2, -0.3, 0.1]})
-    out = summarize(session, prediction_errors=wide)
+    out = _summary(session, prediction_errors=wide)
     acc = out["predicted_accuracy"]
     assert acc["value"] == plain["value"]
     assert acc["low"] == pytest.approx(plain["value"] - 0.3)
@@ -66,7 +73,7 @@ def test_rank_and_p_above() -> None:
         Reference("close", session.theta, 0.05),
         Reference("strong", 2.0, 0.05),
     ]
-    rank = summarize(session, refs)["rank"]
+    rank = _summary(session, refs)["rank"]
     assert rank["of"] == 4 and rank["position"] in (2, 3)
     p = {r["subject_id"]: r["p_above"] for r in rank["above"]}
     assert p["weak"] > 0.99 and p["strong"] < 0.01
@@ -76,7 +83,7 @@ def test_rank_and_p_above() -> None:
 
 def test_references_with_accuracy_calibrate_the_prediction() -> None:
     session = _session(0.3, n=60)
-    plain = summarize(session)
+    plain = _summary(session)
     assert plain["reference_offset"] == 0.0
     # references that all score 0.04 below what the model expects at their θ
     thetas = [-1.0, 0.0, 1.0]
@@ -84,7 +91,7 @@ def test_references_with_accuracy_calibrate_the_prediction() -> None:
         Reference(f"r{k}", t, 0.05, float(probability([t], PARAMS)[0].mean()) - 0.04)
         for k, t in enumerate(thetas)
     ]
-    out = summarize(session, refs)
+    out = _summary(session, refs)
     assert out["reference_offset"] == pytest.approx(0.04, abs=1e-9)
     n_rest = PARAMS.n_items - 60
     shift = plain["predicted_accuracy"]["value"] - out["predicted_accuracy"]["value"]
@@ -94,7 +101,7 @@ def test_references_with_accuracy_calibrate_the_prediction() -> None:
 
 def test_person_fit_is_reported_and_flags_a_memorised_pattern() -> None:
     session = _session(0.0, n=80)
-    fit = summarize(session)["person_fit"]
+    fit = _summary(session)["person_fit"]
     assert fit["lz"] is not None and fit["lz"] > -3 and fit["threshold"] == -1.645
     # A weak model that knows the answers to the hard items (a leak), on items drawn at
     # random so that the hard ones are asked: its pattern is flagged.
@@ -107,4 +114,4 @@ def test_person_fit_is_reported_and_flags_a_memorised_pattern() -> None:
     while not leaked.done:
         for item in leaked.next_items():
             leaked.record(item, 1 if item in hard else int(rng.random() < p[item]))
-    assert summarize(leaked)["person_fit"]["flagged"]
+    assert _summary(leaked)["person_fit"]["flagged"]

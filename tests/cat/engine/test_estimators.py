@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cat.answers import Answers
+from cat.engine.answers import Answers
+from cat.engine.estimators import EAPEstimator, MAPEstimator, MLEstimator, WLEEstimator
 from cat.errors import CatError
-from cat.estimators import EAPEstimator, MAPEstimator, MLEstimator, WLEEstimator
 from irt.models import ItemParams, log_likelihood
 from irt.simulate import random_params
 

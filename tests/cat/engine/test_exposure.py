@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cat.engine.estimators import MLEstimator
+from cat.engine.exposure import RunPopulation, SympsonHetter, sympson_hetter_parameters
+from cat.engine.selection import IntArray, MaxInfo, PoolInfo
+from cat.engine.simulation import CATDesign, simulate_cat
+from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
-from cat.estimators import MLEstimator
-from cat.exposure import RunPopulation, SympsonHetter, sympson_hetter_parameters
-from cat.selection import IntArray, MaxInfo, PoolInfo
-from cat.simulation import CATDesign, simulate_cat
-from cat.stopping import StoppingRule
 from irt.simulate import random_params
 
 PARAMS = random_params(400, np.random.default_rng(0), "3pl")

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from cat.cli.simulate import EstimatorName, PolicyName
+from cat.engine.registry import (
+    ESTIMATOR_NAMES,
+    POLICY_NAMES,
+    EstimatorName,
+    PolicyName,
+    make_estimator,
+    make_policy,
+)
+from cat.engine.session import SessionConfig
 from cat.errors import CatError
-from cat.session import SessionConfig
-from cat.strategies import ESTIMATOR_NAMES, POLICY_NAMES, make_estimator, make_policy
 
 
 def test_cli_and_session_offer_exactly_the_known_names() -> None:
@@ -31,7 +37,7 @@ def test_every_name_builds_and_unknown_names_fail() -> None:
 
 
 def test_cb_suffix_balances_content_to_the_pool_shares() -> None:
-    from cat.constraints import ContentBalanced
+    from cat.engine.constraints import ContentBalanced
 
     scenario = (0, 0, 0, 1)
     policy = make_policy("mfi+cb", 30, scenario=scenario)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cat.engine.selection import MaxInfo, PoolInfo, Randomesque, RandomItem, SelectionState
 from cat.errors import CatError
-from cat.selection import MaxInfo, PoolInfo, Randomesque, RandomItem, SelectionState
 from irt.models import information
 from irt.simulate import random_params
 

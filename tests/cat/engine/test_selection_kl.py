@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cat.constraints import ContentBalanced, MaxExposure
+from cat.engine.constraints import ContentBalanced, MaxExposure
+from cat.engine.estimators import MLEstimator
+from cat.engine.selection import MaxInfo, PoolInfo, RandomItem, SelectionState
+from cat.engine.selection_kl import KLInfo
+from cat.engine.selection_strata import AStratified, stratify
+from cat.engine.simulation import CATDesign, simulate_cat
+from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
-from cat.estimators import MLEstimator
-from cat.selection import MaxInfo, PoolInfo, RandomItem, SelectionState
-from cat.selection_more import AStratified, KLInfo, stratify
-from cat.simulation import CATDesign, simulate_cat
-from cat.stopping import StoppingRule
 from irt.simulate import random_params
 
 PARAMS = random_params(600, np.random.default_rng(0), "3pl")

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from cat.engine.selection import PoolInfo
+from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
-from cat.selection import PoolInfo
-from cat.session import AssessmentSession, SessionConfig
 from irt.models import probability
 from irt.simulate import random_params
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
+from cat.engine.estimators import MAPEstimator, MLEstimator
+from cat.engine.selection import MaxInfo, PoolInfo, RandomItem
+from cat.engine.simulation import CATDesign, replay_cat, simulate_cat
+from cat.engine.stopping import MAX_LENGTH, POOL_EXHAUSTED, SE_TARGET, StoppingRule
 from cat.errors import CatError
-from cat.estimators import MAPEstimator, MLEstimator
-from cat.selection import MaxInfo, PoolInfo, RandomItem
-from cat.simulation import CATDesign, replay_cat, simulate_cat
-from cat.stopping import MAX_LENGTH, POOL_EXHAUSTED, SE_TARGET, StoppingRule
 from irt.responses import MISSING, ResponseMatrix
 from irt.simulate import random_params, simulate_responses
 

@@ -1,4 +1,4 @@
-"""Pool health: every flag of ``cat.pool_fit`` found where it was planted, and rarely
+"""Pool health: every flag of ``cat.pools.fit`` found where it was planted, and rarely
 elsewhere."""
 
 from __future__ import annotations
@@ -12,15 +12,21 @@ import numpy as np
 import pytest
 
 from cat.errors import CatError
-from cat.pool_calibration import record_calibration
-from cat.pool_fit import FitSettings, check_pool_fit, pool_priors, read_choices
-from cat.pool_format import LoadedPool, load_pool
+from cat.pools.calibration import record_calibration
+from cat.pools.fit import (
+    FitSettings,
+    ItemRowWithDrift,
+    PoolFitResult,
+    check_pool_fit,
+    pool_priors,
+    read_choices,
+)
 from irt.models import ItemParams, probability
 from irt.priors import ItemPriors
 from irt.readers import write_jsonl
 from irt.responses import ResponseMatrix
 from irt.simulate import random_params
-from synth.items import PoolItem
+from itempool import LoadedPool, PoolItem, load_pool
 from tests.irt.test_drift import answers_with_shift
 from tests.synth.pools import write_pool
 
@@ -98,11 +104,9 @@ def setting(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     }
 
 
-def _flagged(report: dict[str, Any], reason: str) -> set[int]:
+def _flagged(report: PoolFitResult, reason: str) -> set[int]:
     return {
-        k
-        for k, row in enumerate(report["item_rows"])
-        if any(f["reason"] == reason for f in row["flags"])
+        k for k, row in enumerate(report.item_rows) if any(f.reason == reason for f in row.flags)
     }
 
 
@@ -117,8 +121,8 @@ def test_planted_items_are_flagged_with_their_reasons(setting: dict[str, Any]) -
     assert len(_flagged(report, "key_suspect") & set(WRONG_KEY)) >= 3
     clean = set(range(20, N_ITEMS))
     assert len(_flagged(report, "misfit") & clean) <= 2
-    assert report["settings"]["seed"] == 1 and report["settings"]["replicates"] == 20
-    assert report["items_tested"] == N_ITEMS and report["warning"] is None
+    assert report.settings.seed == 1 and report.settings.replicates == 20
+    assert report.items_tested == N_ITEMS and report.warning is None
 
 
 def test_chosen_options_name_the_preferred_distractor(setting: dict[str, Any]) -> None:
@@ -127,9 +131,7 @@ def test_chosen_options_name_the_preferred_distractor(setting: dict[str, Any]) -
     )
     keyed = _flagged(report, "key_suspect")
     assert len(keyed & set(WRONG_KEY)) >= 4 and not keyed - set(WRONG_KEY)
-    detail = next(
-        f["detail"] for f in report["item_rows"][0]["flags"] if f["reason"] == "key_suspect"
-    )
+    detail = next(f.detail for f in report.item_rows[0].flags if f.reason == "key_suspect")
     assert detail.startswith("distractor C chosen by") and "the key A" in detail
 
 
@@ -140,8 +142,9 @@ def test_leaked_items_became_easier(setting: dict[str, Any]) -> None:
     easier = _flagged(report, "easier")
     assert len(easier & set(LEAKED)) >= 4
     assert len(easier - set(LEAKED)) + len(_flagged(report, "harder")) <= 2
-    row = report["item_rows"][int(LEAKED[0])]
-    assert row["b_later"] < row["b_earlier"] and report["drift"]["baseline_subjects"] == 150
+    row = report.item_rows[int(LEAKED[0])]
+    assert isinstance(row, ItemRowWithDrift) and report.drift is not None
+    assert row.b_later < row.b_earlier and report.drift.baseline_subjects == 150
 
 
 def test_the_pool_priors_come_from_its_provenance(setting: dict[str, Any]) -> None:
@@ -188,4 +191,4 @@ def test_many_leaked_items_do_not_hide_themselves(setting: dict[str, Any]) -> No
     found = _flagged(report, "easier")
     assert len(found & set(leaked)) >= 44
     assert len(found - set(leaked)) + len(_flagged(report, "harder")) <= 4
-    assert report["drift"]["scored_on_items"] <= N_ITEMS - 44
+    assert report.drift is not None and report.drift.scored_on_items <= N_ITEMS - 44

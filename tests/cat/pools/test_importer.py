@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from cat.errors import CatError
-from cat.pool_format import check_pool, load_pool
-from cat.pool_import import import_lm_eval, import_questions, lm_eval_task
+from cat.pools.importer import import_lm_eval, import_questions, lm_eval_task
 from irt.readers import read_responses
 from irt.responses import MISSING
+from itempool import check_pool, load_pool
 
 MMLU_MAP = {
     "id": "question_id",
@@ -128,6 +128,17 @@ def test_refuses_to_overwrite_a_pool(tmp_path: Path) -> None:
     with pytest.raises(CatError, match=r"already holds items.jsonl"):
         import_questions(source, MMLU_MAP, pool, "p", "en")
     assert (pool / "items.jsonl").read_bytes() == before
+
+
+def test_creates_missing_parent_folders(tmp_path: Path) -> None:
+    # `--out pools/mmlu-pro` before pools/ exists: the README's MMLU-Pro chain.
+    source = write_csv(tmp_path / "items.csv", MMLU_HEADER, mmlu_rows())
+    pool = tmp_path / "pools" / "mmlu-pro"
+    assert import_questions(source, MMLU_MAP, pool, "mmlu-pro", "en") == 3
+    assert check_pool(pool) == []
+    (tmp_path / "file").write_text("")
+    with pytest.raises(CatError, match=r"cannot create the folder .*file.*pool"):
+        import_questions(source, MMLU_MAP, tmp_path / "file" / "pool", "p", "en")
 
 
 @pytest.mark.parametrize(
@@ -300,3 +311,16 @@ def test_lm_eval_several_filters(tmp_path: Path) -> None:
         import_lm_eval([path], out, metric="exact_match")
     matrix = import_lm_eval([path], out, metric="exact_match", filter_name="flexible-extract")
     assert matrix.values.tolist() == [[0]]
+
+
+@pytest.mark.parametrize("name", ["r.jsonl", "r.csv"])
+def test_lm_eval_creates_missing_parent_folders(
+    tmp_path: Path, lm_eval_output: list[Path], name: str
+) -> None:
+    out = tmp_path / "runs" / "2024" / name
+    matrix = import_lm_eval(lm_eval_output, out)
+    back = read_responses(out)
+    assert back.subject_ids == matrix.subject_ids and back.n_items == matrix.n_items == 5
+    (tmp_path / "file").write_text("")
+    with pytest.raises(CatError, match=r"cannot create the folder .*file"):
+        import_lm_eval(lm_eval_output, tmp_path / "file" / name)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cat.errors import CatError
-from cat.scenarios import read_item_scenarios
+from cat.pools.scenarios import read_item_scenarios
 
 
 def test_csv_gz_and_jsonl_give_the_same_codes(tmp_path: Path) -> None:
@@ -45,8 +45,8 @@ def test_bad_tables_fail_with_the_reason(tmp_path: Path) -> None:
 
 
 def test_codes_from_a_pools_items() -> None:
-    from cat.scenarios import scenarios_of
-    from synth.items import PoolItem
+    from cat.pools.scenarios import scenarios_of
+    from itempool import PoolItem
 
     items = [
         PoolItem(id=i, scenario=s, question="q", options={"A": "1", "B": "2"}, answer="A")

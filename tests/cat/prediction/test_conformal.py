@@ -1,11 +1,11 @@
-"""The references' cross-fitted errors stored in a pool: validation and the half-width."""
+"""The conformal half-width of the references' cross-fitted errors stored in a pool."""
 
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
 
-from cat.prediction_errors import PredictionErrors
+from cat.prediction.conformal import describe_widening, half_width
+from itempool.prediction_errors import PredictionErrors
 
 
 def _errors(**errors: list[float]) -> PredictionErrors:
@@ -19,23 +19,9 @@ def test_half_width_is_the_conformal_rank_at_the_nearest_length() -> None:
     twenty = [0.001 * k for k in range(1, 21)]
     stored = _errors(_100=ten, _250=twenty)
     # n = 10: ⌈11 · 0.9⌉ = 10th smallest |e|; n = 20: ⌈21 · 0.9⌉ = 19th
-    assert stored.half_width(90) == (100, pytest.approx(0.10))
-    assert stored.half_width(250) == (250, pytest.approx(0.019))
-    assert stored.half_width(175) == (250, pytest.approx(0.019))  # a tie goes to the longer
-    assert stored.half_width(1000)[0] == 250
-    info = stored.describe(240)
+    assert half_width(stored, 90) == (100, pytest.approx(0.10))
+    assert half_width(stored, 250) == (250, pytest.approx(0.019))
+    assert half_width(stored, 175) == (250, pytest.approx(0.019))  # a tie goes to the longer
+    assert half_width(stored, 1000)[0] == 250
+    info = describe_widening(stored, 240)
     assert info["references"] == 20 and info["length"] == 250 and info["level"] == 0.9
-
-
-@pytest.mark.parametrize(
-    ("errors", "words"),
-    [
-        ({}, "no test length"),
-        ({"abc": [0.1, 0.2]}, "not a positive whole number"),
-        ({"100": [0.1]}, "at least 2 errors"),
-        ({"100": [0.1, 1.5]}, "at least 2 errors in"),
-    ],
-)
-def test_bad_errors_are_refused(errors: dict[str, list[float]], words: str) -> None:
-    with pytest.raises(ValidationError, match=words):
-        PredictionErrors(folds=5, seed=0, policy="mfi", errors=errors)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cat.errors import CatError
-from cat.prediction import ridge_accuracy, ridge_loo
+from cat.prediction.predictors import ridge_accuracy, ridge_loo
 
 
 def test_ridge_recovers_a_linear_rule_and_its_loo_error_is_honest() -> None:
@@ -39,7 +39,7 @@ def test_ridge_accuracy_counts_given_answers_exactly() -> None:
 
 
 def test_reference_offset_measures_a_constant_drift() -> None:
-    from cat.prediction import reference_offset
+    from cat.prediction.predictors import reference_offset
     from irt.models import probability
     from irt.simulate import random_params
 

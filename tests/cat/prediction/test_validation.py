@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cat.engine.estimators import MLEstimator
+from cat.engine.selection import MaxInfo
+from cat.engine.simulation import CATDesign, replay_cat
+from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
-from cat.estimators import MLEstimator
-from cat.selection import MaxInfo
-from cat.simulation import CATDesign, replay_cat
-from cat.stopping import StoppingRule
-from cat.validation import (
+from cat.prediction.validation import (
     RANDOM_RAW,
     conformal_half_width,
     plug_in_accuracy,
@@ -90,7 +90,7 @@ def test_mfi_beats_random_raw_and_intervals_cover() -> None:
 
 
 def test_chosen_predictor_follows_the_other_subjects_errors() -> None:
-    from cat.validation import CHOSEN, PLUG_IN, RIDGE, Predictions, _chosen
+    from cat.prediction.validation import CHOSEN, PLUG_IN, RIDGE, Predictions, _chosen
 
     truth = np.array([0.5, 0.5, 0.5, 0.5])
     rows = np.arange(4)

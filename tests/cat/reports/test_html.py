@@ -8,60 +8,14 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
-from cat.report_html import write_report
-from irt.simulate import random_params
+from cat.assessment.result import AssessmentResult
+from cat.reports.html import write_report
+from tests.cat.reports.build import PARAMS, make_result, result_data
 
-PARAMS = random_params(60, np.random.default_rng(0), "3pl")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 IMAGES = ("theta.png", "ranking.png", "information.png")
-MODEL = "evil<model>&co"
-
-
-def _result(n_items: int = 30, n_refs: int = 12, scenarios: bool = True) -> dict[str, Any]:
-    rng = np.random.default_rng(1)
-    theta, se = 0.41, 0.12
-    refs: list[dict[str, Any]] = [
-        {"subject_id": f"ref-{k:02d}", "theta": float(t), "se": 0.1, "p_above": 0.5}
-        for k, t in enumerate(rng.normal(0, 1, n_refs))
-    ]
-    refs.sort(key=lambda r: -r["theta"])  # strongest first, as cat.report writes them
-    position = sum(1 for r in refs if r["theta"] > theta) + 1
-    names = ["dosing", "diagnosis", "triage"]
-    items = [
-        {
-            "id": f"q{k}",
-            "scenario": names[k % 3],
-            "response": int(rng.random() < 0.6),
-            "theta_after": float(theta + rng.normal(0, 1) / (k + 1)),
-            "se_after": 1.5 / math.sqrt(k + 1),
-        }
-        for k in range(n_items)
-    ]
-    result: dict[str, Any] = {
-        "model": MODEL,
-        "pool": {"name": "demo", "version": "1", "n_items": PARAMS.n_items},
-        "theta": theta,
-        "se": se,
-        "theta_interval": {"low": 0.21, "high": 0.61, "level": 0.9},
-        "predicted_accuracy": {"value": 0.634, "low": 0.60, "high": 0.66},
-        "n_items": n_items,
-        "stop_reason": "max_length",
-        "rank": {"position": position, "of": n_refs + 1, "above": refs},
-        "items": items,
-        "usage": {"prompt_tokens": 12345, "completion_tokens": 2345, "calls": 30},
-        "settings": {"policy": "mfi", "estimator": "eap", "note": "<b>"},
-        "seed": 0,
-        "created": "2026-11-22T05:30:00+00:00",
-        "something_new": [1, 2, 3],
-    }
-    if scenarios:
-        result["scenarios"] = {
-            name: {"value": 0.7, "low": 0.65, "high": 0.74, "n_given": 10} for name in names
-        }
-    return result
 
 
 def _check_images(out: Path, page: str) -> None:
@@ -73,36 +27,48 @@ def _check_images(out: Path, page: str) -> None:
 
 
 def test_full_report(tmp_path: Path) -> None:
-    result = _result()
+    result = make_result()
     out = tmp_path / "deep" / "report"
     index = write_report(result, PARAMS, out)
     assert index == out / "index.html"
     page = index.read_text(encoding="utf-8")
     _check_images(out, page)
     assert "evil&lt;model&gt;&amp;co" in page
-    assert MODEL not in page
-    assert "&lt;b&gt;" in page and "<b>" not in page
-    rank = result["rank"]
-    assert f"{rank['position']} of 13" in page
+    assert result.model not in page
+    assert "&lt;b&gt;" in page and "<b>" not in page  # the settings are escaped too
+    assert result.rank is not None
+    assert f"{result.rank.position} of 13" in page
     assert "63.4%" in page and "60.0% – 66.0%" in page
     assert "diagnosis" in page and "dosing" in page
-    assert "12,345 prompt" in page
+    assert "12,345 prompt" in page and "= 14,690 in 30 calls" in page
     assert "30 of 60" in page
     assert "max_length" in page and "2026-11-22T05:30:00+00:00" in page
+    assert "lz 0.35" in page and "flagged:" not in page
+    assert "True accuracy" not in page  # a live model: its real accuracy is unknown
+    assert "the unseen answers&#x27; chance" in page
+    assert "0.21 – 0.61" in page
     assert not re.search(r"<script|https?://", page)
 
 
+def test_result_read_back_from_json(tmp_path: Path) -> None:
+    """RESULT.json, read back, gives the same page as the result it was written from."""
+    result = make_result()
+    again = AssessmentResult.model_validate_json(result.model_dump_json())
+    first = write_report(result, PARAMS, tmp_path / "a").read_text(encoding="utf-8")
+    second = write_report(again, PARAMS, tmp_path / "b").read_text(encoding="utf-8")
+    assert first == second
+
+
 def test_neighbours_surround_the_model(tmp_path: Path) -> None:
-    result = _result(n_refs=12)
-    refs = result["rank"]["above"]
-    split = result["rank"]["position"] - 1
+    result = make_result(n_refs=12)
+    assert result.rank is not None
+    refs = result.rank.above
+    split = result.rank.position - 1
     page = write_report(result, PARAMS, tmp_path).read_text(encoding="utf-8")
     section = page.split("<h2>Neighbours</h2>")[1].split("<h2>")[0]
     me = section.index("(this model)")
     assert 0 < split < len(refs)  # the fixture's seed puts the model mid-table
-    assert (
-        section.index(refs[split - 1]["subject_id"]) < me < section.index(refs[split]["subject_id"])
-    )
+    assert section.index(refs[split - 1].subject_id) < me < section.index(refs[split].subject_id)
     assert section.count("<td>ref-") <= 6  # three above and three below, not the whole table
 
 
@@ -111,50 +77,87 @@ def test_neighbours_surround_the_model(tmp_path: Path) -> None:
     [
         pytest.param({"items": [], "n_items": 0}, id="no-items"),
         pytest.param({"rank": {"position": 1, "of": 1, "above": []}}, id="no-references"),
-        pytest.param({"rank": None, "usage": None, "scenarios": None}, id="absent-keys"),
+        pytest.param({"rank": None, "usage": None, "scenarios": None}, id="absent-parts"),
         pytest.param(
             {"se": math.inf, "theta_interval": {"low": -math.inf, "high": math.inf}}, id="inf-se"
+        ),
+        pytest.param(
+            {"person_fit": {"lz": None, "flagged": False, "threshold": -1.645}}, id="no-lz"
         ),
     ],
 )
 def test_edge_cases_still_write_everything(tmp_path: Path, change: dict[str, Any]) -> None:
-    result = _result(scenarios=False)
+    data = result_data(scenarios=False)
     for key, value in change.items():
         if value is None:
-            result.pop(key, None)
+            data.pop(key, None)
         else:
-            result[key] = value
+            data[key] = value
     if "se" in change:
-        for item in result["items"]:
+        for item in data["items"]:
             item["se_after"] = math.inf if item["id"] != "q3" else math.nan
+    result = AssessmentResult.model_validate(data)
     page = write_report(result, PARAMS, tmp_path).read_text(encoding="utf-8")
     for name in IMAGES:
         assert f'src="{name}"' in page
         assert (tmp_path / name).read_bytes().startswith(PNG_MAGIC)
     assert "evil&lt;model&gt;&amp;co" in page
     assert "by scenario" not in page
+    if result.rank is None or not result.rank.above:
+        assert "no reference subjects to rank against" in page
+    if result.rank is None:
+        assert "<tr><th>Rank among the references</th><td>—</td></tr>" in page
+    if result.usage is None:
+        assert "Tokens" not in page
+    if result.person_fit.lz is None:
+        assert "<tr><th>Person fit</th><td>not computed</td></tr>" in page
+
+
+def test_replay_with_truth_skips_and_a_flag(tmp_path: Path) -> None:
+    data = result_data(n_refs=5)
+    data["model"] = "replay:/data/runs/responses.jsonl#Qwen2.5-7B-Instruct"
+    data["truth"] = {"accuracy": 0.612}
+    data["usage"] = None
+    data["n_skipped"] = 2
+    data["person_fit"] = {"lz": -2.5, "flagged": True, "threshold": -1.645}
+    data["pool"]["version"] = None
+    for item in data["items"][3:5]:
+        item["response"] = None
+        item["scenario"] = None
+    result = AssessmentResult.model_validate(data)
+    page = write_report(result, PARAMS, tmp_path).read_text(encoding="utf-8")
+    _check_images(tmp_path, page)
+    assert "<h1>replay:/data/runs/responses.jsonl#Qwen2.5-7B-Instruct</h1>" in page
+    assert "True accuracy on the whole pool</th><td>61.2%" in page
+    assert "30 of 60 (50.0% of the pool); 2 skipped" in page
+    assert "lz -2.50, flagged: below -1.645" in page
+    assert page.count("<td>skipped</td>") == 2
+    assert "None" not in page.split("<h2>Items</h2>")[1].split("<footer>")[0]
+    assert "<strong>demo</strong>" in page  # no version, no " vNone"
 
 
 def test_dollar_signs_and_many_references(tmp_path: Path) -> None:
-    result = _result(n_items=250, n_refs=60)
-    result["model"] = "price $5 $x^2$"  # would be parsed as mathtext if not escaped
-    result["rank"]["above"][0]["subject_id"] = "a" * 80
-    page = write_report(result, PARAMS, tmp_path).read_text(encoding="utf-8")
+    data = result_data(n_items=250, n_refs=60)
+    data["model"] = "price $5 $x^2$"  # would be parsed as mathtext if not escaped
+    data["rank"]["above"][0]["subject_id"] = "a" * 80
+    page = write_report(AssessmentResult.model_validate(data), PARAMS, tmp_path).read_text(
+        encoding="utf-8"
+    )
     _check_images(tmp_path, page)
     assert "of 61" in page
 
 
-def test_summarize_shape_without_se_and_no_warnings(tmp_path: Path) -> None:
-    """``cat.report.summarize`` lists references without an SE; Chinese ids lack glyphs in
-    matplotlib's default font. Neither may raise or leak a warning to the CLI."""
-    result = _result(n_refs=5)
-    for ref in result["rank"]["above"]:
-        del ref["se"]
-    result["rank"]["above"][0]["subject_id"] = "通义千问-72b"
-    del result["theta_interval"]
+def test_reference_without_se_and_no_warnings(tmp_path: Path) -> None:
+    """A reference with no finite SE, and Chinese ids, which lack glyphs in matplotlib's
+    default font: neither may raise or leak a warning to the CLI."""
+    data = result_data(n_refs=5)
+    for ref in data["rank"]["above"]:
+        ref["se"] = math.nan
+    data["rank"]["above"][0]["subject_id"] = "通义千问-72b"
+    result = AssessmentResult.model_validate(data)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         page = write_report(result, PARAMS, tmp_path).read_text(encoding="utf-8")
     _check_images(tmp_path, page)
     assert "通义千问-72b" in page
-    assert "0.21 – 0.61" in page  # θ ± 1.645 SE when the result has no interval
+    assert "0.21 – 0.61" in page

@@ -1,0 +1,180 @@
+"""``cat.assess``: one model's adaptive test on a calibrated pool, from the first item to
+the typed RESULT.json, resumable when the examinee keeps a run store.
+
+    import cat
+    pool = cat.load_pool("item_pools/demo-en")
+    result = cat.assess(pool, cat.SimulatedExaminee(theta=0.8, seed=1), length=100)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from cat.assessment.examinees import Examinee
+from cat.assessment.result import (
+    AssessmentResult,
+    AssessmentSettings,
+    ItemRecord,
+    PoolReference,
+    Truth,
+    Usage,
+)
+from cat.assessment.run import run_assessment
+from cat.assessment.summary import Reference, summarize
+from cat.engine.session import AssessmentSession, SessionConfig
+from cat.errors import CatError
+from cat.pools.scenarios import scenarios_of
+from cat.provenance import package_version, utc_now
+from irt.models import ItemParams
+from itempool import LoadedPool
+from synth.store import RunStore
+
+#: Called after each batch: the session, the items so far, the references.
+Progress = Callable[[AssessmentSession, list[ItemRecord]], None]
+
+
+def assess(
+    pool: LoadedPool,
+    examinee: Examinee,
+    *,
+    length: int = 250,
+    policy: str = "mfi",
+    estimator: str = "mle",
+    se_target: float | None = None,
+    min_length: int = 0,
+    content_balancing: bool = True,
+    batch_size: int = 1,
+    seed: int = 0,
+    resume: bool = False,
+    model_name: str | None = None,
+    base_url: str | None = None,
+    on_step: Progress | None = None,
+) -> AssessmentResult:
+    """Give ``examinee`` an adaptive test on ``pool`` and return the RESULT.json model.
+
+    Each item is the most informative at the current θ̂ (``policy``), content-balanced
+    to the pool's scenario shares unless ``content_balancing`` is off; the test stops at
+    ``length`` items or once SE ≤ ``se_target``, never before ``min_length``. An examinee
+    with a run store (a live model) saves the session after every batch: an interrupted
+    assessment raises ``CatError`` on the next call unless ``resume`` continues it, and
+    ``resume`` with nothing to continue is refused too. ``model_name`` (default: the
+    examinee's label) and ``base_url`` are recorded in the result."""
+    params = _params(pool)
+    if batch_size < 1:
+        raise CatError(f"the batch size must be at least 1, got {batch_size}")
+    config = _config(
+        policy=policy,
+        estimator=estimator,
+        max_items=length,
+        se_target=se_target,
+        min_items=min_length,
+        content_balancing=content_balancing,
+        seed=seed,
+    )
+    codes = scenarios_of(pool.items, params.item_ids)
+    scenario_of = {item.id: item.scenario for item in pool.items}
+    references = [Reference(r.subject_id, r.theta, r.se, r.accuracy) for r in pool.references]
+    name = model_name or examinee.label
+    examinee.start(pool, seed)
+    try:
+        store = examinee.checkpoints()
+        key = f"assess:{name}:{pool.manifest.name}:{pool.manifest.version}"
+        session, log = _start(store, key, name, params, config, codes.codes, resume)
+        if log and on_step is not None:  # resumed: show where it stands
+            on_step(session, log)
+
+        def checkpoint(s: AssessmentSession, items: list[ItemRecord]) -> None:
+            if store is not None:
+                store.set_meta(key, _saved(s, items))
+
+        log = run_assessment(session, examinee, batch_size, log, scenario_of, on_step, checkpoint)
+        truth, usage = examinee.truth(), examinee.usage()
+    finally:
+        examinee.close()
+    summary = summarize(
+        session, references or None, list(codes.names), pool.manifest.prediction_errors
+    )
+    return AssessmentResult(
+        model=name,
+        pool=PoolReference(
+            name=pool.manifest.name,
+            version=pool.manifest.version,
+            n_items=params.n_items,
+            path=str(pool.dir),
+        ),
+        settings=AssessmentSettings(
+            **config.model_dump(),
+            batch_size=batch_size,
+            base_url=base_url,
+            package_version=package_version(),
+        ),
+        seed=seed,
+        **dict(summary),
+        items=log,
+        created=utc_now(),
+        truth=None if truth is None else Truth(accuracy=truth),
+        usage=None if usage is None else Usage(**usage, pool_items=params.n_items),
+    )
+
+
+def _params(pool: LoadedPool) -> ItemParams:
+    if pool.params is None:
+        raise CatError(
+            f"pool {pool.dir} has no params.csv: calibrate it first (cat calibrate --pool)"
+        )
+    return pool.params
+
+
+def _config(**settings: Any) -> SessionConfig:
+    try:
+        return SessionConfig.model_validate(settings)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        raise CatError(f"{where}: {message}" if where else message) from exc
+
+
+def _saved(session: AssessmentSession, items: list[ItemRecord]) -> dict[str, Any]:
+    return {
+        "session": session.to_json(),
+        "items": [item.model_dump(mode="json") for item in items],
+        "config": session.config.model_dump(mode="json"),
+        "finished": session.done,
+    }
+
+
+def _start(
+    store: RunStore | None,
+    key: str,
+    name: str,
+    params: ItemParams,
+    config: SessionConfig,
+    scenario: tuple[int, ...],
+    resume: bool,
+) -> tuple[AssessmentSession, list[ItemRecord]]:
+    """A new session, or the interrupted one in ``store`` when ``resume`` asks for it."""
+    saved = store.get_meta(key) if store is not None else None
+    unfinished = saved is not None and not saved.get("finished")
+    if unfinished and not resume:
+        raise CatError(
+            f"an unfinished assessment of {name} is in {store.path if store else ''}: add "
+            "--resume to continue it (its answered items cost nothing again)"
+        )
+    if resume and not unfinished:
+        where = f"in {store.path}" if store is not None else "(only a live model keeps one)"
+        what = "finished already" if saved is not None else "was never started"
+        raise CatError(
+            f"nothing to resume: the assessment of {name} {what} {where}; run it without "
+            "--resume (stored answers cost nothing again)"
+        )
+    if unfinished:
+        assert saved is not None
+        if saved["config"] != config.model_dump(mode="json"):
+            raise CatError("--resume needs the same settings as the interrupted run")
+        session = AssessmentSession.from_json(saved["session"], params, scenario)
+        return session, [ItemRecord.model_validate(item) for item in saved["items"]]
+    return AssessmentSession(params, config, scenario), []

@@ -1,0 +1,173 @@
+"""RESULT.json of ``cat assess`` as typed models (DESIGN.md, "The CLI contract").
+
+``AssessmentResult.model_dump(mode="json")`` is the file: theta, se, n_items,
+predicted_accuracy {value, low, high}, rank {position, of, above}, items [{id, response,
+theta_after}], and the rest below. ``AssessmentSummary`` is the part computed from a
+finished session (``cat.assessment.summary.summarize``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from cat.engine.session import SessionConfig
+from cat.results import ResultModel
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Accuracy(_Part):
+    """A predicted accuracy with its 90% interval."""
+
+    value: float
+    low: float
+    high: float
+
+
+class ScenarioAccuracy(Accuracy):
+    """One scenario's predicted accuracy, and how many of its items were given."""
+
+    n_given: int
+
+
+class ThetaInterval(_Part):
+    low: float
+    high: float
+    level: float = 0.9
+
+
+class AccuracyInterval(ResultModel):
+    """How the accuracy interval was built: from θ's uncertainty and the unseen answers'
+    chance, or widened to the pool's cross-fitted errors (then the other fields say how)."""
+
+    omit_if_none: ClassVar[tuple[str, ...]] = (
+        "folds",
+        "references",
+        "length",
+        "half_width",
+        "level",
+    )
+
+    method: str
+    folds: int | None = None
+    references: int | None = None
+    length: int | None = None
+    half_width: float | None = None
+    level: float | None = None
+
+
+class PersonFit(_Part):
+    """The lz statistic on the items given; ``flagged`` below ``threshold``."""
+
+    lz: float | None
+    flagged: bool
+    threshold: float
+
+
+class Neighbour(_Part):
+    """A reference model and the probability that the assessed model is above it."""
+
+    subject_id: str
+    theta: float
+    se: float
+    p_above: float
+
+
+class Rank(_Part):
+    """1-based position among the references and the model (``of`` = references + 1);
+    ``above`` lists every reference, strongest first."""
+
+    position: int
+    of: int
+    above: list[Neighbour]
+
+
+class AssessmentSummary(ResultModel):
+    """θ with its interval, predicted accuracy overall and per scenario, rank, person fit."""
+
+    omit_if_none: ClassVar[tuple[str, ...]] = ("scenarios", "rank")
+
+    theta: float
+    se: float
+    theta_interval: ThetaInterval
+    n_items: int
+    n_skipped: int
+    stop_reason: str | None
+    predicted_accuracy: Accuracy
+    accuracy_interval: AccuracyInterval
+    reference_offset: float
+    person_fit: PersonFit
+    scenarios: dict[str, ScenarioAccuracy] | None = None
+    rank: Rank | None = None
+
+
+class ItemRecord(_Part):
+    """One item given, in order; ``response`` is None for an item the model could not
+    answer (skipped)."""
+
+    id: str
+    scenario: str | None
+    response: int | None
+    theta_after: float
+    se_after: float
+
+
+class PoolReference(_Part):
+    """Which pool the model was assessed on."""
+
+    name: str
+    version: str | None
+    n_items: int
+    path: str
+
+
+class AssessmentSettings(SessionConfig):
+    """The session's settings and the run's own."""
+
+    batch_size: int = 1
+    base_url: str | None = None
+    package_version: str
+
+
+class Truth(_Part):
+    """The model's real full-pool accuracy, where it is known (simulated or replayed)."""
+
+    accuracy: float
+
+
+class Usage(_Part):
+    """Calls and tokens of a live model."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    calls: int
+    calls_from_store: int
+    pool_items: int
+
+
+class _Header(_Part):
+    """Which model, on which pool, with which settings: RESULT.json's first keys."""
+
+    model: str
+    pool: PoolReference
+    settings: AssessmentSettings
+    seed: int
+
+
+class _Tail(_Part):
+    """The items in the order given, when, and what only some examinees have."""
+
+    items: list[ItemRecord]
+    created: str
+    truth: Truth | None = None
+    usage: Usage | None = None
+
+
+class AssessmentResult(_Tail, AssessmentSummary, _Header):
+    """One model's assessment: RESULT.json (header, then the summary, then the items)."""
+
+    omit_if_none: ClassVar[tuple[str, ...]] = ("scenarios", "rank", "truth", "usage")

@@ -1,0 +1,44 @@
+"""``cat pool validate``: every problem of a pool folder, and whether it can be used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from cat.pools.loading import load_pool
+from itempool import Problem, check_pool
+
+
+class PoolCheck(BaseModel):
+    """The problems of the pool in ``dir`` in file order (``itempool.check_pool``), and
+    its number of items when it loads (only warnings, or nothing, found)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    dir: str
+    problems: tuple[Problem, ...]
+    n_items: int | None
+
+    @property
+    def errors(self) -> int:
+        """Problems that stop the pool from loading."""
+        return sum(not p.warning for p in self.problems)
+
+    @property
+    def warnings(self) -> int:
+        """Problems worth a look that do not stop the pool from loading."""
+        return sum(p.warning for p in self.problems)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the pool loads: no problem but warnings."""
+        return self.errors == 0
+
+
+def validate_pool(pool_dir: str | Path) -> PoolCheck:
+    """Check the pool in ``pool_dir``; a pool that passes is loaded to count its items."""
+    problems = tuple(check_pool(pool_dir))
+    loads = not any(not p.warning for p in problems)
+    n_items = len(load_pool(pool_dir).items) if loads else None
+    return PoolCheck(dir=str(pool_dir), problems=problems, n_items=n_items)

@@ -1,0 +1,28 @@
+"""``cat``'s door to the pool format: ``itempool.load_pool`` with its errors as ``CatError``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cat.errors import CatError
+from itempool import LoadedPool, PoolFormatError, QuestionSet
+from itempool import load_pool as _load_pool
+from itempool import read_questions as _read_questions
+
+
+def load_pool(pool_dir: str | Path) -> LoadedPool:
+    """Read and check the pool in ``pool_dir`` (``itempool.load_pool``); every problem is
+    a ``CatError`` naming the file and line."""
+    try:
+        return _load_pool(pool_dir)
+    except PoolFormatError as exc:
+        raise CatError(str(exc)) from exc
+
+
+def read_pool_questions(pool_dir: str | Path) -> QuestionSet:
+    """The pool's manifest and questions under the same checks (``itempool.read_questions``;
+    params.csv and reference.jsonl are not read), errors as ``CatError``."""
+    try:
+        return _read_questions(pool_dir)
+    except PoolFormatError as exc:
+        raise CatError(str(exc)) from exc

@@ -1,0 +1,176 @@
+"""What a pool holds, in figures: ``cat pool info`` prints them and ``--json`` writes them.
+
+``summarize_pool`` counts the items per scenario and type, summarises a, b and c when
+the pool is calibrated, traces the test information at θ = -3 … 3 with its maximum, and
+lists the strongest reference subjects. ``PoolSummary.model_dump(mode="json")`` is the
+JSON file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from irt.fit import parameter_summary
+from irt.models import ItemParams, ModelKind, test_information
+from itempool import ItemType, LoadedPool
+
+#: θ where the test information curve is shown.
+CURVE_THETA = tuple(float(t) for t in range(-3, 4))
+#: How many reference subjects (the highest θ first) the summary lists.
+TOP_REFERENCES = 5
+# The maximum is searched more widely than the curve is shown: a hard pool peaks above 3.
+_SEARCH_THETA = np.round(np.arange(-6.0, 6.0 + 1e-9, 0.05), 2)
+# θ values per slice: the (θ x items) array of a 30,000-item pool would not fit at once.
+_CHUNK = 32
+
+
+class _Figures(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PoolHeader(_Figures):
+    """Which pool: folder, name, version, language, the fitted model, how many items."""
+
+    dir: str
+    name: str
+    version: str | None
+    language: str
+    model: ModelKind | None  # None: not calibrated
+    n_items: int
+
+
+class ItemCounts(_Figures):
+    """Items per scenario (each row by type, plus ``total``) and per type over the pool.
+
+    Scenarios follow the manifest's order, then any others alphabetically; a scenario
+    without items is left out. The keys of a row are the ``ItemType`` values."""
+
+    by_scenario: dict[str, dict[str, int]]
+    by_type: dict[str, int]
+
+
+class ParameterStats(_Figures):
+    """Mean, standard deviation, minimum and maximum of one item parameter."""
+
+    mean: float
+    sd: float
+    min: float
+    max: float
+
+
+class ParameterSummary(_Figures):
+    """a, b and c across the pool's items, as read from ``params.csv``."""
+
+    a: ParameterStats
+    b: ParameterStats
+    c: ParameterStats
+
+
+class InformationCurve(_Figures):
+    """Test information at ``theta`` (``CURVE_THETA``), and its maximum over θ in [-6, 6]."""
+
+    theta: list[float]
+    values: list[float]
+    max_theta: float
+    max_value: float
+
+
+class ReferenceEntry(_Figures):
+    """One reference subject as listed: θ, its SE, observed accuracy (None: unknown)."""
+
+    subject_id: str
+    theta: float
+    se: float
+    accuracy: float | None
+
+
+class ReferenceSummary(_Figures):
+    """How many reference subjects, their range of θ, and the ``TOP_REFERENCES`` highest."""
+
+    count: int
+    theta_min: float
+    theta_max: float
+    top: list[ReferenceEntry]
+
+
+class PoolSummary(_Figures):
+    """What ``cat pool info`` shows; the parts that need a calibration are None without."""
+
+    pool: PoolHeader
+    items: ItemCounts
+    parameters: ParameterSummary | None
+    information: InformationCurve | None
+    reference: ReferenceSummary | None
+
+
+def summarize_pool(pool: LoadedPool) -> PoolSummary:
+    """The figures of a loaded pool (``cat.pools.loading.load_pool``)."""
+    params = pool.params
+    return PoolSummary(
+        pool=PoolHeader(
+            dir=str(pool.dir),
+            name=pool.manifest.name,
+            version=pool.manifest.version,
+            language=pool.manifest.language,
+            model=None if params is None else params.model,
+            n_items=len(pool.items),
+        ),
+        items=count_items(pool),
+        parameters=None if params is None else summarize_parameters(params),
+        information=None if params is None else information_curve(params),
+        reference=summarize_references(pool) if pool.references else None,
+    )
+
+
+def count_items(pool: LoadedPool) -> ItemCounts:
+    """Items per scenario and type (see ``ItemCounts``)."""
+    counts = Counter((item.scenario, item.type.value) for item in pool.items)
+    order = list(pool.manifest.scenarios) + sorted({s for s, _ in counts})
+    by_scenario: dict[str, dict[str, int]] = {}
+    for scenario in dict.fromkeys(order):
+        row = {t.value: counts[scenario, t.value] for t in ItemType}
+        if any(row.values()):
+            by_scenario[scenario] = {**row, "total": sum(row.values())}
+    kinds = Counter(item.type.value for item in pool.items)
+    return ItemCounts(by_scenario=by_scenario, by_type={t.value: kinds[t.value] for t in ItemType})
+
+
+def summarize_parameters(params: ItemParams) -> ParameterSummary:
+    """a, b and c as they are in ``params`` (c is 0 for 1PL and 2PL pools)."""
+    stats = parameter_summary(params)
+    return ParameterSummary(
+        a=ParameterStats(**stats["a"]),
+        b=ParameterStats(**stats["b"]),
+        c=ParameterStats(**stats["c"]),
+    )
+
+
+def information_curve(params: ItemParams) -> InformationCurve:
+    """The test information at ``CURVE_THETA`` and where, on a 0.05 grid, it peaks."""
+    chunks = [_SEARCH_THETA[k : k + _CHUNK] for k in range(0, _SEARCH_THETA.size, _CHUNK)]
+    values = np.concatenate([test_information(theta, params) for theta in chunks])
+    at = {float(t): float(v) for t, v in zip(_SEARCH_THETA, values, strict=True)}
+    peak = int(np.argmax(values))
+    return InformationCurve(
+        theta=list(CURVE_THETA),
+        values=[at[t] for t in CURVE_THETA],
+        max_theta=float(_SEARCH_THETA[peak]),
+        max_value=float(values[peak]),
+    )
+
+
+def summarize_references(pool: LoadedPool) -> ReferenceSummary:
+    """The pool's reference subjects, highest θ first; the pool must have some."""
+    rows = sorted(pool.references, key=lambda r: r.theta, reverse=True)
+    return ReferenceSummary(
+        count=len(rows),
+        theta_min=rows[-1].theta,
+        theta_max=rows[0].theta,
+        top=[
+            ReferenceEntry(subject_id=r.subject_id, theta=r.theta, se=r.se, accuracy=r.accuracy)
+            for r in rows[:TOP_REFERENCES]
+        ],
+    )

@@ -1,0 +1,228 @@
+"""Replay validation as one job with a typed result: what ``cat validate`` runs and writes.
+
+``validate_responses`` reads the data, runs ``cat.prediction.validation.validate`` (the
+engine of it) and gathers its figures into a ``ValidationReport``, whose
+``model_dump(mode="json")`` is the VALID.json file key for key; scripts read it, so
+keys are only ever added, never renamed or removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+
+from cat.errors import CatError
+from cat.pools.scenarios import read_item_scenarios
+from cat.prediction.validation import Predictions, Progress, validate
+from cat.provenance import package_version, utc_now
+from irt.errors import IRTError
+from irt.models import ModelKind
+from irt.readers import read_responses
+from irt.responses import ResponseMatrix
+
+#: How the intervals and the predictors are made, as the settings record it.
+INTERVAL = (
+    "90%: cross-conformal over the other held-out subjects (random-raw: "
+    "its binomial sampling interval)"
+)
+PREDICTORS = (
+    "plug-in: answers given + IRT-expected score on the rest, less the "
+    "drift the training subjects show at their ML abilities; chosen: per subject, "
+    "whichever of plug-in and ridge erred less on the other held-out subjects; ridge: "
+    "answers given + ridge across the training subjects (penalty by exact LOO)"
+)
+
+
+class ValidationRow(BaseModel):
+    """The figures of one policy, predictor and test length over the held-out subjects,
+    each averaged over the repeats (``Predictions.metrics``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: str = Field(description='A policy name, or "random-raw" (the baseline).')
+    length: int
+    predictor: str = Field(description='"plug-in", "ridge", "chosen", or "raw".')
+    n_subjects: int
+    kendall_tau: float
+    spearman: float
+    mae: float
+    rmse: float
+    coverage: float = Field(description="Share of subjects whose 90% interval holds the truth.")
+    mean_interval_width: float
+
+
+class ValidationSettings(BaseModel):
+    """Every setting of the run, the seed included."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    responses: str | None = Field(description="The response file, or None for data in memory.")
+    model: ModelKind
+    policies: list[str]
+    lengths: list[int]
+    holdout: float | None = Field(description="None with leave-one-out.")
+    leave_one_out: bool
+    seed: int
+    scenarios: list[str] | None = Field(description="Scenario names, when given.")
+    estimator: str = "mle"
+    interval: str = INTERVAL
+    predictors: str = PREDICTORS
+    n_subjects: int = Field(description="Subjects in the response matrix, held out or not.")
+    n_items: int
+    package_version: str
+
+
+class SubjectPredictions(BaseModel):
+    """One held-out subject: its true accuracy and each mean prediction, keyed
+    "policy/predictor@length". In the file the predictions sit beside ``subject_id``
+    and ``truth``, not nested."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    subject_id: str
+    truth: float = Field(description="Accuracy on every item the subject answered.")
+    predicted: dict[str, float]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest(cls, data: Any) -> Any:
+        """Read the file's flat form: every key but the id and the truth is a prediction."""
+        if isinstance(data, dict) and "predicted" not in data:
+            rest = dict(data)
+            fixed = {key: rest.pop(key) for key in ("subject_id", "truth") if key in rest}
+            return {**fixed, "predicted": rest}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _flatten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {"subject_id": data["subject_id"], "truth": data["truth"], **data["predicted"]}
+
+
+class ValidationReport(BaseModel):
+    """Replay validation: figures per policy, predictor and length; the settings; and
+    each held-out subject's predictions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    results: list[ValidationRow]
+    settings: ValidationSettings
+    subjects: list[SubjectPredictions]
+    created: str = Field(description="UTC time of the run, ISO 8601.")
+
+
+def validate_responses(
+    responses: ResponseMatrix | str | Path,
+    *,
+    lengths: Sequence[int] = (30, 100, 250),
+    policies: Sequence[str] = ("mfi", "random"),
+    model: ModelKind | str = ModelKind.THREE_PL,
+    holdout: float = 0.3,
+    leave_one_out: bool = False,
+    seed: int = 0,
+    id_column: bool = True,
+    scenarios: str | Path | None = None,
+    scenario_column: str = "scenario",
+    progress: Progress | None = None,
+) -> ValidationReport:
+    """Calibrate ``model`` on some subjects of ``responses`` (a matrix, or a .jsonl or
+    wide .csv file; ``id_column`` says whether a CSV's first column holds subject ids),
+    replay the others' recorded answers through adaptive tests of each of ``lengths``
+    under each of ``policies``, and compare the predicted full-pool accuracy with their
+    accuracy on every item they answered.
+
+    ``holdout`` is the share of subjects held out, unless ``leave_one_out`` holds out
+    each in turn. ``scenarios`` (an item table: CSV with the item id first, or JSONL
+    with "id") gives each item's ``scenario_column``, which policies named like
+    "mfi+cb" balance. "random-raw" (plain accuracy on random items) is always reported
+    as the baseline. ``progress`` is told what is being done and the fraction done.
+
+    Raises:
+        CatError: unreadable data, an unknown model or policy, or settings that leave
+            too few subjects on either side.
+    """
+    if seed < 0:
+        raise CatError(f"the seed must be a non-negative whole number, got {seed}")
+    kind = _model_kind(model)
+    matrix, source = _load(responses, id_column)
+    item_scenarios = (
+        None
+        if scenarios is None
+        else read_item_scenarios(scenarios, matrix.item_ids, scenario_column)
+    )
+    predictions = validate(
+        matrix,
+        kind,
+        list(policies),
+        list(lengths),
+        np.random.default_rng(seed),
+        holdout=None if leave_one_out else holdout,
+        leave_one_out=leave_one_out,
+        progress=progress,
+        scenario=None if item_scenarios is None else item_scenarios.codes,
+    )
+    settings = ValidationSettings(
+        responses=source,
+        model=kind,
+        policies=list(policies),
+        lengths=list(lengths),
+        holdout=None if leave_one_out else holdout,
+        leave_one_out=leave_one_out,
+        seed=seed,
+        scenarios=None if item_scenarios is None else list(item_scenarios.names),
+        n_subjects=matrix.n_subjects,
+        n_items=matrix.n_items,
+        package_version=package_version(),
+    )
+    return ValidationReport(
+        results=[ValidationRow.model_validate(p.metrics()) for p in predictions],
+        settings=settings,
+        subjects=_subjects(predictions, matrix.subject_ids),
+        created=utc_now(),
+    )
+
+
+def _model_kind(model: ModelKind | str) -> ModelKind:
+    try:
+        return ModelKind(model)
+    except ValueError as exc:
+        choices = ", ".join(kind.value for kind in ModelKind)
+        raise CatError(f"unknown IRT model {model!r}; choose from {choices}") from exc
+
+
+def _load(
+    responses: ResponseMatrix | str | Path, id_column: bool
+) -> tuple[ResponseMatrix, str | None]:
+    """The matrix, and the file it came from (None if given in memory)."""
+    if isinstance(responses, ResponseMatrix):
+        return responses, None
+    try:
+        return read_responses(responses, id_column=id_column), str(responses)
+    except IRTError as exc:
+        raise CatError(str(exc)) from exc
+
+
+def _subjects(predictions: list[Predictions], ids: tuple[str, ...]) -> list[SubjectPredictions]:
+    """Per held-out subject (in matrix order), each prediction averaged over repeats."""
+    rows: dict[int, SubjectPredictions] = {}
+    for p in predictions:
+        for k, row in enumerate(p.subject):
+            entry = rows.setdefault(
+                int(row),
+                SubjectPredictions(subject_id=ids[row], truth=float(p.truth[k]), predicted={}),
+            )
+            entry.predicted[f"{p.policy}/{p.predictor}@{p.length}"] = float(
+                p.predicted[:, k].mean()
+            )
+    return [rows[r] for r in sorted(rows)]

@@ -1,0 +1,128 @@
+"""The one strict reader of a pool folder (DESIGN.md, "Item pool").
+
+A pool is ``pool.json`` (manifest) and ``items.jsonl`` (questions), plus, once
+calibrated, ``params.csv`` (item parameters) and ``reference.jsonl`` (the calibration
+subjects). ``check_pool`` reads all of it and lists every problem with its file and line,
+so that a pool from a stranger can be fixed in one pass; ``load_pool`` refuses a pool
+with any problem. Every command that reads a pool (``cat synth``, ``cat calibrate``,
+``cat assess``, ``cat pool ...``) goes through ``load_pool``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from irt.errors import IRTError
+from irt.models import ItemParams
+from irt.params_io import read_params
+from itempool.checks import (
+    ITEMS,
+    MANIFEST,
+    REFERENCE,
+    check_items,
+    check_manifest,
+    check_references,
+)
+from itempool.errors import PoolFormatError
+from itempool.items import PoolItem, QuestionSet
+from itempool.manifest import PoolManifest, ReferenceRow
+from itempool.params_check import PARAMS, check_params
+from itempool.problems import Problem
+
+
+@dataclass(frozen=True)
+class LoadedPool:
+    """A pool that passed ``check_pool``; ``params`` (if calibrated) follow item order."""
+
+    dir: Path
+    manifest: PoolManifest
+    items: tuple[PoolItem, ...]
+    params: ItemParams | None
+    references: list[ReferenceRow]
+
+    def questions(self) -> QuestionSet:
+        """The pool's name, language and questions: what asking a model needs."""
+        return QuestionSet(
+            name=self.manifest.name, language=self.manifest.language, items=self.items
+        )
+
+
+@dataclass
+class _Contents:
+    manifest: PoolManifest | None = None
+    items: list[PoolItem] | None = None
+    item_lines: dict[str, int] | None = None
+    references: list[ReferenceRow] | None = None
+
+
+def check_pool(pool_dir: str | Path) -> list[Problem]:
+    """Every problem of the pool in ``pool_dir``, in file order; empty when it is sound."""
+    return _inspect(Path(pool_dir))[1]
+
+
+def load_pool(pool_dir: str | Path) -> LoadedPool:
+    """Read a pool for use; ``PoolFormatError`` naming the first problem if there is any."""
+    folder = Path(pool_dir)
+    contents, problems = _inspect(folder)
+    _refuse(folder, problems)
+    assert contents.manifest is not None and contents.items is not None  # no errors
+    params = None
+    if (folder / PARAMS).is_file():
+        try:
+            raw = read_params(folder / PARAMS, contents.manifest.model)
+            position = {item_id: j for j, item_id in enumerate(raw.item_ids)}
+            params = raw.subset([position[item.id] for item in contents.items])
+        except (IRTError, KeyError) as exc:  # check_pool should have caught it
+            raise PoolFormatError(f"{folder / PARAMS}: {exc}") from exc
+    return LoadedPool(
+        dir=folder,
+        manifest=contents.manifest,
+        items=tuple(contents.items),
+        params=params,
+        references=contents.references or [],
+    )
+
+
+def read_questions(pool_dir: str | Path) -> QuestionSet:
+    """The questions of the pool in ``pool_dir``: ``pool.json`` and ``items.jsonl`` under
+    ``load_pool``'s checks. ``params.csv`` and ``reference.jsonl`` are not read, so a pool
+    can be asked (``cat synth``) and calibrated before it has them, and recalibrated over
+    stale ones."""
+    folder = Path(pool_dir)
+    problems: list[Problem] = []
+    if not folder.is_dir():
+        problems.append(Problem(str(folder), None, "no such folder"))
+        manifest, items = None, None
+    else:
+        manifest = check_manifest(folder / MANIFEST, problems)
+        scenarios = manifest.scenarios if manifest else ()
+        items, _ = check_items(folder / ITEMS, scenarios, problems)
+    _refuse(folder, problems)
+    assert manifest is not None and items is not None  # no errors
+    return QuestionSet(name=manifest.name, language=manifest.language, items=tuple(items))
+
+
+def _refuse(folder: Path, problems: list[Problem]) -> None:
+    errors = [p for p in problems if not p.warning]
+    if errors:
+        count = f"{len(errors)} problem{'s' if len(errors) > 1 else ''}"
+        raise PoolFormatError(
+            f"pool {folder} has {count}; the first: {errors[0]}; run `cat pool validate {folder}`"
+        )
+
+
+def _inspect(folder: Path) -> tuple[_Contents, list[Problem]]:
+    contents = _Contents()
+    problems: list[Problem] = []
+    if not folder.is_dir():
+        return contents, [Problem(str(folder), None, "no such folder")]
+    contents.manifest = check_manifest(folder / MANIFEST, problems)
+    scenarios = contents.manifest.scenarios if contents.manifest else ()
+    contents.items, contents.item_lines = check_items(folder / ITEMS, scenarios, problems)
+    if (folder / PARAMS).is_file():
+        model = contents.manifest.model if contents.manifest else None
+        problems.extend(check_params(folder / PARAMS, model, contents.item_lines, ITEMS))
+    if (folder / REFERENCE).is_file():
+        contents.references = check_references(folder / REFERENCE, problems)
+    return contents, problems

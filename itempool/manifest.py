@@ -1,0 +1,73 @@
+"""``pool.json`` (the manifest) and the rows of ``reference.jsonl``, as pydantic models."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from irt.models import ModelKind
+from itempool.prediction_errors import PredictionErrors
+
+
+class PoolManifest(BaseModel):
+    """``pool.json``. Unknown keys are kept (a pool may carry its own notes); the items,
+    by contrast, are strict."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str = Field(min_length=1)
+    language: Literal["zh", "en"]
+    version: str | None = None
+    description: str | None = None
+    scenarios: tuple[str, ...] = ()
+    model: ModelKind | None = None
+    calibration: dict[str, Any] | None = None
+    generator: Any = None
+    seed: int | None = None
+    note: str | None = None
+    source: str | None = None
+    imported: str | None = None
+    license: str | None = None
+    prediction_errors: PredictionErrors | None = None
+
+    @field_validator("language", mode="before")
+    @classmethod
+    def _lower_language(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: object) -> object:
+        # "version": 1 is as clear as "version": "1".
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("scenarios", mode="before")
+    @classmethod
+    def _scenario_ids(cls, value: object) -> object:
+        # Scenarios may be plain ids or objects describing them; only the ids matter here.
+        if not isinstance(value, list | tuple):
+            return value
+        ids: list[object] = []
+        for entry in value:
+            if isinstance(entry, dict):
+                if "id" not in entry:
+                    raise ValueError(f"a scenario object needs an 'id': {entry}")
+                ids.append(entry["id"])
+            else:
+                ids.append(entry)
+        if len({str(i) for i in ids}) != len(ids):
+            raise ValueError("scenario ids repeat")
+        return ids
+
+
+class ReferenceRow(BaseModel):
+    """One calibration subject in ``reference.jsonl``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subject_id: str = Field(min_length=1)
+    theta: float
+    se: float
+    accuracy: float | None = Field(default=None, ge=0.0, le=1.0)
+    n_answered: int = Field(ge=0)

@@ -1,0 +1,147 @@
+"""Checks of ``params.csv``, row by row, and the one strict reader of it.
+
+``cat pool validate``, ``cat assess`` (through ``itempool.load_pool``) and
+``cat simulate --params`` all go through ``check_params``, so a file is judged the same
+way whichever command reads it.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+from irt.errors import IRTError
+from irt.models import ItemParams, ModelKind
+from irt.params_io import read_params
+from itempool.errors import PoolFormatError
+from itempool.problems import Problem, numbered_csv_rows
+
+PARAMS = "params.csv"
+
+#: Above this, a discrimination is legal but rarely real: a warning, not a problem.
+A_SUSPICIOUS = 10.0
+#: Beyond ±this, a difficulty lies where no examinee is (θ is in standard units).
+B_LIMIT = 10.0
+#: A guessing parameter at or above this is legal but no longer guessing: a warning
+#: (a 3PL fit of many similar models can put a few items there; ARC's 320 models did).
+C_SUSPICIOUS = 0.5
+
+_SE_COLUMNS = ("se_a", "se_b", "se_c")
+
+
+def _required_columns(model: ModelKind | None) -> tuple[str, ...]:
+    # A 3PL pool without its c column would be read as c = 0 everywhere: numbers that
+    # look right and are wrong. The model's own parameters must be in the file.
+    if model is None:
+        return ("item_id", "a", "b")
+    extra = ("c",) if model.has_guessing else ()
+    return ("item_id", "a", "b", *extra, *(("d",) if model is ModelKind.FOUR_PL else ()))
+
+
+def check_params(
+    path: Path,
+    model: ModelKind | None = None,
+    item_lines: dict[str, int] | None = None,
+    items_file: str = "items.jsonl",
+) -> list[Problem]:
+    """Every problem of a params file. ``model`` (the manifest's) names the columns that
+    must be there; ``item_lines`` (item id → line in ``items_file``) the rows that must."""
+    name = path.name
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            rows = list(numbered_csv_rows(fh))
+    except (OSError, UnicodeError, csv.Error) as exc:
+        return [Problem(name, None, f"cannot read it ({exc})")]
+    if not rows:
+        return [Problem(name, None, "empty file")]
+    header = [h.strip() for h in rows[0][1]]
+    missing = [c for c in _required_columns(model) if c not in header]
+    if missing:
+        for_model = f" (a {model.value} pool needs them)" if model is not None else ""
+        return [Problem(name, rows[0][0], f"missing column(s) {', '.join(missing)}{for_model}")]
+    problems: list[Problem] = []
+    col = {column: k for k, column in enumerate(header)}
+    seen: dict[str, int] = {}
+    for line_no, row in rows[1:]:
+        item_id = row[col["item_id"]].strip() if len(row) > col["item_id"] else ""
+        if len(row) != len(header):
+            problems.append(Problem(name, line_no, f"{len(row)} cells, expected {len(header)}"))
+            seen.setdefault(item_id, line_no)
+            continue
+        if item_id in seen:
+            first = seen[item_id]
+            message = f"duplicate row for item {item_id!r} (first on line {first})"
+            problems.append(Problem(name, line_no, message))
+            continue
+        seen[item_id] = line_no
+        if item_lines and item_id not in item_lines:
+            problems.append(Problem(name, line_no, f"item {item_id!r} is not in {items_file}"))
+        problems.extend(Problem(name, line_no, m, w) for m, w in row_problems(row, col))
+    for item_id, item_line in (item_lines or {}).items():
+        if item_id not in seen:
+            problems.append(
+                Problem(name, None, f"no row for item {item_id!r} ({items_file}:{item_line})")
+            )
+    if len(rows) == 1:
+        problems.append(Problem(name, None, "no items"))
+    return problems
+
+
+def row_problems(row: list[str], col: dict[str, int]) -> list[tuple[str, bool]]:
+    """Messages (and whether each is only a warning) about one params row's values.
+
+    A blank c or d is missing only where the file has that column: a file without it is
+    a 1PL/2PL (c = 0) or a 3PL (d = 1) by construction, a blank cell is a hole."""
+    values: dict[str, float | None] = {}
+    out: list[tuple[str, bool]] = []
+    for column in ("a", "b", "c", "d", *_SE_COLUMNS):
+        cell = row[col[column]].strip() if column in col else ""
+        if not cell:
+            values[column] = {"c": 0.0, "d": 1.0}.get(column) if column not in col else None
+            continue
+        try:
+            values[column] = float(cell)
+        except ValueError:
+            out.append((f"{column} = {cell!r} is not a number", False))
+    if out:  # ranges of values that are not numbers would only repeat the complaint
+        return out
+    a, b, c, d = values["a"], values["b"], values["c"], values["d"]
+    blank = [column for column in ("a", "b", "c", "d") if values[column] is None]
+    if blank:
+        out.append((f"no value for {' and '.join(blank)}", False))
+    if a is not None and not (math.isfinite(a) and a > 0):
+        out.append((f"a = {a} must be a positive number", False))
+    elif a is not None and a > A_SUSPICIOUS:
+        out.append((f"a = {a} is unusually large (> {A_SUSPICIOUS:g})", True))
+    if b is not None and not (math.isfinite(b) and abs(b) <= B_LIMIT):
+        out.append((f"b = {b} is outside [-{B_LIMIT:g}, {B_LIMIT:g}]", False))
+    if c is not None and not (0.0 <= c < 1.0):
+        out.append((f"c = {c} is outside [0, 1)", False))
+    elif c is not None and c >= C_SUSPICIOUS:
+        out.append((f"c = {c} is unusually high (>= {C_SUSPICIOUS:g}); see cat pool fit", True))
+    if d is not None and c is not None and not (c < d <= 1.0):
+        out.append((f"d = {d} is outside (c, 1] with c = {c}", False))
+    for column in _SE_COLUMNS:
+        se = values[column]
+        if se is not None and not se >= 0:
+            out.append((f"{column} = {se} must be a non-negative number", False))
+    return out
+
+
+def read_checked_params(path: Path, model: ModelKind | None = None) -> ItemParams:
+    """Item parameters from a params file that passes ``check_params``; otherwise
+    ``PoolFormatError`` naming the first problem with its file and line."""
+    errors = [p for p in check_params(Path(path), model) if not p.warning]
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise PoolFormatError(f"{path}: {_where(errors[0])}{more}")
+    try:
+        return read_params(path, model)
+    except IRTError as exc:  # check_params should have caught it
+        raise PoolFormatError(f"{path}: {exc}") from exc
+
+
+def _where(problem: Problem) -> str:
+    line = "" if problem.line is None else f"line {problem.line}: "
+    return f"{line}{problem.message}"

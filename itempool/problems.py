@@ -1,0 +1,56 @@
+"""How the pool checks report what they find: one ``Problem`` per file and line."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from pydantic import ValidationError
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong in a pool file; ``line`` is None when it concerns the whole file.
+    A ``warning`` is worth a look but does not stop the pool from loading."""
+
+    file: str
+    line: int | None
+    message: str
+    warning: bool = False
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {'warning: ' if self.warning else ''}{self.message}"
+
+
+def describe_errors(exc: ValidationError) -> str:
+    """A pydantic error as one line: ``field: message; field: message``."""
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
+
+
+def numbered_csv_rows(fh: TextIO) -> Iterator[tuple[int, list[str]]]:
+    """Each non-blank CSV record with the number of the line it starts on."""
+    # Quoted cells may span lines, and the reader's own counter gives the record's end.
+    reader = csv.reader(fh)
+    start = 1
+    for row in reader:
+        if row:
+            yield start, row
+        start = reader.line_num + 1
+
+
+def read_lines(path: Path, problems: list[Problem]) -> list[str] | None:
+    """The file's lines (a BOM dropped), or None with the reason added to ``problems``."""
+    try:
+        return path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeError) as exc:
+        problems.append(Problem(path.name, None, f"cannot read it ({exc})"))
+        return None

@@ -1,0 +1,157 @@
+"""``validate_responses``, the job behind ``cat validate``, called from Python."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cat.errors import CatError
+from cat.prediction.validation import RANDOM_RAW
+from cat.prediction.validation_report import (
+    SubjectPredictions,
+    ValidationReport,
+    ValidationRow,
+    validate_responses,
+)
+from irt.models import ModelKind
+from irt.readers import read_responses, write_jsonl
+from irt.responses import ResponseMatrix
+from irt.simulate import random_params, simulate_responses
+
+
+@pytest.fixture(scope="module")
+def data() -> ResponseMatrix:
+    rng = np.random.default_rng(0)
+    params = random_params(150, rng, "2pl")
+    return simulate_responses(params, rng.normal(size=24), rng, missing_rate=0.1)
+
+
+@pytest.fixture(scope="module")
+def report(data: ResponseMatrix) -> ValidationReport:
+    return validate_responses(data, lengths=[10, 30], policies=["mfi"], model="2pl", seed=4)
+
+
+def test_a_matrix_in_memory_gives_a_typed_report(
+    data: ResponseMatrix, report: ValidationReport
+) -> None:
+    keys = {(r.policy, r.length, r.predictor) for r in report.results}
+    assert keys == {
+        *(("mfi", k, p) for k in (10, 30) for p in ("plug-in", "ridge", "chosen")),
+        (RANDOM_RAW, 10, "raw"),
+        (RANDOM_RAW, 30, "raw"),
+    }
+    for row in report.results:
+        assert 0 <= row.coverage <= 1 and row.mae >= 0 and row.n_subjects == 7
+    settings = report.settings
+    assert settings.responses is None and settings.model is ModelKind.TWO_PL
+    assert settings.policies == ["mfi"] and settings.lengths == [10, 30]
+    assert settings.seed == 4 and settings.holdout == 0.3 and not settings.leave_one_out
+    assert settings.package_version and settings.n_subjects == 24
+    assert len(report.subjects) == 7
+    truth = data.accuracy()
+    for subject in report.subjects:
+        assert subject.truth == pytest.approx(truth[data.subject_ids.index(subject.subject_id)])
+        assert set(subject.predicted) == {
+            f"{policy}/{predictor}@{k}"
+            for k in (10, 30)
+            for policy, predictor in [
+                ("mfi", "plug-in"),
+                ("mfi", "ridge"),
+                ("mfi", "chosen"),
+                (RANDOM_RAW, "raw"),
+            ]
+        }
+
+
+def test_the_dump_keeps_the_file_layout_and_reads_back(report: ValidationReport) -> None:
+    data = json.loads(json.dumps(report.model_dump(mode="json")))
+    assert list(data) == ["results", "settings", "subjects", "created"]
+    assert list(data["results"][0]) == list(ValidationRow.model_fields)
+    assert {"kendall_tau", "spearman", "mae", "rmse", "coverage"} <= set(data["results"][0])
+    first = data["subjects"][0]
+    assert list(first)[:2] == ["subject_id", "truth"] and "predicted" not in first
+    assert first["mfi/plug-in@10"] == report.subjects[0].predicted["mfi/plug-in@10"]
+    assert {
+        "responses",
+        "model",
+        "policies",
+        "lengths",
+        "holdout",
+        "leave_one_out",
+        "seed",
+        "scenarios",
+        "estimator",
+        "interval",
+        "predictors",
+        "package_version",
+    } <= set(data["settings"])
+    assert ValidationReport.model_validate(data) == report
+
+
+def test_a_subject_row_is_flat_in_the_file() -> None:
+    row = SubjectPredictions(subject_id="m1", truth=0.5, predicted={"mfi/plug-in@30": 0.4})
+    flat = row.model_dump(mode="json")
+    assert flat == {"subject_id": "m1", "truth": 0.5, "mfi/plug-in@30": 0.4}
+    assert SubjectPredictions.model_validate(flat) == row
+
+
+def test_a_file_gives_the_same_report_as_the_matrix_it_holds(
+    data: ResponseMatrix, report: ValidationReport, tmp_path: Path
+) -> None:
+    path = tmp_path / "r.jsonl"
+    write_jsonl(data, path)
+    told: list[tuple[str, float]] = []
+    again = validate_responses(
+        path,
+        lengths=[10, 30],
+        policies=["mfi"],
+        model=ModelKind.TWO_PL,
+        seed=4,
+        progress=lambda what, done: told.append((what, done)),
+    )
+    # The file may list the items in another order, so compare with the matrix it holds.
+    same = validate_responses(
+        read_responses(path), lengths=[10, 30], policies=["mfi"], model="2pl", seed=4
+    )
+    assert again.results == same.results and again.subjects == same.subjects
+    assert {s.subject_id for s in again.subjects} == {s.subject_id for s in report.subjects}
+    assert again.settings.responses == str(path)
+    assert told[0][0].startswith("calibrating") and told[-1] == ("done", 1.0)
+
+
+def test_leave_one_out_records_no_holdout() -> None:
+    rng = np.random.default_rng(3)
+    small = simulate_responses(random_params(40, rng, "2pl"), rng.normal(size=8), rng)
+    report = validate_responses(
+        small, lengths=[5], policies=[], model="3pl", leave_one_out=True, holdout=0.5
+    )
+    assert report.settings.leave_one_out and report.settings.holdout is None
+    # With no policy at all the baseline is still there.
+    assert {(r.policy, r.predictor) for r in report.results} == {(RANDOM_RAW, "raw")}
+    assert len(report.subjects) == 8
+
+
+def test_bad_input_is_a_cat_error(data: ResponseMatrix, tmp_path: Path) -> None:
+    with pytest.raises(CatError, match="unknown IRT model '5pl'"):
+        validate_responses(data, model="5pl")
+    with pytest.raises(CatError, match="unknown policy 'best'"):
+        validate_responses(data, policies=["best"], model="2pl")
+    with pytest.raises(CatError):
+        validate_responses(tmp_path / "none.jsonl")
+    with pytest.raises(CatError, match="needs each item's scenario"):
+        validate_responses(data, policies=["mfi+cb"], model="2pl")
+    with pytest.raises(CatError, match="seed"):
+        validate_responses(data, seed=-2)
+
+
+def test_the_public_name_if_exported() -> None:
+    import cat
+
+    names = {"validate", "validate_responses"} & set(cat.__all__)
+    if not names:
+        pytest.skip("cat/__init__.py does not export validate_responses yet (the lead's file)")
+    for name in names:
+        assert getattr(cat, name) is validate_responses
