@@ -28,6 +28,16 @@ _CODES: dict[str, int] = {
 _LOOSE_CODES: dict[str, int] = {key.lower(): code for key, code in _CODES.items()}
 _TEXT = ("0", "1", "")  # indexed by the stored code; MISSING (-1) picks the last
 
+# The errors for an empty and for a repeated id, by what the id names (``_claim``).
+_SUBJECT_ID = (
+    "{name} line {at}: the subject id is empty",
+    "{name} line {at}: duplicated subject id {key!r} (first on line {first})",
+)
+_ITEM_ID = (
+    "{name} line 1: column {at} has no item id",
+    "{name} line 1: duplicated item column {key!r} (columns {first} and {at})",
+)
+
 
 def parse_csv(fh: TextIO, name: str, id_column: bool = True) -> ResponseMatrix:
     """Parse an open wide CSV file; ``name`` is the file name for messages."""
@@ -51,14 +61,7 @@ def parse_csv(fh: TextIO, name: str, id_column: bool = True) -> ResponseMatrix:
             )
         if id_column:
             sid = row[0]
-            if not sid.strip():
-                raise ResponseDataError(f"{name} line {line}: the subject id is empty")
-            if sid in first_line:
-                raise ResponseDataError(
-                    f"{name} line {line}: duplicated subject id {sid!r} "
-                    f"(first on line {first_line[sid]})"
-                )
-            first_line[sid] = line
+            _claim(first_line, sid, line, name, _SUBJECT_ID)
             cells = row[1:]
         else:
             sid = f"s{len(subject_ids) + 1:04d}"
@@ -95,15 +98,19 @@ def _item_ids(names: list[str], name: str, offset: int) -> list[str]:
         raise ResponseDataError(f"{name} line 1: the header names no item columns")
     first_column: dict[str, int] = {}
     for k, item in enumerate(names, start=offset + 1):
-        if not item.strip():
-            raise ResponseDataError(f"{name} line 1: column {k} has no item id")
-        if item in first_column:
-            raise ResponseDataError(
-                f"{name} line 1: duplicated item column {item!r} "
-                f"(columns {first_column[item]} and {k})"
-            )
-        first_column[item] = k
+        _claim(first_column, item, k, name, _ITEM_ID)
     return names
+
+
+def _claim(seen: dict[str, int], key: str, at: int, name: str, messages: tuple[str, str]) -> None:
+    """Record that id ``key`` stands at ``at`` (a line or a column) of file ``name``; an
+    empty or repeated id is an error, worded by ``messages`` (see ``_SUBJECT_ID``)."""
+    empty, repeated = messages
+    if not key.strip():
+        raise ResponseDataError(empty.format(name=name, at=at))
+    if key in seen:
+        raise ResponseDataError(repeated.format(name=name, at=at, key=key, first=seen[key]))
+    seen[key] = at
 
 
 def _loose_codes(cells: list[str], items: list[str], where: str) -> list[int]:

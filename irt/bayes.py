@@ -133,22 +133,21 @@ class BayesCalibrator:
         bm = _backend()
         priors = proper_priors(self.priors, self.model)
         sites = bm.item_sites(self.model)
-        model = bm.IRTModel(responses, self.model, priors)
-        start = bm.start_values(responses, self.model, priors)
+        target = bm.FitTarget(
+            bm.IRTModel(responses, self.model, priors),
+            bm.start_values(responses, self.model, priors),
+            self.progress,
+        )
         self.elbo_: list[float] = []
         self.r_hat_ = float("nan")
         with bm.fit_session(self.seed):
             if self.method == "svi":
-                guide, self.elbo_ = bm.run_svi(
-                    model, start, self.n_steps, self.learning_rate, self.progress
-                )
+                guide, self.elbo_ = bm.run_svi(target, self.n_steps, self.learning_rate)
                 centre, sd = bm.guide_summary(guide, ("theta", *sites), _SVI_DRAWS)
                 converged = svi_converged(self.elbo_)
                 n_iter = self.n_steps
             else:
-                samples = bm.run_nuts(
-                    model, start, self.warmup_steps, self.num_samples, self.progress
-                )
+                samples = bm.run_nuts(target, self.warmup_steps, self.num_samples)
                 centre, sd = bm.sample_summary(samples, ("theta", *sites))
                 self.r_hat_ = bm.max_r_hat(samples, sites)
                 converged = not self.r_hat_ >= _R_HAT_MAX  # NaN: not computable

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -164,17 +165,29 @@ def _beta_mode(alpha: float | None, beta: float | None, fallback: float) -> floa
     return (alpha - 1) / (alpha + beta - 2)
 
 
-def _init(values: dict[str, FloatArray]) -> Any:
-    dtype = torch.get_default_dtype()
-    return init_to_value(values={k: torch.as_tensor(v, dtype=dtype) for k, v in values.items()})
+@dataclass(frozen=True)
+class FitTarget:
+    """What SVI and NUTS both fit: the model, the values they start from, and whom to tell
+    after every step."""
+
+    model: IRTModel
+    start: dict[str, FloatArray]
+    progress: Callable[[int, float], None] | None = None
+
+    def init_strategy(self) -> Any:
+        """pyro's initialisation of every site at its start value."""
+        dtype = torch.get_default_dtype()
+        return init_to_value(
+            values={k: torch.as_tensor(v, dtype=dtype) for k, v in self.start.items()}
+        )
+
+    def report(self, step: int, value: float) -> None:
+        if self.progress is not None:
+            self.progress(step, value)
 
 
 def run_svi(
-    model: IRTModel,
-    start: dict[str, FloatArray],
-    n_steps: int,
-    learning_rate: float,
-    progress: Callable[[int, float], None] | None,
+    target: FitTarget, n_steps: int, learning_rate: float
 ) -> tuple[AutoNormal, list[float]]:
     """Fit a mean-field normal guide (unconstrained space) by Adam on Trace_ELBO.
 
@@ -182,14 +195,13 @@ def run_svi(
     four times faster on small problems, but torch 2.13 deprecates torch.jit.trace.)
     """
     pyro.clear_param_store()
-    guide = AutoNormal(model, init_loc_fn=_init(start))
-    svi = SVI(model, guide, Adam({"lr": learning_rate}), loss=Trace_ELBO())
+    guide = AutoNormal(target.model, init_loc_fn=target.init_strategy())
+    svi = SVI(target.model, guide, Adam({"lr": learning_rate}), loss=Trace_ELBO())
     history: list[float] = []
     for step in range(1, n_steps + 1):
         elbo = -float(svi.step())
         history.append(elbo)
-        if progress is not None:
-            progress(step, elbo)
+        target.report(step, elbo)
     return guide, history
 
 
@@ -203,23 +215,16 @@ def guide_summary(guide: AutoNormal, sites: tuple[str, ...], n_draws: int) -> tu
     return centre, sd
 
 
-def run_nuts(
-    model: IRTModel,
-    start: dict[str, FloatArray],
-    warmup_steps: int,
-    num_samples: int,
-    progress: Callable[[int, float], None] | None,
-) -> dict[str, Any]:
+def run_nuts(target: FitTarget, warmup_steps: int, num_samples: int) -> dict[str, Any]:
     """One NUTS chain; returns the posterior samples by site, shape (num_samples, ...)."""
     done = [0]
 
     def hook(_kernel: Any, _params: Any, _stage: str, _i: int) -> None:
         done[0] += 1
-        if progress is not None:
-            # NUTS has no cheap objective to report, only its progress.
-            progress(done[0], float("nan"))
+        # NUTS has no cheap objective to report, only its progress.
+        target.report(done[0], float("nan"))
 
-    kernel = NUTS(model, init_strategy=_init(start))
+    kernel = NUTS(target.model, init_strategy=target.init_strategy())
     mcmc = MCMC(
         kernel,
         num_samples=num_samples,

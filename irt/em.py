@@ -6,6 +6,7 @@ import logging
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,6 +28,24 @@ ProgressCallback = Callable[[int, float, float], None]
 
 # Bound on the SQUAREM step length, in units of the plain EM step.
 _MAX_EXTRAPOLATION = 64.0
+
+
+@dataclass(frozen=True)
+class EMSettings:
+    """EM's quadrature grid, ``n_quad`` points on [−bound, bound], and its stopping rule:
+    no internal item coordinate moved more than ``tol`` in a cycle, or ``max_iter``
+    cycles (which warns with a ``ConvergenceWarning``)."""
+
+    n_quad: int = 61
+    bound: float = 6.0
+    tol: float = 1e-4
+    max_iter: int = 500
+
+    def __post_init__(self) -> None:
+        if not self.tol > 0:
+            raise IRTError(f"tol must be positive, got {self.tol}")
+        if self.max_iter < 1:
+            raise IRTError(f"max_iter must be at least 1, got {self.max_iter}")
 
 
 class EMCalibrator:
@@ -68,12 +87,9 @@ class EMCalibrator:
     ) -> None:
         self.model = ModelKind(model)
         self.priors = priors
+        EMSettings(n_quad, bound, tol, max_iter)  # checks them
         self.n_quad = n_quad
         self.bound = bound
-        if not tol > 0:
-            raise IRTError(f"tol must be positive, got {tol}")
-        if max_iter < 1:
-            raise IRTError(f"max_iter must be at least 1, got {max_iter}")
         self.tol = tol
         self.max_iter = max_iter
         self.max_newton = max_newton

@@ -14,7 +14,9 @@ import numpy as np
 
 from irt.estep import DesignMatrices
 from irt.models import ModelKind
-from irt.mstep import ALPHA, DELTA, GAMMA, MStepSpec, _add_prior_terms, grid_curves
+from irt.mstep_coords import ALPHA, DELTA, GAMMA, MStepSpec
+from irt.mstep_objective import grid_curves
+from irt.mstep_priors import add_prior_terms
 from irt.types import FloatArray
 
 _EPS = 1e-12
@@ -41,7 +43,7 @@ def item_standard_errors(
         for k2 in cols[i:]:
             info[:, k, k2] = info[:, k2, k] = np.einsum("nj,nj->j", scores[k], scores[k2])
     grad_dummy = np.zeros((n_items, 4))
-    _add_prior_terms(grad_dummy, info, coords, a, b, c, d, spec)
+    add_prior_terms(grad_dummy, info, coords, a, b, c, d, spec)
     if spec.model is ModelKind.ONE_PL:
         return _one_pl_errors(info, scores, a, b)
     cov = _invert_blocks(info, cols)

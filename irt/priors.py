@@ -3,10 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, overload
 
 from irt.errors import IRTError
 from irt.models import ModelKind
+
+
+class _PriorSet:
+    """A read-only flag of ``ItemPriors``: whether the prior holding ``field`` is on."""
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    @overload
+    def __get__(self, priors: None, owner: type[ItemPriors]) -> _PriorSet: ...
+
+    @overload
+    def __get__(self, priors: ItemPriors, owner: type[ItemPriors]) -> bool: ...
+
+    def __get__(self, priors: ItemPriors | None, owner: type[ItemPriors]) -> _PriorSet | bool:
+        if priors is None:
+            return self
+        return getattr(priors, self.field) is not None
 
 
 @dataclass(frozen=True)
@@ -47,21 +65,12 @@ class ItemPriors:
             if v is not None and not v >= 1:
                 raise IRTError(f"prior {name} must be >= 1 so that the mode is interior, got {v}")
 
-    @property
-    def has_a(self) -> bool:
-        return self.a_sdlog is not None
-
-    @property
-    def has_b(self) -> bool:
-        return self.b_sd is not None
-
-    @property
-    def has_c(self) -> bool:
-        return self.c_alpha is not None
-
-    @property
-    def has_d(self) -> bool:
-        return self.d_alpha is not None
+    # Whether a parameter has a prior, read off one of its two fields (``__post_init__``
+    # makes the two agree).
+    has_a = _PriorSet("a_sdlog")
+    has_b = _PriorSet("b_sd")
+    has_c = _PriorSet("c_alpha")
+    has_d = _PriorSet("d_alpha")
 
     @classmethod
     def none(cls) -> ItemPriors:

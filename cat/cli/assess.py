@@ -66,8 +66,9 @@ def assess(
 
       cat assess --pool item_pools/demo --model sim:0.5 --out result.json
 
-      cat assess --pool item_pools/demo --model qwen2.5:7b --base-url http://localhost:11434/v1
-                 --out result.json --report report/
+      cat assess --pool item_pools/demo --model qwen2.5:7b \\
+          --base-url http://localhost:11434/v1 \\
+          --out result.json --report report/
     """
     check_writable(out, report)
     pool = load_pool(pool_dir)

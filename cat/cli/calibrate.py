@@ -56,14 +56,22 @@ def calibrate(
     seed: int = typer.Option(
         0, "--seed", help="Random seed (Bayesian fits, --cross-fit folds); recorded."
     ),
-    no_priors: bool = typer.Option(
-        False, "--no-priors", help="Plain marginal ML: no priors on item parameters."
+    # " /--no-X" declares only the flag that turns X off: the parameter keeps the name
+    # calibrate_responses gives it (True by default) and, like any flag, shows no default.
+    priors: bool = typer.Option(
+        True,
+        " /--no-priors",
+        show_default=False,
+        help="Plain marginal ML: no priors on item parameters.",
     ),
     max_iter: int = typer.Option(500, "--max-iter", min=1, help="EM cycle cap."),
     tol: float = typer.Option(1e-4, "--tol", min=0.0, help="EM tolerance on parameter change."),
     quad_points: int = typer.Option(61, "--quad-points", min=5, help="Quadrature points."),
-    no_id_column: bool = typer.Option(
-        False, "--no-id-column", help="CSV has no subject-id column (ids s0001, s0002, ...)."
+    id_column: bool = typer.Option(
+        True,
+        " /--no-id-column",
+        show_default=False,
+        help="CSV has no subject-id column (ids s0001, s0002, ...).",
     ),
 ) -> None:
     """Fit an IRT model to RESPONSES and write its item parameters.
@@ -81,8 +89,8 @@ def calibrate(
         def progress(done: float, status: str) -> None:
             update(completed=done, description=status)
 
-        def cross_fitting(folds: int) -> None:
-            update(completed=None, description=f"cross-fitting {folds} folds")
+        def cross_fitting(what: str, done: float) -> None:
+            update(completed=done, description=f"cross-fit: {what}")
 
         outcome = calibrate_responses(
             responses,
@@ -96,13 +104,13 @@ def calibrate(
             cross_fit=cross_fit,
             cross_fit_lengths=lengths,
             seed=seed,
-            priors=not no_priors,
+            priors=priors,
             max_iter=max_iter,
             tol=tol,
             quad_points=quad_points,
-            id_column=not no_id_column,
+            id_column=id_column,
             progress=progress,
-            on_cross_fit=cross_fitting,
+            cross_fit_progress=cross_fitting,
         )
     for message in outcome.report.data_notes:
         say(f"note: {message}")

@@ -9,7 +9,6 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import ParamSpec, TextIO, TypeVar
 
@@ -76,14 +75,6 @@ def say(text: str) -> None:
     read as markup; and a line must stay one line at any terminal width, for scripts
     that read it."""
     stdout.print(text, markup=False, highlight=False, soft_wrap=True)
-
-
-def package_version() -> str:
-    """This installation's version, recorded in every output file."""
-    try:
-        return version("cat-llm")
-    except PackageNotFoundError:  # running from a source tree without installing
-        return "0+unknown"
 
 
 def check_writable(*paths: Path | None) -> None:
@@ -216,3 +207,15 @@ def progress_bar(description: str, total: float | None) -> Iterator[Callable[...
             progress.update(task, **fields)  # type: ignore[arg-type]
 
         yield update
+
+
+@contextmanager
+def fraction_progress(description: str) -> Iterator[Callable[[str, float], None]]:
+    """``progress_bar`` for work that reports ``progress(what, fraction done)`` (validation,
+    simulation): yield that callback, which moves the bar and shows ``what``."""
+    with progress_bar(description, total=1.0) as update:
+
+        def progress(what: str, done: float) -> None:
+            update(completed=done, description=what)
+
+        yield progress

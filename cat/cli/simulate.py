@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from cat.cli.common import check_writable, handle_errors, progress_bar, stdout
+from cat.cli.common import check_writable, fraction_progress, handle_errors, stdout
 from cat.engine.registry import EstimatorName, PolicyName
 from cat.engine.simulate_job import simulate as run_simulation
 from cat.engine.simulate_result import SimulationResult
@@ -62,7 +62,7 @@ def simulate(
       cat simulate --params item_pools/demo-en/params.csv --examinees 200 --out sim.json
     """
     check_writable(out)
-    with progress_bar(f"simulating {examinees} examinees", total=1.0) as update:
+    with fraction_progress(f"simulating {examinees} examinees") as progress:
         result = run_simulation(
             params,
             examinees=examinees,
@@ -76,7 +76,7 @@ def simulate(
             max_exposure=max_exposure,
             sympson_hetter=sympson_hetter,
             batch_size=batch_size,
-            progress=lambda what, done: update(completed=done, description=what),
+            progress=progress,
         )
     out.write_text(json.dumps(result.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8")
     _print(result, out)

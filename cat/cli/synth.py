@@ -79,12 +79,15 @@ def synth(
 
     Examples: a local vLLM or Ollama server; no LLM at all, the simulated server of the tests.
 
-      cat synth --pool item_pools/demo --agents qwen2.5:7b,llama3.1:8b
-                --base-url http://localhost:11434/v1 --store run.db --out responses.jsonl
+      cat synth --pool item_pools/demo --agents qwen2.5:7b,llama3.1:8b \\
+          --base-url http://localhost:11434/v1 \\
+          --store run.db --out responses.jsonl
 
-      python -m synth.local_server --pool examples/mini_pool --models good=0.9,bad=0.4 --port 8765 &
-      cat synth --pool examples/mini_pool --agents good,bad
-                --base-url http://127.0.0.1:8765/v1 --store mini.db --out mini.jsonl
+      python -m synth.local_server --pool examples/mini_pool \\
+          --models good=0.9,bad=0.4 --port 8765 &
+      cat synth --pool examples/mini_pool --agents good,bad \\
+          --base-url http://127.0.0.1:8765/v1 \\
+          --store mini.db --out mini.jsonl
     """
     kinds = _comma_list(participants, KINDS, "--participants")
     style_list = [Style(s) for s in _comma_list(styles, _STYLES, "--styles")]

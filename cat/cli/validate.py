@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from cat.cli.common import check_writable, fail, handle_errors, progress_bar, stdout
+from cat.cli.common import check_writable, fail, fraction_progress, handle_errors, stdout
 from cat.prediction.validation import RANDOM_RAW
 from cat.prediction.validation_report import ValidationReport, ValidationRow, validate_responses
 from irt.models import ModelKind
@@ -38,7 +38,10 @@ def validate(
     seed: int = typer.Option(
         0, "--seed", min=0, help="Seed of the split and random draws; recorded."
     ),
-    no_id_column: bool = typer.Option(False, "--no-id-column", help="CSV without subject ids."),
+    # " /--no-X" declares only the flag that turns X off (see calibrate.py).
+    id_column: bool = typer.Option(
+        True, " /--no-id-column", show_default=False, help="CSV without subject ids."
+    ),
     scenarios: Path | None = typer.Option(
         None,
         "--scenarios",
@@ -63,7 +66,7 @@ def validate(
     check_writable(out)
     length_list = _int_list(lengths, "--lengths")
     policy_list = [p.strip() for p in policies.split(",") if p.strip()]
-    with progress_bar("validating", total=1.0) as update:
+    with fraction_progress("validating") as progress:
         report = validate_responses(
             responses,
             lengths=length_list,
@@ -72,10 +75,10 @@ def validate(
             holdout=holdout,
             leave_one_out=leave_one_out,
             seed=seed,
-            id_column=not no_id_column,
+            id_column=id_column,
             scenarios=scenarios,
             scenario_column=scenario_column,
-            progress=lambda what, done: update(completed=done, description=what),
+            progress=progress,
         )
     out.write_text(json.dumps(report.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8")
     _print(report, out)

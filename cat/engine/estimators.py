@@ -9,6 +9,7 @@ examinees get the ``fallback`` estimator's value until the pattern is mixed.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -166,43 +167,48 @@ class EAPEstimator:
 
 
 @dataclass(frozen=True)
-class MLEstimator:
+class _FallbackEstimator(ABC):
+    """An estimate that exists only once an examinee's answers are mixed: ``fallback``
+    (MAP by default) serves until then. Subclasses find θ (``_mixed_theta``); the SE is
+    1/sqrt(test information) at it."""
+
+    bounds: tuple[float, float] = (-6.0, 6.0)
+    fallback: AbilityEstimator = field(default_factory=MAPEstimator)
+
+    def __post_init__(self) -> None:
+        _check_bounds(self.bounds)
+
+    def estimate(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return _with_fallback(answers, start, self.fallback, self._mixed)
+
+    def _mixed(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
+        theta = self._mixed_theta(answers, start)
+        _, info = _score_info(answers, theta)
+        return theta, 1.0 / np.sqrt(np.maximum(info, 1e-12))
+
+    @abstractmethod
+    def _mixed_theta(self, answers: Answers, start: FloatArray) -> FloatArray:
+        """θ of examinees whose answers are mixed."""
+
+
+@dataclass(frozen=True)
+class MLEstimator(_FallbackEstimator):
     """Maximum likelihood (Fisher scoring, bounded); SE = 1/sqrt(test information).
 
     While an examinee's answers all agree the likelihood has no maximum inside the
     bounds, so ``fallback`` (MAP by default) is used until the pattern is mixed.
     """
 
-    bounds: tuple[float, float] = (-6.0, 6.0)
-    fallback: AbilityEstimator = field(default_factory=MAPEstimator)
-
-    def __post_init__(self) -> None:
-        _check_bounds(self.bounds)
-
-    def estimate(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
-        return _with_fallback(answers, start, self.fallback, self._mixed)
-
-    def _mixed(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
-        theta = _maximise(answers, start, self.bounds, None)
-        _, info = _score_info(answers, theta)
-        return theta, 1.0 / np.sqrt(np.maximum(info, 1e-12))
+    def _mixed_theta(self, answers: Answers, start: FloatArray) -> FloatArray:
+        return _maximise(answers, start, self.bounds, None)
 
 
 @dataclass(frozen=True)
-class WLEEstimator:
+class WLEEstimator(_FallbackEstimator):
     """Warm's weighted likelihood estimate: the root of S(θ) + J(θ) / (2 I(θ)), whose
     first-order bias is zero; SE = 1/sqrt(I). Falls back while answers all agree."""
 
-    bounds: tuple[float, float] = (-6.0, 6.0)
-    fallback: AbilityEstimator = field(default_factory=MAPEstimator)
-
-    def __post_init__(self) -> None:
-        _check_bounds(self.bounds)
-
-    def estimate(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
-        return _with_fallback(answers, start, self.fallback, self._mixed)
-
-    def _mixed(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
+    def _mixed_theta(self, answers: Answers, start: FloatArray) -> FloatArray:
         lo, hi = self.bounds
         theta = np.clip(start, lo, hi).astype(np.float64)
         for _ in range(40):
@@ -215,8 +221,7 @@ class WLEEstimator:
             theta = np.clip(theta + step, lo, hi)
             if np.abs(step).max(initial=0.0) < 1e-8:
                 break
-        _, info = _score_info(answers, theta)
-        return theta, 1.0 / np.sqrt(np.maximum(info, 1e-12))
+        return theta
 
 
 def _with_fallback(

@@ -68,6 +68,10 @@ class SessionConfig(BaseModel):
         return StoppingRule(self.max_items, self.se_target, self.min_items)
 
 
+#: The test so far: what a session records as it goes, and saves and restores as it is.
+_PROGRESS = ("given", "responses", "skipped", "theta_history", "se_history", "stop_reason")
+
+
 class SavedSession(BaseModel):
     """The JSON form of a session."""
 
@@ -199,13 +203,8 @@ class AssessmentSession:
         saved = SavedSession(
             config=self.config,
             pool_items=self.params.n_items,
-            given=self.given,
-            responses=self.responses,
-            skipped=self.skipped,
-            theta_history=self.theta_history,
-            se_history=self.se_history,
-            stop_reason=self.stop_reason,
             rng_state=self._rng.bit_generator.state,
+            **{name: getattr(self, name) for name in _PROGRESS},
         )
         return saved.model_dump_json(indent=1)
 
@@ -229,11 +228,7 @@ class AssessmentSession:
         if unknown:
             raise CatError(f"the session's items are not in this pool (e.g. {unknown[0]!r})")
         session = cls(params=params, config=saved.config, scenario=scenario, pool_info=pool_info)
-        session.given = list(saved.given)
-        session.responses = list(saved.responses)
-        session.skipped = list(saved.skipped)
-        session.theta_history = list(saved.theta_history)
-        session.se_history = list(saved.se_history)
-        session.stop_reason = saved.stop_reason
+        for name, value in saved.model_dump(include=set(_PROGRESS)).items():
+            setattr(session, name, value)  # fresh lists: the session's own
         session._rng.bit_generator.state = saved.rng_state
         return session

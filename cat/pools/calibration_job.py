@@ -83,14 +83,15 @@ def calibrate_responses(
     quad_points: int = 61,
     id_column: bool = True,
     progress: FitProgress | None = None,
-    on_cross_fit: Callable[[int], None] | None = None,
+    cross_fit_progress: Callable[[str, float], None] | None = None,
 ) -> CalibrationOutcome:
     """Fit ``model`` to the response matrix in ``responses`` and write what is asked:
     item parameters to ``out``, abilities to ``abilities``, the fit report to ``report``,
     and into the pool folder ``pool`` its params.csv, reference.jsonl and the calibration's
     provenance in pool.json. ``cross_fit`` K (with ``pool``) replays each reference with
     the pool calibrated on the other K − 1 folds and stores the prediction errors that
-    ``cat assess`` widens its interval by (``on_cross_fit(K)`` is called before that)."""
+    ``cat assess`` widens its interval by (``cross_fit_progress(what, fraction done)``
+    follows its folds)."""
     model, method, scoring = ModelKind(model), CalibrationMethod(method), AbilityMethod(scoring)
     if out is None and pool is None:
         raise CatError("say where the parameters go: --out PARAMS.csv and/or --pool DIR")
@@ -137,9 +138,15 @@ def calibrate_responses(
     errors = None
     if pool is not None and scores is not None and questions is not None:
         if cross_fit is not None:
-            if on_cross_fit is not None:
-                on_cross_fit(cross_fit)
-            errors = _cross_fit(questions.items, matrix, model, cross_fit, cross_fit_lengths, seed)
+            errors = _cross_fit(
+                questions.items,
+                matrix,
+                model,
+                cross_fit,
+                cross_fit_lengths,
+                seed,
+                cross_fit_progress,
+            )
         provenance = _provenance(responses, matrix, result, scoring)
         rows = reference_rows(matrix, scores)
         dumped = None if errors is None else errors.model_dump()
@@ -158,6 +165,7 @@ def _cross_fit(
     folds: int,
     lengths: Sequence[int],
     seed: int,
+    progress: Callable[[str, float], None] | None,
 ) -> PredictionErrors:
     """The references' cross-fitted errors, content-balanced when every item has a
     scenario in the pool."""
@@ -168,7 +176,7 @@ def _cross_fit(
     scenario = None
     if all(item.scenario for item in items) and known.issuperset(matrix.item_ids):
         scenario = scenarios_of(items, matrix.item_ids).codes
-    return cross_fit_errors(matrix, model, folds, list(lengths), seed, scenario)
+    return cross_fit_errors(matrix, model, folds, list(lengths), seed, scenario, progress)
 
 
 def _provenance(

@@ -4,7 +4,7 @@ what the checks of ``cat.pools.fit_checks`` found."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -199,14 +199,7 @@ def lay_out(pool: LoadedPool, found: FitFindings, settings: FitSettings) -> Pool
         items=len(rows),
         items_tested=int(tested.sum()),
         items_not_in_pool=len(found.ignored),
-        settings=SettingsUsed(
-            alpha=settings.alpha,
-            correction=settings.correction,
-            replicates=settings.replicates,
-            seed=settings.seed,
-            min_responses=settings.min_responses,
-            choices=found.choices_used,
-        ),
+        settings=SettingsUsed(**asdict(settings), choices=found.choices_used),
         method=(
             "grouped chi-square (Yen's Q1 at known theta, cube root) of each item's curve "
             "refitted at the subjects' EAP theta, against "

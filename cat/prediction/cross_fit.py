@@ -14,6 +14,8 @@ then widens its interval to the split-conformal 90% half-width of those errors
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from cat.errors import CatError
@@ -30,10 +32,12 @@ def cross_fit_errors(
     lengths: list[int],
     seed: int,
     scenario: tuple[int, ...] | None = None,
+    progress: Callable[[str, float], None] | None = None,
 ) -> PredictionErrors:
     """Replay every subject of ``responses`` with the pool calibrated on the other folds
     (MFI, content-balanced when ``scenario`` codes are given, ML θ) and return the
-    plug-in's signed errors per length."""
+    plug-in's signed errors per length. ``progress(what, fraction done)`` follows the
+    folds."""
     if responses.n_subjects < 2 * folds:
         raise CatError(
             f"--cross-fit {folds} needs at least {2 * folds} subjects, "
@@ -50,6 +54,7 @@ def cross_fit_errors(
         holdout=None,
         scenario=scenario,
         folds=folds,
+        progress=progress,
     )
     errors: dict[str, list[float]] = {}
     for p in predictions:

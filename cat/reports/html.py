@@ -199,20 +199,56 @@ def _figure(src: str, alt: str, caption: str) -> str:
     )
 
 
-def _scenarios(result: AssessmentResult) -> str:
-    if not result.scenarios:
+#: A data table's columns: (header HTML, whether the column holds right-aligned numbers).
+_Columns = Sequence[tuple[str, bool]]
+
+_SCENARIO_COLUMNS: _Columns = (
+    ("Scenario", False),
+    ("Predicted", True),
+    ("Interval", True),
+    ("Items given", True),
+)
+_NEIGHBOUR_COLUMNS: _Columns = (("Subject", False), ("θ", True), ("SE", True), ("P(above)", True))
+_ITEM_COLUMNS: _Columns = (
+    ("#", True),
+    ("Item", False),
+    ("Scenario", False),
+    ("Answer", False),
+    ("θ after", True),
+    ("SE after", True),
+)
+
+
+def _tr(columns: _Columns, cells: Sequence[str], tag: str = "td", attrs: str = "") -> str:
+    """One row of a data table from already-escaped HTML cells."""
+    inner = "".join(
+        f"<{tag} class='num'>{cell}</{tag}>" if numeric else f"<{tag}>{cell}</{tag}>"
+        for (_, numeric), cell in zip(columns, cells, strict=True)
+    )
+    return f"<tr{attrs}>{inner}</tr>"
+
+
+def _table(columns: _Columns, rows: Sequence[Sequence[str]], marked: int | None = None) -> str:
+    """A data table of already-escaped HTML cells, row ``marked`` highlighted; "" (no
+    table, and the caller shows no section) when there are no rows."""
+    if not rows:
         return ""
     body = "".join(
-        f"<tr><td>{_e(name)}</td><td class='num'>{_pct(s.value)}</td>"
-        f"<td class='num'>{_interval(s.low, s.high, _pct)}</td>"
-        f"<td class='num'>{s.n_given:,}</td></tr>"
-        for name, s in result.scenarios.items()
+        _tr(columns, cells, attrs=" class='me'" if k == marked else "")
+        for k, cells in enumerate(rows)
     )
-    return (
-        "<h2>Predicted accuracy by scenario</h2><table><tr><th>Scenario</th>"
-        "<th class='num'>Predicted</th><th class='num'>Interval</th>"
-        f"<th class='num'>Items given</th></tr>{body}</table>"
+    return f"<table>{_tr(columns, [name for name, _ in columns], tag='th')}{body}</table>"
+
+
+def _scenarios(result: AssessmentResult) -> str:
+    table = _table(
+        _SCENARIO_COLUMNS,
+        [
+            [_e(name), _pct(s.value), _interval(s.low, s.high, _pct), f"{s.n_given:,}"]
+            for name, s in (result.scenarios or {}).items()
+        ],
     )
+    return table and f"<h2>Predicted accuracy by scenario</h2>{table}"
 
 
 def _neighbours(result: AssessmentResult) -> str:
@@ -222,43 +258,39 @@ def _neighbours(result: AssessmentResult) -> str:
     theta = result.theta
     # Same rule as the rank: a reference is above when its θ is strictly higher.
     split = sum(1 for r in refs if r.theta > theta) if finite(theta) else len(refs)
-    shown = [*refs[max(split - 3, 0) : split], None, *refs[split : split + 3]]
+    above, below = refs[max(split - 3, 0) : split], refs[split : split + 3]
 
-    def row(ref: Neighbour | None) -> str:
-        if ref is None:
-            return (
-                f"<tr class='me'><td>{_e(result.model)} (this model)</td>"
-                f"<td class='num'>{_f(theta)}</td><td class='num'>{_f(result.se)}</td>"
-                "<td class='num'></td></tr>"
-            )
-        return (
-            f"<tr><td>{_e(ref.subject_id)}</td><td class='num'>{_f(ref.theta)}</td>"
-            f"<td class='num'>{_f(ref.se)}</td><td class='num'>{_f(ref.p_above)}</td></tr>"
-        )
+    def cells(ref: Neighbour) -> list[str]:
+        return [_e(ref.subject_id), _f(ref.theta), _f(ref.se), _f(ref.p_above)]
 
+    me = [f"{_e(result.model)} (this model)", _f(theta), _f(result.se), ""]
+    rows = [*map(cells, above), me, *map(cells, below)]
     return (
         "<h2>Neighbours</h2><p>The reference subjects just above and below this model. "
         "P(above) is the probability that this model's ability is higher than theirs.</p>"
-        "<table><tr><th>Subject</th><th class='num'>θ</th><th class='num'>SE</th>"
-        f"<th class='num'>P(above)</th></tr>{''.join(row(r) for r in shown)}</table>"
+        + _table(_NEIGHBOUR_COLUMNS, rows, marked=len(above))
     )
 
 
 def _items(result: AssessmentResult) -> str:
-    if not result.items:
-        return ""
-    body = "".join(
-        f"<tr><td class='num'>{k}</td><td>{_e(i.id)}</td>"
-        f"<td>{_e(i.scenario or '')}</td><td>{_ANSWERS.get(i.response, _DASH)}</td>"
-        f"<td class='num'>{_f(i.theta_after)}</td><td class='num'>{_f(i.se_after)}</td></tr>"
-        for k, i in enumerate(result.items, start=1)
+    table = _table(
+        _ITEM_COLUMNS,
+        [
+            [
+                str(k),
+                _e(i.id),
+                _e(i.scenario or ""),
+                _ANSWERS.get(i.response, _DASH),
+                _f(i.theta_after),
+                _f(i.se_after),
+            ]
+            for k, i in enumerate(result.items, start=1)
+        ],
     )
     # <details> folds the long list away without JavaScript.
-    return (
+    return table and (
         f"<h2>Items</h2><details><summary>All {len(result.items)} items in the order given"
-        "</summary><table><tr><th class='num'>#</th><th>Item</th><th>Scenario</th>"
-        "<th>Answer</th><th class='num'>θ after</th><th class='num'>SE after</th></tr>"
-        f"{body}</table></details>"
+        f"</summary>{table}</details>"
     )
 
 

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 from synth.errors import SynthError
 
 __all__ = ["FaultPlan"]
+
+
+def _rate() -> float:
+    """A field of ``FaultPlan``: the share of requests that get a fault; off unless set."""
+    return field(default=0.0, metadata={"kind": "rate"})
+
+
+def _seconds(default: float) -> float:
+    """A field of ``FaultPlan``: how long a fault makes the client wait."""
+    return field(default=default, metadata={"kind": "seconds"})
 
 
 @dataclass(frozen=True)
@@ -17,15 +27,18 @@ class FaultPlan:
     ``rate_slow``: the reply comes after ``slow_seconds`` (meant to outlast the client's
     timeout). ``rate_malformed``: 200 whose body is truncated JSON. ``rate_drop``: the
     connection is closed without any response.
+
+    Each field's ``metadata["kind"]`` says which it is, a ``"rate"`` or ``"seconds"``:
+    the checks, ``draw`` and the server's command line go by it.
     """
 
-    rate_429: float = 0.0
-    rate_500: float = 0.0
-    rate_slow: float = 0.0
-    rate_malformed: float = 0.0
-    rate_drop: float = 0.0
-    retry_after: float = 0.05
-    slow_seconds: float = 2.0
+    rate_429: float = _rate()
+    rate_500: float = _rate()
+    rate_slow: float = _rate()
+    rate_malformed: float = _rate()
+    rate_drop: float = _rate()
+    retry_after: float = _seconds(0.05)
+    slow_seconds: float = _seconds(2.0)
 
     def __post_init__(self) -> None:
         rates = self._rates()
@@ -35,18 +48,17 @@ class FaultPlan:
         total = sum(rate for _, rate in rates)
         if total > 1.0 + 1e-9:
             raise SynthError(f"fault rates add up to {total:g}, more than 1")
-        if not self.retry_after >= 0.0:
-            raise SynthError(f"retry_after must be >= 0, got {self.retry_after}")
-        if not self.slow_seconds >= 0.0:
-            raise SynthError(f"slow_seconds must be >= 0, got {self.slow_seconds}")
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.metadata["kind"] == "seconds" and not value >= 0.0:
+                raise SynthError(f"{f.name} must be >= 0, got {value}")
 
     def _rates(self) -> tuple[tuple[str, float], ...]:
-        return (
-            ("429", self.rate_429),
-            ("500", self.rate_500),
-            ("slow", self.rate_slow),
-            ("malformed", self.rate_malformed),
-            ("drop", self.rate_drop),
+        """(fault, rate) in field order: ``("429", self.rate_429)`` first."""
+        return tuple(
+            (f.name.removeprefix("rate_"), getattr(self, f.name))
+            for f in fields(self)
+            if f.metadata["kind"] == "rate"
         )
 
     def draw(self, u: float) -> str:

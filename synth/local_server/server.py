@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Final
@@ -165,10 +166,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--log", type=Path, default=None, help="append request records here")
-    for name in ("429", "500", "slow", "malformed", "drop"):
-        parser.add_argument(f"--rate-{name}", type=float, default=0.0, metavar="X")
-    parser.add_argument("--retry-after", type=float, default=0.05, metavar="SECONDS")
-    parser.add_argument("--slow-seconds", type=float, default=2.0, metavar="SECONDS")
+    for f in fields(FaultPlan):  # --rate-429 X, ..., --slow-seconds SECONDS
+        parser.add_argument(
+            "--" + f.name.replace("_", "-"),
+            type=float,
+            default=f.default,
+            metavar="X" if f.metadata["kind"] == "rate" else "SECONDS",
+        )
     return parser
 
 
@@ -181,15 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stop.set()
 
     try:
-        faults = FaultPlan(
-            rate_429=args.rate_429,
-            rate_500=args.rate_500,
-            rate_slow=args.rate_slow,
-            rate_malformed=args.rate_malformed,
-            rate_drop=args.rate_drop,
-            retry_after=args.retry_after,
-            slow_seconds=args.slow_seconds,
-        )
+        faults = FaultPlan(**{f.name: getattr(args, f.name) for f in fields(FaultPlan)})
         pool = read_questions(args.pool)
         server = LocalServer(
             pool.items,
