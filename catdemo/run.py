@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from cat.assessment.assess import assess
 from cat.assessment.examinees import EndpointExaminee
 from cat.assessment.result import AssessmentResult
+from cat.engine.session import AssessmentSession
 from cat.pools.calibration import record_calibration, reference_rows
 from cat.pools.loading import load_pool
 from cat.results import ResultModel
@@ -35,8 +36,11 @@ from synth.backend import OpenAIBackend, RetryPolicy
 from synth.export import write_responses
 from synth.local_server import LocalServer
 from synth.participants import make_participants, parse_agents
-from synth.runner import RunSettings, SynthRunner
+from synth.runner import RunProgress, RunSettings, SynthRunner
 from synth.store import RunStore
+
+#: Called with what is being done and the fraction of it done.
+Progress = Callable[[str, float], None]
 
 #: The five calibration models and the three assessed ones, by true ability θ.
 REFERENCE_MODELS = {
@@ -116,9 +120,11 @@ def run_demo(
     length: int = 60,
     seed: int = 0,
     say: Callable[[str], None] = print,
+    progress: Progress | None = None,
 ) -> DemoResult:
     """Everything the ``cat demo`` command does; files go into ``work`` (the calibrated
-    pool into ``work/pool``)."""
+    pool into ``work/pool``). ``say`` gets a line as each stage starts, ``progress(what,
+    fraction done)`` follows the synthesis calls and the adaptive items."""
     started = time.perf_counter()
     pool = subset(read_questions(pool_dir), n_items, seed)
     truth = true_item_params(pool.items, seed)
@@ -126,9 +132,9 @@ def run_demo(
     work.mkdir(parents=True, exist_ok=True)
     with LocalServer(pool.items, models, irt=truth, seed=seed) as server:
         say(f"local OpenAI-compatible server at {server.base_url}, {len(models)} simulated models")
-        responses = _synthesise(pool, server, work, seed, say)
+        responses = _synthesise(pool, server, work, seed, say, progress)
         calibrated = _calibrate(pool, responses, work, pool_dir, seed, say)
-        rows = _assess(calibrated, server, work, length, seed, say)
+        rows = _assess(calibrated, server, work, length, seed, say, progress)
     return DemoResult(
         seed=seed,
         items=len(pool.items),
@@ -141,7 +147,12 @@ def run_demo(
 
 
 def _synthesise(
-    pool: QuestionSet, server: LocalServer, work: Path, seed: int, say: Callable[[str], None]
+    pool: QuestionSet,
+    server: LocalServer,
+    work: Path,
+    seed: int,
+    say: Callable[[str], None],
+    progress: Progress | None,
 ) -> Path:
     agents = parse_agents(",".join(REFERENCE_MODELS), server.base_url)
     who = make_participants(agents)
@@ -154,10 +165,19 @@ def _synthesise(
         f"debate -> reflection) x {len(pool.items)} items = {calls:,} stage calls"
     )
 
+    def show(p: RunProgress) -> None:
+        assert progress is not None
+        progress(f"synthesis: {p.done:,} of {p.total:,} calls", p.done / max(p.total, 1))
+
     async def go() -> None:
         with RunStore(store_path) as store:
             runner = SynthRunner(
-                pool, who, store, {server.base_url: backend}, RunSettings(concurrency=32, seed=seed)
+                pool,
+                who,
+                store,
+                {server.base_url: backend},
+                RunSettings(concurrency=32, seed=seed),
+                on_progress=None if progress is None else show,
             )
             try:
                 await runner.run()
@@ -206,6 +226,7 @@ def _assess(
     length: int,
     seed: int,
     say: Callable[[str], None],
+    progress: Progress | None,
 ) -> list[AssessedModel]:
     assert pool.params is not None  # just calibrated
     item_ids = pool.params.item_ids
@@ -216,7 +237,13 @@ def _assess(
         for name, theta in ASSESSED_MODELS.items():
             backend = OpenAIBackend(server.base_url, timeout=30.0)
             examinee = EndpointExaminee(name, backend=backend, store=store)
-            result = assess(pool, examinee, length=length, seed=seed)
+
+            def show(session: AssessmentSession, _: object, name: str = name) -> None:
+                if progress is not None:
+                    given = len(session.given)
+                    progress(f"assessing {name}: {given} of {length} items", given / length)
+
+            result = assess(pool, examinee, length=length, seed=seed, on_step=show)
             true_acc = float(np.mean([server.p_right(name, i) for i in item_ids]))
             true_rank = 1 + sum(a > true_acc for a in ref_acc)
             rows.append(

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from cat.cli.common import check_writable, handle_errors, say, stdout
+from cat.cli.common import check_writable, fraction_progress, handle_errors, say, stdout
 
 DEMO_POOL = Path(__file__).resolve().parents[2] / "item_pools" / "demo"
 
@@ -35,7 +35,10 @@ def demo(
     from catdemo.run import run_demo
 
     check_writable(work)
-    result = run_demo(pool_dir, work, n_items, length, seed, say=lambda s: say(f"· {s}"))
+    with fraction_progress("demo") as progress:
+        result = run_demo(
+            pool_dir, work, n_items, length, seed, say=lambda s: say(f"· {s}"), progress=progress
+        )
     pool_size = result.assessed[0].result.pool.n_items if result.assessed else result.items
     table = Table(title=f"New models after {length} adaptive items (of {pool_size})")
     table.add_column("model", no_wrap=True)
