@@ -1,0 +1,3 @@
+"""The offline demo behind ``cat demo``: a local server plays simulated models that
+answer by generation → debate → reflection (``synth``), their answers are calibrated
+(``irt``), and new models are assessed adaptively (``cat``). Wiring only; ``run`` holds it."""

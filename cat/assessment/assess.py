@@ -153,7 +153,7 @@ def _start(
     name: str,
     params: ItemParams,
     config: SessionConfig,
-    scenario: tuple[int, ...],
+    scenario: tuple[int, ...] | None,
     resume: bool,
 ) -> tuple[AssessmentSession, list[ItemRecord]]:
     """A new session, or the interrupted one in ``store`` when ``resume`` asks for it."""
