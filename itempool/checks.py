@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from itempool.items import PoolItem
 from itempool.manifest import PoolManifest, ReferenceRow
-from itempool.problems import Problem, describe_errors, read_lines
+from itempool.problems import Problem, describe_errors, json_lines, read_lines
 
 MANIFEST = "pool.json"
 ITEMS = "items.jsonl"
@@ -50,13 +50,9 @@ def check_items(
         return None, lines_of
     items: list[PoolItem] = []
     listed = set(scenarios)
-    for line_no, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(ITEMS, line_no, f"not valid JSON ({exc.msg})"))
+    for line_no, data, not_json in json_lines(lines):
+        if not_json is not None:
+            problems.append(Problem(ITEMS, line_no, f"not valid JSON ({not_json})"))
             continue
         raw_id = data.get("id") if isinstance(data, dict) else None
         if isinstance(raw_id, str):
@@ -92,15 +88,12 @@ def check_references(path: Path, problems: list[Problem]) -> list[ReferenceRow] 
         return None
     rows: list[ReferenceRow] = []
     seen: dict[str, int] = {}
-    for line_no, line in enumerate(lines, start=1):
-        if not line.strip():
+    for line_no, data, not_json in json_lines(lines):
+        if not_json is not None:
+            problems.append(Problem(REFERENCE, line_no, f"not valid JSON ({not_json})"))
             continue
         try:
-            # json.loads, unlike pydantic's parser, reads NaN, which is then reported.
-            row = ReferenceRow.model_validate(json.loads(line))
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(REFERENCE, line_no, f"not valid JSON ({exc.msg})"))
-            continue
+            row = ReferenceRow.model_validate(data)
         except ValidationError as exc:
             problems.append(Problem(REFERENCE, line_no, describe_errors(exc)))
             continue

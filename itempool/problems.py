@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
+import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from pydantic import ValidationError
 
@@ -54,3 +55,16 @@ def read_lines(path: Path, problems: list[Problem]) -> list[str] | None:
     except (OSError, UnicodeError) as exc:
         problems.append(Problem(path.name, None, f"cannot read it ({exc})"))
         return None
+
+
+def json_lines(lines: Iterable[str]) -> Iterator[tuple[int, Any, str | None]]:
+    """For each non-blank line of a JSONL text: its number, its value, and None; or, where
+    the line is not JSON, its number, None and the parser's message. (``json.loads``,
+    unlike pydantic's parser, reads NaN, which the checks then report.)"""
+    for line_no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield line_no, json.loads(line), None
+        except json.JSONDecodeError as exc:
+            yield line_no, None, exc.msg

@@ -23,7 +23,6 @@ Every reason an item is flagged is one of ``REASONS``; the statistics behind the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -57,6 +56,7 @@ from cat.pools.fit_report import (
     SettingsUsed,
     lay_out,
 )
+from cat.pools.jsonl import read_json_lines
 from cat.pools.loading import load_pool
 from cat.pools.recalibration import merge_responses
 from cat.provenance import package_version, utc_now
@@ -100,15 +100,12 @@ def read_choices(path: Path) -> Choices:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise CatError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, row in read_json_lines(str(path), lines):
         try:
-            row = json.loads(line)
             subject, choices = str(row["subject_id"]), row["choices"]
             if not isinstance(choices, dict):
                 raise TypeError("choices is not an object")
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (KeyError, TypeError) as exc:
             raise CatError(
                 f"{path}:{number}: expected {{'subject_id': ..., 'choices': {{item: option}}}}"
                 f" ({exc})"

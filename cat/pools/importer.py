@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from cat.errors import CatError
+from cat.pools.jsonl import read_json_lines
 from cat.pools.lm_eval import import_lm_eval, lm_eval_task
 from itempool import ITEMS, MANIFEST, ItemType, PoolItem
 from itempool.problems import describe_errors, numbered_csv_rows
@@ -75,13 +76,7 @@ def _records(
         raise CatError(f"{path.name}: questions must be .csv or .jsonl (optionally .gz)")
     with _open_text(path) as fh:
         if name.endswith(".jsonl"):
-            for line_no, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise CatError(f"{path.name}:{line_no}: not valid JSON ({exc.msg})") from exc
+            for line_no, record in read_json_lines(path.name, fh):
                 if not isinstance(record, dict):
                     raise CatError(f"{path.name}:{line_no}: expected a JSON object")
                 absent = sorted(columns - optional - set(record))

@@ -8,7 +8,6 @@ checked; the first bad one stops the import with its file and line.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from cat.errors import CatError
+from cat.pools.jsonl import read_json_lines
 from irt.readers import write_csv, write_jsonl
 from irt.responses import MISSING, ResponseMatrix
 
@@ -96,14 +96,8 @@ def import_lm_eval(
         who = subject or path.resolve().parent.name
         try:
             with path.open(encoding="utf-8") as fh:
-                for line_no, line in enumerate(fh, start=1):
-                    if not line.strip():
-                        continue
+                for line_no, record in read_json_lines(path.name, fh):
                     where = f"{path.name}:{line_no}"
-                    try:
-                        record = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise CatError(f"{where}: not valid JSON ({exc.msg})") from exc
                     if not isinstance(record, dict) or not isinstance(record.get("doc_id"), int):
                         raise CatError(f"{where}: not an lm-eval sample (no integer doc_id)")
                     if filter_name is not None and record.get("filter") != filter_name:

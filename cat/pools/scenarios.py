@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import csv
 import gzip
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from cat.errors import CatError
+from cat.pools.jsonl import read_json_lines
 from itempool import PoolItem
 
 
@@ -68,13 +68,10 @@ def _open(path: Path) -> TextIO:
 
 def _rows(fh: TextIO, path: Path, column: str) -> Iterator[tuple[str, str]]:
     if path.name.removesuffix(".gz").endswith(".jsonl"):
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
+        for n, record in read_json_lines(path.name, fh):
             try:
-                record = json.loads(line)
                 yield str(record["id"]), str(record[column])
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            except (KeyError, TypeError) as exc:
                 raise CatError(
                     f"{path.name}, line {n}: need an object with 'id' and {column!r} ({exc})"
                 ) from exc
