@@ -135,13 +135,14 @@ def read_checked_params(path: Path, model: ModelKind | None = None) -> ItemParam
     errors = [p for p in check_params(Path(path), model) if not p.warning]
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise PoolFormatError(f"{path}: {_where(errors[0])}{more}")
+        raise PoolFormatError(f"{_where(path, errors[0])}{more}")
     try:
         return read_params(path, model)
     except IRTError as exc:  # check_params should have caught it
         raise PoolFormatError(f"{path}: {exc}") from exc
 
 
-def _where(problem: Problem) -> str:
-    line = "" if problem.line is None else f"line {problem.line}: "
-    return f"{line}{problem.message}"
+def _where(path: Path, problem: Problem) -> str:
+    """``path:LINE: message``, as ``cat pool validate`` names a problem."""
+    line = "" if problem.line is None else f":{problem.line}"
+    return f"{path}{line}: {problem.message}"

@@ -208,7 +208,7 @@ def test_a_bad_params_file_is_refused_with_its_line(
     params_csv.write_text("\n".join(lines) + "\n")
     out = tmp_path / "sim.json"
     code, output = _simulate(params_csv, out)
-    assert code == 2 and "line 3" in output and message in output
+    assert code == 2 and f"{params_csv.name}:3: {message}" in output
     assert len(output.strip().splitlines()) == 1 and not out.exists()
 
 
