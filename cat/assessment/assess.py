@@ -24,6 +24,7 @@ from cat.assessment.result import (
 )
 from cat.assessment.run import run_assessment
 from cat.assessment.summary import Reference, summarize
+from cat.engine.registry import DEFAULT_CONTENT_BALANCING, DEFAULT_ESTIMATOR, DEFAULT_POLICY
 from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
 from cat.pools.scenarios import scenarios_of
@@ -41,11 +42,11 @@ def assess(
     examinee: Examinee,
     *,
     length: int = 250,
-    policy: str = "mfi",
-    estimator: str = "mle",
+    policy: str = DEFAULT_POLICY.value,
+    estimator: str = DEFAULT_ESTIMATOR.value,
     se_target: float | None = None,
     min_length: int = 0,
-    content_balancing: bool = True,
+    content_balancing: bool = DEFAULT_CONTENT_BALANCING,
     batch_size: int = 1,
     seed: int = 0,
     resume: bool = False,
@@ -60,7 +61,9 @@ def assess(
     ``length`` items or once SE ≤ ``se_target``, never before ``min_length``. An examinee
     with a run store (a live model) saves the session after every batch: an interrupted
     assessment raises ``CatError`` on the next call unless ``resume`` continues it, and
-    ``resume`` with nothing to continue is refused too. ``model_name`` (default: the
+    ``resume`` with nothing to continue is refused too. The defaults are the registry's
+    (``cat.engine.registry.DEFAULT_POLICY`` and beside it), which ``cat validate``'s
+    "default" policy replays. ``model_name`` (default: the
     examinee's label) and ``base_url`` are recorded in the result."""
     params = _params(pool)
     if batch_size < 1:

@@ -3,9 +3,10 @@
 The accuracy interval here combines θ's uncertainty with the Bernoulli chance in the
 answers not yet seen; it holds no term for model misfit, which the prototype in DESIGN.md
 found to dominate on long tests over big pools.
-``cat validate`` reports cross-conformal intervals from held-out subjects' errors and
-their real coverage; a pool that stores such errors from a cross-fit of its references
-lets ``cat assess`` widen this interval the same way.
+A pool that stores its references' cross-fitted errors lets ``cat assess`` widen this
+interval to their conformal half-width (``cat.prediction.intervals``, which ``cat
+validate`` applies to held-out subjects with errors cross-fitted inside the training
+subjects, and reports the coverage of both).
 """
 
 from __future__ import annotations
@@ -27,13 +28,13 @@ from cat.assessment.result import (
 )
 from cat.engine.session import AssessmentSession
 from cat.prediction.conformal import describe_widening
+from cat.prediction.intervals import Z90 as _Z90
+from cat.prediction.intervals import theta_and_chance, widen
 from cat.prediction.predictors import reference_offset
 from irt.models import probability
 from irt.person_fit import LZ_FLAG, lz
 from irt.types import FloatArray, IntArray
 from itempool.prediction_errors import PredictionErrors
-
-_Z90 = float(norm.ppf(0.95))
 
 
 @dataclass(frozen=True)
@@ -107,22 +108,16 @@ def summarize(
         # Bernoulli spread (around P at θ̂) widens the interval beside θ's uncertainty.
         p = scores["value"][items][~given[items]]
         spread = _Z90 * float(np.sqrt(np.sum(p * (1.0 - p)))) / max(len(items), 1)
-        return Accuracy(
-            value=value,
-            low=value - float(np.hypot(value - low, spread)),
-            high=value + float(np.hypot(high - value, spread)),
-        )
+        bounds = theta_and_chance(value, low, high, spread)
+        return Accuracy(value=value, low=float(bounds[0]), high=float(bounds[1]))
 
     overall = accuracy(everything)
     interval = AccuracyInterval(method="theta and the unseen answers' chance")
     if prediction_errors is not None:
         interval = AccuracyInterval(**describe_widening(prediction_errors, len(session.given)))
         half = float(interval.half_width or 0.0)
-        overall = Accuracy(
-            value=overall.value,
-            low=max(0.0, min(overall.low, overall.value - half)),
-            high=min(1.0, max(overall.high, overall.value + half)),
-        )
+        low, high = widen(overall.value, overall.low, overall.high, half)
+        overall = Accuracy(value=overall.value, low=float(low), high=float(high))
     scenarios = None
     if session.scenario is not None:
         codes = np.asarray(session.scenario)

@@ -11,7 +11,7 @@ from cat.assessment.assess import assess as run_assess
 from cat.assessment.examinees import parse_model_spec
 from cat.assessment.result import AssessmentResult, ItemRecord, Rank
 from cat.cli.common import check_writable, handle_errors, progress_bar, say, stdout
-from cat.engine.registry import EstimatorName, PolicyName
+from cat.engine.registry import DEFAULT_ESTIMATOR, DEFAULT_POLICY, EstimatorName, PolicyName
 from cat.engine.session import AssessmentSession
 from cat.pools.loading import load_pool
 
@@ -37,9 +37,9 @@ def assess(
         None, "--se-target", min=0.0, help="Also stop once the SE of θ reaches this."
     ),
     min_length: int = typer.Option(0, "--min-length", min=0, help="Never stop before this."),
-    policy: PolicyName = typer.Option(PolicyName.MFI, "--policy", help="Item selection."),
+    policy: PolicyName = typer.Option(DEFAULT_POLICY, "--policy", help="Item selection."),
     estimator: EstimatorName = typer.Option(
-        EstimatorName.MLE, "--estimator", help="Ability estimator."
+        DEFAULT_ESTIMATOR, "--estimator", help="Ability estimator."
     ),
     no_balance: bool = typer.Option(
         False, "--no-content-balancing", help="Do not keep the pool's mix of scenarios."

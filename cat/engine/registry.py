@@ -50,6 +50,26 @@ ESTIMATOR_NAMES: tuple[str, ...] = tuple(e.value for e in EstimatorName)
 #: Appended to a policy name ("mfi+cb"): content-balanced to the pool's scenario shares.
 BALANCED_SUFFIX = "+cb"
 
+# What `cat assess` runs with no options, in one place: `cat assess`, `cat.assess`,
+# `cat calibrate --cross-fit` and the "default" policy of `cat validate` all read it here.
+#: The policy name that stands for the default design in `cat validate`.
+DEFAULT = "default"
+#: The default's selection (content-balanced to the pool's shares when items have scenarios).
+DEFAULT_POLICY = PolicyName.MFI
+#: The default's ability estimator (ML, MAP while all answers agree).
+DEFAULT_ESTIMATOR = EstimatorName.MLE
+#: Whether the default keeps the pool's mix of scenarios.
+DEFAULT_CONTENT_BALANCING = True
+
+
+def default_selection(scenario: tuple[int, ...] | None) -> str:
+    """The name of the selection policy ``cat assess`` runs with no options: MFI,
+    content-balanced to the pool's shares ("mfi+cb") when each item's ``scenario`` is known."""
+    if DEFAULT_CONTENT_BALANCING and scenario:
+        return f"{DEFAULT_POLICY.value}{BALANCED_SUFFIX}"
+    return DEFAULT_POLICY.value
+
+
 _ESTIMATORS: dict[EstimatorName, Callable[[], AbilityEstimator]] = {
     EstimatorName.MLE: MLEstimator,
     EstimatorName.MAP: MAPEstimator,
@@ -67,7 +87,11 @@ def make_policy(
 ) -> SelectionPolicy:
     """The policy called ``name``; a-stratification spreads its strata over
     ``test_length`` items. A name ending in "+cb" balances content to the pool's shares
-    of each ``scenario`` (one code per item)."""
+    of each ``scenario`` (one code per item); "default" is ``default_selection(scenario)``."""
+    if name == DEFAULT:
+        return make_policy(
+            default_selection(scenario), test_length, randomesque_k, n_strata, scenario
+        )
     if name.endswith(BALANCED_SUFFIX):
         if not scenario:
             raise CatError(f"policy {name!r} needs each item's scenario")
@@ -75,7 +99,7 @@ def make_policy(
         return ContentBalanced(base, scenario, pool_shares(scenario))
     if name not in POLICY_NAMES:
         raise CatError(
-            f"unknown policy {name!r}; choose from {', '.join(POLICY_NAMES)} "
+            f"unknown policy {name!r}; choose from {DEFAULT}, {', '.join(POLICY_NAMES)} "
             f"(each may end in {BALANCED_SUFFIX!r} for content balancing)"
         )
     policies: dict[PolicyName, Callable[[], SelectionPolicy]] = {

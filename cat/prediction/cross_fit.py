@@ -6,8 +6,9 @@ interval by what θ alone cannot explain.
 and the chance in the unseen answers is too narrow for a model whose profile one θ does
 not hold (on MMLU-Pro several models sit 5–7 points off). ``cat calibrate --pool
 --cross-fit K`` replays every reference model's own answers through the adaptive test
-with the pool calibrated on the other K − 1 folds (``cat.prediction.validation.validate``) and
-stores the plug-in's signed errors per test length in ``pool.json``. ``cat assess``
+with the pool calibrated on the other K − 1 folds, under the default design (what
+``cat assess`` runs with no options, ``cat.engine.registry``), and stores the plug-in's
+signed errors per test length in ``pool.json``. ``cat assess``
 then widens its interval to the split-conformal 90% half-width of those errors
 (the ⌈(n + 1)·0.9⌉-th smallest absolute error of n references).
 """
@@ -18,10 +19,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+from cat.engine.registry import DEFAULT, default_selection
 from cat.errors import CatError
-from cat.prediction.validation import PLUG_IN, validate
+from cat.prediction.replay import PLUG_IN, replay_split
+from cat.prediction.validation import splits
 from irt.models import ModelKind
 from irt.responses import ResponseMatrix
+from irt.types import FloatArray
 from itempool.prediction_errors import PredictionErrors
 
 
@@ -35,7 +39,8 @@ def cross_fit_errors(
     progress: Callable[[str, float], None] | None = None,
 ) -> PredictionErrors:
     """Replay every subject of ``responses`` with the pool calibrated on the other folds
-    (MFI, content-balanced when ``scenario`` codes are given, ML θ) and return the
+    (the default design: MFI, content-balanced when ``scenario`` codes are given, ML θ;
+    ``cat.engine.registry.default_selection``) and return the
     plug-in's signed errors per length. ``progress(what, fraction done)`` follows the
     folds."""
     if responses.n_subjects < 2 * folds:
@@ -43,21 +48,25 @@ def cross_fit_errors(
             f"--cross-fit {folds} needs at least {2 * folds} subjects, "
             f"the responses have {responses.n_subjects}"
         )
-    policy = "mfi+cb" if scenario is not None else "mfi"
+    policy = default_selection(scenario)
     lengths = sorted({min(length, responses.n_items) for length in lengths})
-    predictions = validate(
-        responses,
-        model,
-        [policy],
-        lengths,
-        np.random.default_rng(seed),
-        holdout=None,
-        scenario=scenario,
-        folds=folds,
-        progress=progress,
-    )
+    rng = np.random.default_rng(seed)
+    kind = ModelKind(model)
+    parts = splits(responses.n_subjects, None, False, rng, folds)
+    truth = responses.accuracy()
     errors: dict[str, list[float]] = {}
-    for p in predictions:
-        if p.policy == policy and p.predictor == PLUG_IN:
-            errors[str(p.length)] = [float(e) for e in p.predicted[0] - p.truth]
+    signed: dict[int, list[FloatArray]] = {}
+    for n, (train_rows, test_rows) in enumerate(parts):
+        if progress is not None:
+            progress(f"calibrating split {n + 1} of {len(parts)}", n / len(parts))
+        replayed = replay_split(
+            responses, kind, train_rows, test_rows, [DEFAULT], lengths, rng, scenario
+        )
+        for length in lengths:
+            pred = replayed.predicted[(DEFAULT, length, PLUG_IN)][0]
+            signed.setdefault(length, []).append(pred - truth[test_rows])
+    if progress is not None:
+        progress("done", 1.0)
+    for length in lengths:
+        errors[str(length)] = [float(e) for e in np.concatenate(signed[length])]
     return PredictionErrors(folds=folds, seed=seed, policy=policy, errors=errors)

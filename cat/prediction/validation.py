@@ -1,105 +1,63 @@
 """Replay validation: calibrate on some subjects, replay the others' recorded answers
 through the adaptive test, and compare the predicted full-pool accuracy with the truth.
 
-Intervals are cross-conformal: each held-out subject's 90% interval is its prediction
-± the 90% quantile of the absolute errors of the *other* held-out subjects at the same
-policy and length (the jackknife form of split conformal prediction), so no subject's
-own answers enter its interval and no extra calibration is needed.
+Every policy is compared with random items scored by the same predictors ("random" is
+always run, ``repeats`` times, beside "random-raw"); the policy "default" is what ``cat
+assess`` runs with no options (``cat.engine.registry``). Intervals come from the
+training subjects only (``cat.prediction.training_only``): a held-out subject's 90%
+interval is its prediction ± the conformal half-width of training subjects' cross-fitted
+errors at the same policy, length and predictor, so coverage can fail. The default's
+interval is the θ-only one widened to that half-width, as ``cat assess`` widens it.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import kendalltau, spearmanr
 
-from cat.engine.estimators import MLEstimator
-from cat.engine.registry import make_policy
-from cat.engine.selection import PoolInfo
-from cat.engine.simulation import CATDesign, CATResult, replay_cat
-from cat.engine.stopping import StoppingRule
+from cat.engine.registry import DEFAULT, PolicyName, make_policy
 from cat.errors import CatError
-from cat.prediction.conformal import conformal_quantile
-from cat.prediction.predictors import reference_offset, ridge_accuracy
-from irt.em import EMCalibrator
-from irt.errors import ConvergenceWarning
-from irt.models import ItemParams, ModelKind, probability
+from cat.prediction.intervals import Z90 as _Z90
+from cat.prediction.intervals import widen
+from cat.prediction.predictions import Predictions
+from cat.prediction.replay import (
+    CHOSEN,
+    PLUG_IN,
+    RANDOM_RAW,
+    RAW,
+    RIDGE,
+    Key,
+    calibrate_quietly,
+    plug_in_accuracy,
+    replay_split,
+    training_offset,
+)
+from cat.prediction.training_only import interval_blocks, training_only
+from irt.models import ModelKind
 from irt.responses import ResponseMatrix
-from irt.scoring import AbilityMethod, score_abilities
 from irt.types import FloatArray, IntArray
 
-RANDOM_RAW = "random-raw"
-PLUG_IN, RIDGE, RAW, CHOSEN = "plug-in", "ridge", "raw", "chosen"
-_Z90 = 1.6448536269514722
+__all__ = [
+    "CHOSEN",
+    "PLUG_IN",
+    "RANDOM_RAW",
+    "RAW",
+    "RIDGE",
+    "Predictions",
+    "Progress",
+    "calibrate_quietly",
+    "plug_in_accuracy",
+    "random_raw",
+    "splits",
+    "training_offset",
+    "validate",
+]
+
+RANDOM = PolicyName.RANDOM.value
 
 #: Called with (what is being done, fraction done).
 Progress = Callable[[str, float], None]
-
-
-@dataclass(frozen=True)
-class Predictions:
-    """Held-out subjects' predicted and true full-pool accuracy for one policy and length."""
-
-    policy: str
-    length: int
-    predictor: str  # "plug-in", "ridge", "chosen" (the better of the two) or "raw"
-    subject: IntArray  # rows of the response matrix
-    predicted: FloatArray  # (R, E): R repeats (random-raw) or 1
-    truth: FloatArray  # (E,)
-    half_width: FloatArray  # (R, E), of the 90% interval
-
-    def metrics(self) -> dict[str, float | str | int]:
-        """Each figure averaged over the repeats."""
-        rows = []
-        for pred, half in zip(self.predicted, self.half_width, strict=True):
-            err = pred - self.truth
-            enough = len(err) > 2
-            rows.append(
-                (
-                    kendalltau(self.truth, pred)[0] if enough else np.nan,
-                    spearmanr(self.truth, pred)[0] if enough else np.nan,
-                    np.mean(np.abs(err)),
-                    np.sqrt(np.mean(err**2)),
-                    np.mean(np.abs(err) <= half),
-                    2 * np.mean(half),
-                )
-            )
-        tau, rho, mae, rmse, coverage, width = np.nanmean(np.array(rows, dtype=float), axis=0)
-        return {
-            "policy": self.policy,
-            "length": self.length,
-            "predictor": self.predictor,
-            "n_subjects": len(self.truth),
-            "kendall_tau": float(tau),
-            "spearman": float(rho),
-            "mae": float(mae),
-            "rmse": float(rmse),
-            "coverage": float(coverage),
-            "mean_interval_width": float(width),
-        }
-
-
-def plug_in_accuracy(
-    params: ItemParams, responses: ResponseMatrix, result: CATResult, offset: float = 0.0
-) -> FloatArray:
-    """Observed right answers on the items given plus Σ (P_j(θ̂) − ``offset``) over every
-    other item the subject answered, over the number it answered; ``offset`` is the
-    references' drift (``cat.prediction.predictors.reference_offset``)."""
-    observed = responses.observed
-    prob = probability(result.theta_hat, params)
-    given = np.zeros_like(observed)
-    rows = np.repeat(np.arange(len(result.items)), result.items.shape[1])
-    cols = result.items.ravel()
-    keep = cols >= 0
-    given[rows[keep], cols[keep]] = True
-    rest = observed & ~given
-    right_given = (result.right * (result.items >= 0)).sum(axis=1)
-    n_rest = rest.sum(axis=1)
-    expected_rest = np.clip((prob * rest).sum(axis=1) - offset * n_rest, 0.0, n_rest)
-    return np.asarray((right_given + expected_rest) / observed.sum(axis=1), dtype=np.float64)
 
 
 def random_raw(
@@ -122,70 +80,6 @@ def random_raw(
     fpc = np.sqrt(np.maximum(n_answered - k, 0) / np.maximum(n_answered - 1, 1))
     half = _Z90 * np.sqrt(np.clip(acc * (1 - acc), 1e-12, None) / np.maximum(k, 1)) * fpc
     return acc, half
-
-
-def _ridge_predictions(
-    responses: ResponseMatrix, train_rows: IntArray, test_rows: IntArray, result: CATResult
-) -> FloatArray:
-    """Ridge-across-references prediction for each replayed subject
-    (``cat.prediction.predictors``)."""
-    ref_values = (responses.values[train_rows] == 1).astype(np.float64)
-    ref_observed = responses.observed[train_rows]
-    out = np.empty(len(test_rows))
-    for k, row in enumerate(test_rows):
-        given = result.items[k][result.items[k] >= 0]
-        answers = (responses.values[row, given] == 1).astype(np.float64)
-        answered = np.flatnonzero(responses.observed[row])
-        out[k] = ridge_accuracy(ref_values, ref_observed, given, answers, answered)
-    return out
-
-
-def conformal_half_width(abs_err: FloatArray) -> FloatArray:
-    """For each subject, the 90% quantile of the other subjects' absolute errors (with
-    the finite-sample correction ⌈(n + 1)·0.9⌉ / n of split conformal prediction)."""
-    n = len(abs_err)
-    if n < 2:
-        return np.full(n, np.inf)
-    return np.array([conformal_quantile(np.delete(abs_err, i)) for i in range(n)])
-
-
-def _chosen(predictions: list[Predictions]) -> list[Predictions]:
-    """Per policy and length, each subject gets the predictor (plug-in or ridge) with the
-    smaller mean absolute error over the *other* held-out subjects, and the conformal
-    interval of that predictor's errors on them: which predictor suits a data set
-    (few references favour the plug-in, hundreds the ridge) is learned without the
-    subject's own answers."""
-    by_key = {(p.policy, p.length, p.predictor): p for p in predictions}
-    out = []
-    for (policy, length, predictor), plug in by_key.items():
-        ridge = by_key.get((policy, length, RIDGE))
-        if predictor != PLUG_IN or ridge is None:
-            continue
-        errors = np.abs(np.stack([plug.predicted[0], ridge.predicted[0]]) - plug.truth)  # (2, E)
-        n = errors.shape[1]
-        others_mae = (errors.sum(axis=1, keepdims=True) - errors) / max(n - 1, 1)
-        pick = others_mae.argmin(axis=0)  # 0 plug-in, 1 ridge
-        columns = np.arange(n)
-        predicted = np.stack([plug.predicted[0], ridge.predicted[0]])[pick, columns]
-        half = np.stack([plug.half_width[0], ridge.half_width[0]])[pick, columns]
-        out.append(
-            Predictions(
-                policy, length, CHOSEN, plug.subject, predicted[None, :], plug.truth, half[None, :]
-            )
-        )
-    return out
-
-
-def calibrate_quietly(train: ResponseMatrix, model: ModelKind) -> ItemParams:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return EMCalibrator(model, standard_errors=False).fit(train).params_
-
-
-def training_offset(params: ItemParams, train: ResponseMatrix) -> float:
-    """The plug-in's drift measured on the training subjects at their ML abilities."""
-    abilities = score_abilities(train, params, AbilityMethod.ML)
-    return reference_offset(params, abilities.theta, train.accuracy(), train.observed)
 
 
 def splits(
@@ -230,55 +124,126 @@ def validate(
     progress: Progress | None = None,
     scenario: tuple[int, ...] | None = None,
     folds: int | None = None,
+    *,
+    repeats: int = 5,
+    interval_folds: int = 5,
+    held_out_shift: float = 0.0,
 ) -> list[Predictions]:
-    """Predictions of every held-out subject for each policy and length, plus the
-    random-raw baseline; intervals from the other held-out subjects' errors.
-    ``scenario`` (a code per item) lets policies named "...+cb" balance content."""
+    """Predictions of every held-out subject for each policy ("default": what ``cat
+    assess`` runs), "random" (always, ``repeats`` times) and length, plus the random-raw
+    baseline (``repeats`` draws). Intervals from the training subjects' errors,
+    cross-fitted in ``interval_folds`` folds (``cat.prediction.training_only``).
+    ``scenario`` (a code per item) lets policies named "...+cb" balance content.
+    ``held_out_shift`` is added to every held-out prediction before its interval is
+    built, as a deliberately biased predictor would be off (0 but in tests)."""
     kind = ModelKind(model)
     if not lengths or min(lengths) < 1:
         raise CatError("give test lengths of at least 1 item")
-    for name in policies:  # unknown names fail before any calibration
+    if repeats < 1:
+        raise CatError(f"--repeats must be at least 1, got {repeats}")
+    run = list(dict.fromkeys([*policies, RANDOM]))
+    for name in run:  # unknown names fail before any calibration
         make_policy(name, max(lengths), scenario=scenario)
     parts = splits(responses.n_subjects, holdout, leave_one_out, rng, folds)
-    truth_all = responses.accuracy()
-    # (policy, length, predictor) -> [(rows, predictions (R, E), half-widths (R, E) or None)]
-    collected: dict[tuple[str, int, str], list[tuple[IntArray, FloatArray, FloatArray | None]]] = {}
-    for n, (train_rows, test_rows) in enumerate(parts):
+    blocks = interval_blocks(responses.n_subjects, parts, interval_folds, rng)
+    # Separate streams: the held-out replays cannot move the training-only intervals.
+    outer_rng, inner_rng = rng.spawn(2)
+    total, done = len(parts) + len(blocks.pairs()), [0]
+
+    def step(what: str) -> None:
         if progress is not None:
-            progress(f"calibrating split {n + 1} of {len(parts)}", n / len(parts))
-        train = responses.subset(subjects=train_rows)
-        params = calibrate_quietly(train, kind)
-        offset = training_offset(params, train)
-        pool = PoolInfo.build(params)
-        test = responses.subset(subjects=test_rows)
-        for name in policies:
-            for length in lengths:
-                policy = make_policy(name, length, scenario=scenario)
-                design = CATDesign(policy, MLEstimator(), StoppingRule(length))
-                result = replay_cat(params, test, design, rng, pool)
-                pred = plug_in_accuracy(params, test, result, offset)
-                collected.setdefault((name, length, PLUG_IN), []).append(
-                    (test_rows, pred[None, :], None)
+            progress(what, done[0] / total)
+        done[0] += 1
+
+    block = blocks.block_of(responses.n_subjects)
+    truth_all = responses.accuracy()
+    collected: dict[Key, list[Predictions]] = {}
+
+    def keep(
+        key: Key,
+        rows: IntArray,
+        pred: FloatArray,
+        half: FloatArray,
+        bounds: tuple[FloatArray, FloatArray] | None = None,
+        theta: tuple[FloatArray, FloatArray] | None = None,
+    ) -> None:
+        half = np.broadcast_to(half, pred.shape)
+        low, high = bounds if bounds is not None else (pred - half, pred + half)
+        t_low, t_high = theta if theta is not None else (None, None)
+        piece = Predictions(*key, rows, pred, truth_all[rows], half, low, high, t_low, t_high)
+        collected.setdefault(key, []).append(piece)
+
+    outer = []
+    for n, (train_rows, test_rows) in enumerate(parts):
+        step(f"calibrating split {n + 1} of {len(parts)}")
+        outer.append(
+            replay_split(
+                responses, kind, train_rows, test_rows, run, lengths, outer_rng, scenario, repeats
+            )
+        )
+    inner = training_only(responses, kind, blocks, run, lengths, inner_rng, scenario, step)
+    for replayed in outer:
+        test_rows = replayed.rows
+        own = block[test_rows]
+        for key, pred in replayed.predicted.items():
+            pred = pred + held_out_shift
+            half = np.array([inner.half_width[b][key] for b in own])
+            theta = None
+            if key in replayed.theta_low:
+                theta = (
+                    replayed.theta_low[key] + held_out_shift,
+                    replayed.theta_high[key] + held_out_shift,
                 )
-                ridge = _ridge_predictions(responses, train_rows, test_rows, result)
-                collected.setdefault((name, length, RIDGE), []).append(
-                    (test_rows, ridge[None, :], None)
+            bounds = None
+            if key[0] == DEFAULT and theta is not None:
+                bounds = widen(pred, theta[0], theta[1], half)  # as cat assess widens
+            keep(key, test_rows, pred, half, bounds, theta)
+        for policy, length, predictor in list(replayed.predicted):
+            if predictor != PLUG_IN or (policy, length, RIDGE) not in replayed.predicted:
+                continue
+            ridge = np.array([inner.choice[b][(policy, length)] == RIDGE for b in own])
+            pred = (
+                np.where(
+                    ridge,
+                    replayed.predicted[(policy, length, RIDGE)],
+                    replayed.predicted[(policy, length, PLUG_IN)],
                 )
+                + held_out_shift
+            )
+            half = np.array([inner.half_width[b][(policy, length, CHOSEN)] for b in own])
+            keep((policy, length, CHOSEN), test_rows, pred, half)
         for length in lengths:
-            acc, half = random_raw(test, length, rng)
-            collected.setdefault((RANDOM_RAW, length, RAW), []).append((test_rows, acc, half))
-    out: list[Predictions] = []
-    for (name, length, predictor), pieces in collected.items():
-        rows = np.concatenate([r for r, _, _ in pieces])
-        pred = np.concatenate([p for _, p, _ in pieces], axis=1)
-        truth = truth_all[rows]
-        if name == RANDOM_RAW:
             # The baseline's interval is its own sampling interval, as a user would use it.
-            half = np.concatenate([h for _, _, h in pieces if h is not None], axis=1)
-        else:
-            half = conformal_half_width(np.abs(pred[0] - truth))[None, :]
-        out.append(Predictions(name, length, predictor, rows, pred, truth, half))
-    out.extend(_chosen(out))
+            acc, raw_half = random_raw(
+                responses.subset(subjects=test_rows), length, outer_rng, repeats
+            )
+            keep((RANDOM_RAW, length, RAW), test_rows, acc, raw_half)
+    out = [_joined(pieces) for pieces in collected.values()]
     if progress is not None:
         progress("done", 1.0)
     return out
+
+
+def _joined(pieces: list[Predictions]) -> Predictions:
+    """One row from the held-out subjects of every split."""
+    first = pieces[0]
+
+    def cat(name: str) -> FloatArray | None:
+        arrays = [getattr(p, name) for p in pieces]
+        if any(a is None for a in arrays):
+            return None
+        return np.concatenate(arrays, axis=-1)
+
+    return Predictions(
+        first.policy,
+        first.length,
+        first.predictor,
+        np.concatenate([p.subject for p in pieces]),
+        np.concatenate([p.predicted for p in pieces], axis=1),
+        np.concatenate([p.truth for p in pieces]),
+        np.concatenate([p.half_width for p in pieces], axis=1),
+        np.concatenate([p.low for p in pieces], axis=1),
+        np.concatenate([p.high for p in pieces], axis=1),
+        cat("theta_low"),
+        cat("theta_high"),
+    )

@@ -22,44 +22,45 @@ from pydantic import (
     model_validator,
 )
 
+from cat.engine.registry import DEFAULT, default_selection
 from cat.errors import CatError
 from cat.pools.scenarios import read_item_scenarios
 from cat.prediction.validation import Predictions, Progress, validate
+from cat.prediction.verdicts import ValidationRow, Verdict, verdicts
 from cat.provenance import package_version, utc_now
 from irt.errors import IRTError
 from irt.models import ModelKind
 from irt.readers import read_responses
 from irt.responses import ResponseMatrix
 
+__all__ = [
+    "SubjectPredictions",
+    "ValidationReport",
+    "ValidationRow",
+    "ValidationSettings",
+    "Verdict",
+    "validate_responses",
+]
+
 #: How the intervals and the predictors are made, as the settings record it.
 INTERVAL = (
-    "90%: cross-conformal over the other held-out subjects (random-raw: "
-    "its binomial sampling interval)"
+    "90%: prediction ± the split-conformal half-width of training subjects' errors only, "
+    "cross-fitted at the same policy, length and predictor (--holdout: the training "
+    "subjects in K folds, calibrate on K-1, replay the other; --leave-one-out: K+1 "
+    "random blocks of subjects, each held-out subject's from the other K blocks, one "
+    "calibration per pair of blocks; no subject's answers enter its own interval); "
+    "default: the theta-only interval widened to that half-width, as cat assess widens "
+    "it; theta-only (plug-in rows): from theta's SE and the unseen answers' chance; "
+    "random-raw: its binomial sampling interval"
 )
 PREDICTORS = (
     "plug-in: answers given + IRT-expected score on the rest, less the "
-    "drift the training subjects show at their ML abilities; chosen: per subject, "
-    "whichever of plug-in and ridge erred less on the other held-out subjects; ridge: "
-    "answers given + ridge across the training subjects (penalty by exact LOO)"
+    "drift the training subjects show at their ML abilities; chosen: whichever of "
+    "plug-in and ridge erred less in the cross-fit inside the training subjects; ridge: "
+    "answers given + ridge across the training subjects (penalty by exact LOO); "
+    "default: what cat assess runs with no options (selection per default_policy, "
+    "ML theta, the plug-in)"
 )
-
-
-class ValidationRow(BaseModel):
-    """The figures of one policy, predictor and test length over the held-out subjects,
-    each averaged over the repeats (``Predictions.metrics``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    policy: str = Field(description='A policy name, or "random-raw" (the baseline).')
-    length: int
-    predictor: str = Field(description='"plug-in", "ridge", "chosen", or "raw".')
-    n_subjects: int
-    kendall_tau: float
-    spearman: float
-    mae: float
-    rmse: float
-    coverage: float = Field(description="Share of subjects whose 90% interval holds the truth.")
-    mean_interval_width: float
 
 
 class ValidationSettings(BaseModel):
@@ -69,7 +70,13 @@ class ValidationSettings(BaseModel):
 
     responses: str | None = Field(description="The response file, or None for data in memory.")
     model: ModelKind
-    policies: list[str]
+    policies: list[str] = Field(description='As asked; "random" is run whether named or not.')
+    # None in files written before these settings existed.
+    default_policy: str | None = Field(
+        None, description='The selection of the "default" policy here.'
+    )
+    repeats: int | None = Field(None, description="Draws of the random rows.")
+    interval_folds: int | None = Field(None, description="K of the cross-fit behind the intervals.")
     lengths: list[int]
     holdout: float | None = Field(description="None with leave-one-out.")
     leave_one_out: bool
@@ -117,6 +124,10 @@ class ValidationReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     results: list[ValidationRow]
+    verdicts: list[Verdict] = Field(
+        default_factory=list,
+        description="Per length, the default against the best random row (when run).",
+    )
     settings: ValidationSettings
     subjects: list[SubjectPredictions]
     created: str = Field(description="UTC time of the run, ISO 8601.")
@@ -126,7 +137,7 @@ def validate_responses(
     responses: ResponseMatrix | str | Path,
     *,
     lengths: Sequence[int] = (30, 100, 250),
-    policies: Sequence[str] = ("mfi", "random"),
+    policies: Sequence[str] = (DEFAULT, "mfi", "random"),
     model: ModelKind | str = ModelKind.THREE_PL,
     holdout: float = 0.3,
     leave_one_out: bool = False,
@@ -135,6 +146,8 @@ def validate_responses(
     scenarios: str | Path | None = None,
     scenario_column: str = "scenario",
     progress: Progress | None = None,
+    repeats: int = 5,
+    interval_folds: int = 5,
 ) -> ValidationReport:
     """Calibrate ``model`` on some subjects of ``responses`` (a matrix, or a .jsonl or
     wide .csv file; ``id_column`` says whether a CSV's first column holds subject ids),
@@ -145,8 +158,12 @@ def validate_responses(
     ``holdout`` is the share of subjects held out, unless ``leave_one_out`` holds out
     each in turn. ``scenarios`` (an item table: CSV with the item id first, or JSONL
     with "id") gives each item's ``scenario_column``, which policies named like
-    "mfi+cb" balance. "random-raw" (plain accuracy on random items) is always reported
-    as the baseline. ``progress`` is told what is being done and the fraction done.
+    "mfi+cb" balance; "default" is what ``cat assess`` runs with no options. Random
+    items scored by every predictor ("random", ``repeats`` draws, mean and sd) and
+    "random-raw" (plain accuracy on random items) are always reported as the baselines,
+    and ``verdicts`` say per length whether the default beats the best of them.
+    Intervals come from the training subjects only, cross-fitted in ``interval_folds``
+    folds. ``progress`` is told what is being done and the fraction done.
 
     Raises:
         CatError: unreadable data, an unknown model or policy, or settings that leave
@@ -171,11 +188,16 @@ def validate_responses(
         leave_one_out=leave_one_out,
         progress=progress,
         scenario=None if item_scenarios is None else item_scenarios.codes,
+        repeats=repeats,
+        interval_folds=interval_folds,
     )
     settings = ValidationSettings(
         responses=source,
         model=kind,
         policies=list(policies),
+        default_policy=default_selection(None if item_scenarios is None else item_scenarios.codes),
+        repeats=repeats,
+        interval_folds=interval_folds,
         lengths=list(lengths),
         holdout=None if leave_one_out else holdout,
         leave_one_out=leave_one_out,
@@ -185,8 +207,10 @@ def validate_responses(
         n_items=matrix.n_items,
         package_version=package_version(),
     )
+    rows = [ValidationRow.model_validate(p.metrics()) for p in predictions]
     return ValidationReport(
-        results=[ValidationRow.model_validate(p.metrics()) for p in predictions],
+        results=rows,
+        verdicts=verdicts(rows),
         settings=settings,
         subjects=_subjects(predictions, matrix.subject_ids),
         created=utc_now(),

@@ -52,6 +52,8 @@ def test_validate_writes_results_with_the_baseline(tmp_path: Path) -> None:
         ("mfi", 40, "chosen"),
         ("random-raw", 10, "raw"),
         ("random-raw", 40, "raw"),
+        # random items with every predictor: always run, as the honest baseline
+        *(("random", k, p) for k in (10, 40) for p in ("plug-in", "ridge", "chosen")),
     }
     for row in report["results"]:
         assert {"kendall_tau", "spearman", "mae", "rmse", "coverage"} <= set(row)
@@ -97,7 +99,7 @@ def test_the_file_is_the_model_dump_and_lists_the_settings(tmp_path: Path) -> No
     written = json.loads(out.read_text())
     report = ValidationReport.model_validate(written)  # extra="forbid": no key unknown
     assert json.loads(json.dumps(report.model_dump(mode="json"))) == written
-    assert list(written) == ["results", "settings", "subjects", "created"]
+    assert list(written) == ["results", "verdicts", "settings", "subjects", "created"]
     settings = written["settings"]
     assert settings["package_version"] and settings["responses"] == str(path)
     assert settings["model"] == "3pl" and settings["lengths"] == [5, 10]

@@ -10,9 +10,9 @@ from cat.engine.selection import MaxInfo
 from cat.engine.simulation import CATDesign, replay_cat
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
+from cat.prediction.conformal import conformal_quantile
 from cat.prediction.validation import (
     RANDOM_RAW,
-    conformal_half_width,
     plug_in_accuracy,
     random_raw,
     splits,
@@ -46,11 +46,15 @@ def test_random_raw_uses_answered_items_only() -> None:
     np.testing.assert_allclose(half, 0.0, atol=1e-6)  # no sampling error left
 
 
-def test_conformal_width_excludes_the_subject_itself() -> None:
+def test_conformal_width_comes_from_the_training_errors_alone() -> None:
+    from cat.prediction.training_only import half_widths
+
     errors = np.array([0.0, 0.0, 0.0, 0.0, 1.0])
-    width = conformal_half_width(errors)
-    assert width[4] == 0.0  # the large error is not its own yardstick
-    assert (width[:4] == 1.0).all()
+    half, _ = half_widths({("mfi", 30, "plug-in"): errors})
+    # ⌈(5 + 1)·0.9⌉ = 6 > 5: the largest training error is the yardstick.
+    assert half[("mfi", 30, "plug-in")] == 1.0 == conformal_quantile(errors)
+    half, _ = half_widths({("mfi", 30, "plug-in"): np.r_[np.zeros(18), 1.0]})
+    assert half[("mfi", 30, "plug-in")] == 0.0  # the 18th of 19
 
 
 def test_splits() -> None:
@@ -89,23 +93,21 @@ def test_mfi_beats_random_raw_and_intervals_cover() -> None:
     assert 0 < ridge["mae"] < 0.2 and ridge["n_subjects"] == 40
 
 
-def test_chosen_predictor_follows_the_other_subjects_errors() -> None:
-    from cat.prediction.validation import CHOSEN, PLUG_IN, RIDGE, Predictions, _chosen
+def test_chosen_predictor_follows_the_training_subjects_errors() -> None:
+    from cat.prediction.training_only import half_widths
 
-    truth = np.array([0.5, 0.5, 0.5, 0.5])
-    rows = np.arange(4)
-    plug = np.array([[0.50, 0.50, 0.50, 0.90]])  # good except on subject 3
-    ridge = np.array([[0.60, 0.60, 0.60, 0.50]])  # poor except on subject 3
-    half = np.full((1, 4), 0.1)
-    made = _chosen(
-        [
-            Predictions("mfi", 30, PLUG_IN, rows, plug, truth, half),
-            Predictions("mfi", 30, RIDGE, rows, ridge, truth, half * 2),
-        ]
+    plug = np.array([0.0, 0.0, 0.0, 0.4])  # good except on training subject 3
+    ridge = np.array([0.1, 0.1, 0.1, 0.0])  # poor except on training subject 3
+    half, choice = half_widths(
+        {
+            ("mfi", 30, "plug-in"): plug,
+            ("mfi", 30, "ridge"): ridge,
+            ("mfi", 100, "plug-in"): ridge,
+            ("mfi", 100, "ridge"): plug,
+        }
     )
-    (chosen,) = made
-    assert chosen.predictor == CHOSEN
-    # Subjects 0-2 see the others' plug-in errors average 0.133 (0, 0, 0.4) and the
-    # ridge's 0.067 (0.1, 0.1, 0): ridge. Subject 3 sees 0 against 0.1: plug-in.
-    np.testing.assert_allclose(chosen.predicted[0], [0.6, 0.6, 0.6, 0.9])
-    np.testing.assert_allclose(chosen.half_width[0], [0.2, 0.2, 0.2, 0.1])
+    # Mean errors 0.1 against 0.075: ridge at 30; the other way round at 100.
+    assert choice == {("mfi", 30): "ridge", ("mfi", 100): "plug-in"}
+    assert half[("mfi", 30, "chosen")] == half[("mfi", 30, "ridge")] == 0.1
+    assert half[("mfi", 30, "plug-in")] == 0.4
+    assert half[("mfi", 100, "chosen")] == half[("mfi", 100, "plug-in")] == 0.1

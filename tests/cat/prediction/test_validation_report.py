@@ -42,6 +42,7 @@ def test_a_matrix_in_memory_gives_a_typed_report(
         *(("mfi", k, p) for k in (10, 30) for p in ("plug-in", "ridge", "chosen")),
         (RANDOM_RAW, 10, "raw"),
         (RANDOM_RAW, 30, "raw"),
+        *(("random", k, p) for k in (10, 30) for p in ("plug-in", "ridge", "chosen")),
     }
     for row in report.results:
         assert 0 <= row.coverage <= 1 and row.mae >= 0 and row.n_subjects == 7
@@ -62,13 +63,16 @@ def test_a_matrix_in_memory_gives_a_typed_report(
                 ("mfi", "ridge"),
                 ("mfi", "chosen"),
                 (RANDOM_RAW, "raw"),
+                ("random", "plug-in"),
+                ("random", "ridge"),
+                ("random", "chosen"),
             ]
         }
 
 
 def test_the_dump_keeps_the_file_layout_and_reads_back(report: ValidationReport) -> None:
     data = json.loads(json.dumps(report.model_dump(mode="json")))
-    assert list(data) == ["results", "settings", "subjects", "created"]
+    assert list(data) == ["results", "verdicts", "settings", "subjects", "created"]
     assert list(data["results"][0]) == list(ValidationRow.model_fields)
     assert {"kendall_tau", "spearman", "mae", "rmse", "coverage"} <= set(data["results"][0])
     first = data["subjects"][0]
@@ -129,8 +133,13 @@ def test_leave_one_out_records_no_holdout() -> None:
         small, lengths=[5], policies=[], model="3pl", leave_one_out=True, holdout=0.5
     )
     assert report.settings.leave_one_out and report.settings.holdout is None
-    # With no policy at all the baseline is still there.
-    assert {(r.policy, r.predictor) for r in report.results} == {(RANDOM_RAW, "raw")}
+    # With no policy at all the baselines are still there.
+    assert {(r.policy, r.predictor) for r in report.results} == {
+        (RANDOM_RAW, "raw"),
+        ("random", "plug-in"),
+        ("random", "ridge"),
+        ("random", "chosen"),
+    }
     assert len(report.subjects) == 8
 
 

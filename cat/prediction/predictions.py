@@ -1,0 +1,82 @@
+"""Held-out subjects' predictions of one ``cat validate`` row and their figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import kendalltau, spearmanr
+
+from irt.types import FloatArray, IntArray
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """Held-out subjects' predicted and true full-pool accuracy for one policy, length
+    and predictor, with 90% intervals; (R, E) arrays, R the repeats of a random row."""
+
+    policy: str
+    length: int
+    predictor: str  # "plug-in", "ridge", "chosen" or "raw"
+    subject: IntArray  # rows of the response matrix
+    predicted: FloatArray  # (R, E)
+    truth: FloatArray  # (E,)
+    half_width: FloatArray  # (R, E): training-only conformal (random-raw: sampling)
+    low: FloatArray  # (R, E), of the 90% interval (the default's: θ-only widened)
+    high: FloatArray  # (R, E)
+    theta_low: FloatArray | None = None  # (R, E), the θ-only interval of a plug-in row
+    theta_high: FloatArray | None = None
+
+    def _covered(self, low: FloatArray, high: FloatArray) -> FloatArray:
+        # A hair of slack: a bound equal to the truth up to rounding covers it.
+        inside = (low - 1e-12 <= self.truth) & (self.truth <= high + 1e-12)
+        return np.asarray(inside.mean(axis=1), dtype=np.float64)
+
+    def metrics(self) -> dict[str, float | str | int | None]:
+        """Each figure averaged over the repeats, with its sd over them (None with one)."""
+        rows = []
+        for pred in self.predicted:
+            err = pred - self.truth
+            enough = len(err) > 2
+            rows.append(
+                (
+                    kendalltau(self.truth, pred)[0] if enough else np.nan,
+                    spearmanr(self.truth, pred)[0] if enough else np.nan,
+                    np.mean(np.abs(err)),
+                    np.sqrt(np.mean(err**2)),
+                )
+            )
+        table = np.array(rows, dtype=float)
+        tau, rho, mae, rmse = np.nanmean(table, axis=0)
+        coverage = self._covered(self.low, self.high)
+        repeats = len(self.predicted)
+
+        def sd(values: FloatArray) -> float | None:
+            return float(np.nanstd(values, ddof=1)) if repeats > 1 else None
+
+        return {
+            "policy": self.policy,
+            "length": self.length,
+            "predictor": self.predictor,
+            "n_subjects": len(self.truth),
+            "repeats": repeats,
+            "kendall_tau": float(tau),
+            "kendall_tau_sd": sd(table[:, 0]),
+            "spearman": float(rho),
+            "mae": float(mae),
+            "mae_sd": sd(table[:, 2]),
+            "rmse": float(rmse),
+            "coverage": float(coverage.mean()),
+            "coverage_sd": sd(coverage),
+            "mean_interval_width": float(np.mean(self.high - self.low)),
+            "coverage_theta_only": (
+                float(self._covered(self.theta_low, self.theta_high).mean())
+                if self.theta_low is not None and self.theta_high is not None
+                else None
+            ),
+            "mean_interval_width_theta_only": (
+                float(np.mean(self.theta_high - self.theta_low))
+                if self.theta_low is not None and self.theta_high is not None
+                else None
+            ),
+        }

@@ -1,0 +1,205 @@
+"""One calibration, many replays: calibrate on some subjects, replay others' recorded
+answers under each policy and length, and predict their full-pool accuracy with each
+predictor. ``cat validate`` calls it for its held-out subjects and for the cross-fit
+inside the training subjects that gives their intervals; ``cat calibrate --cross-fit``
+for the references' errors a pool stores.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cat.engine.registry import (
+    BALANCED_SUFFIX,
+    DEFAULT,
+    DEFAULT_ESTIMATOR,
+    EstimatorName,
+    PolicyName,
+    default_selection,
+    make_estimator,
+    make_policy,
+)
+from cat.engine.selection import PoolInfo
+from cat.engine.simulation import CATDesign, CATResult, replay_cat
+from cat.engine.stopping import StoppingRule
+from cat.prediction.intervals import Z90, theta_and_chance
+from cat.prediction.predictors import reference_offset, ridge_accuracy
+from irt.em import EMCalibrator
+from irt.errors import ConvergenceWarning
+from irt.models import ItemParams, ModelKind, probability
+from irt.responses import ResponseMatrix
+from irt.scoring import AbilityMethod, score_abilities
+from irt.types import BoolArray, FloatArray, IntArray
+
+PLUG_IN, RIDGE, RAW, CHOSEN = "plug-in", "ridge", "raw", "chosen"
+#: The baseline: plain accuracy on random items.
+RANDOM_RAW = "random-raw"
+#: (policy, length, predictor): one row of ``cat validate``.
+Key = tuple[str, int, str]
+
+
+def is_random(policy: str) -> bool:
+    """Whether ``policy`` draws items at random (its rows are repeated)."""
+    return policy.removesuffix(BALANCED_SUFFIX) == PolicyName.RANDOM.value
+
+
+def predictors_of(policy: str) -> tuple[str, ...]:
+    """The predictors replayed for ``policy``: the default runs what ``cat assess`` runs."""
+    return (PLUG_IN,) if policy == DEFAULT else (PLUG_IN, RIDGE)
+
+
+def _given_mask(observed: BoolArray, result: CATResult) -> BoolArray:
+    given = np.zeros_like(observed)
+    rows = np.repeat(np.arange(len(result.items)), result.items.shape[1])
+    cols = result.items.ravel()
+    keep = cols >= 0
+    given[rows[keep], cols[keep]] = True
+    return given
+
+
+def plug_in_accuracy(
+    params: ItemParams,
+    responses: ResponseMatrix,
+    result: CATResult,
+    offset: float = 0.0,
+    theta: FloatArray | None = None,
+) -> FloatArray:
+    """Observed right answers on the items given plus Σ (P_j(θ̂) − ``offset``) over every
+    other item the subject answered, over the number it answered; ``offset`` is the
+    references' drift (``cat.prediction.predictors.reference_offset``); ``theta``
+    replaces θ̂ when given."""
+    observed = responses.observed
+    prob = probability(result.theta_hat if theta is None else theta, params)
+    rest = observed & ~_given_mask(observed, result)
+    right_given = (result.right * (result.items >= 0)).sum(axis=1)
+    n_rest = rest.sum(axis=1)
+    expected_rest = np.clip((prob * rest).sum(axis=1) - offset * n_rest, 0.0, n_rest)
+    return np.asarray((right_given + expected_rest) / observed.sum(axis=1), dtype=np.float64)
+
+
+def theta_only_bounds(
+    params: ItemParams, responses: ResponseMatrix, result: CATResult, offset: float = 0.0
+) -> tuple[FloatArray, FloatArray]:
+    """(low, high) of the plug-in's θ-only 90% interval, as ``cat assess`` builds it
+    without stored errors: the plug-in at the ends of θ̂ ± z·SE, combined with the
+    Bernoulli chance of the answered items not given."""
+    value = plug_in_accuracy(params, responses, result, offset)
+    se = np.where(np.isfinite(result.se), result.se, 1e6)
+    at_low = plug_in_accuracy(params, responses, result, offset, result.theta_hat - Z90 * se)
+    at_high = plug_in_accuracy(params, responses, result, offset, result.theta_hat + Z90 * se)
+    observed = responses.observed
+    rest = observed & ~_given_mask(observed, result)
+    p = np.clip(probability(result.theta_hat, params) - offset, 0.0, 1.0)
+    spread = Z90 * np.sqrt((p * (1 - p) * rest).sum(axis=1)) / observed.sum(axis=1)
+    return theta_and_chance(value, at_low, at_high, spread)
+
+
+def _ridge_predictions(
+    responses: ResponseMatrix, train_rows: IntArray, test_rows: IntArray, result: CATResult
+) -> FloatArray:
+    """Ridge-across-references prediction for each replayed subject
+    (``cat.prediction.predictors``)."""
+    ref_values = (responses.values[train_rows] == 1).astype(np.float64)
+    ref_observed = responses.observed[train_rows]
+    out = np.empty(len(test_rows))
+    for k, row in enumerate(test_rows):
+        given = result.items[k][result.items[k] >= 0]
+        answers = (responses.values[row, given] == 1).astype(np.float64)
+        answered = np.flatnonzero(responses.observed[row])
+        out[k] = ridge_accuracy(ref_values, ref_observed, given, answers, answered)
+    return out
+
+
+def calibrate_quietly(train: ResponseMatrix, model: ModelKind) -> ItemParams:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return EMCalibrator(model, standard_errors=False).fit(train).params_
+
+
+def training_offset(params: ItemParams, train: ResponseMatrix) -> float:
+    """The plug-in's drift measured on the training subjects at their ML abilities."""
+    abilities = score_abilities(train, params, AbilityMethod.ML)
+    return reference_offset(params, abilities.theta, train.accuracy(), train.observed)
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """A pool calibrated on some subjects, with the plug-in's offset measured on them."""
+
+    params: ItemParams
+    offset: float
+    pool: PoolInfo
+
+
+def calibrate_split(
+    responses: ResponseMatrix, model: ModelKind, train_rows: IntArray
+) -> Calibrated:
+    """Calibrate ``model`` on ``train_rows`` of ``responses``."""
+    train = responses.subset(subjects=train_rows)
+    params = calibrate_quietly(train, model)
+    return Calibrated(params, training_offset(params, train), PoolInfo.build(params))
+
+
+@dataclass
+class Replayed:
+    """Predictions of some subjects (``rows``) under one calibration, per key: (R, E)
+    arrays, R the repeats of a random policy (else 1); ``theta_low``/``theta_high`` the
+    θ-only interval of the plug-in keys."""
+
+    rows: IntArray
+    predicted: dict[Key, FloatArray] = field(default_factory=dict)
+    theta_low: dict[Key, FloatArray] = field(default_factory=dict)
+    theta_high: dict[Key, FloatArray] = field(default_factory=dict)
+
+
+def replay_split(
+    responses: ResponseMatrix,
+    model: ModelKind,
+    train_rows: IntArray,
+    test_rows: IntArray,
+    policies: list[str],
+    lengths: list[int],
+    rng: np.random.Generator,
+    scenario: tuple[int, ...] | None = None,
+    repeats: int = 1,
+    calibrated: Calibrated | None = None,
+) -> Replayed:
+    """Calibrate ``model`` on ``train_rows`` (unless ``calibrated`` there already) and
+    replay ``test_rows`` under each policy ("default": what ``cat assess`` runs) and
+    length, ``repeats`` times for a random policy; predictors per ``predictors_of``, the
+    plug-in with the training subjects' offset."""
+    if calibrated is None:
+        calibrated = calibrate_split(responses, model, train_rows)
+    params, offset, pool = calibrated.params, calibrated.offset, calibrated.pool
+    test = responses.subset(subjects=test_rows)
+    out = Replayed(test_rows)
+    done: dict[tuple[str, str, int], CATResult] = {}  # one replay of a fixed policy
+    for name in policies:
+        selection = default_selection(scenario) if name == DEFAULT else name
+        estimator = DEFAULT_ESTIMATOR.value if name == DEFAULT else EstimatorName.MLE.value
+        for length in lengths:
+            pieces: dict[str, list[FloatArray]] = {}
+            for _ in range(repeats if is_random(name) else 1):
+                once = (selection, estimator, length)
+                result = done.get(once) if not is_random(selection) else None
+                if result is None:
+                    policy = make_policy(selection, length, scenario=scenario)
+                    design = CATDesign(policy, make_estimator(estimator), StoppingRule(length))
+                    result = done[once] = replay_cat(params, test, design, rng, pool)
+                pieces.setdefault(PLUG_IN, []).append(
+                    plug_in_accuracy(params, test, result, offset)
+                )
+                low, high = theta_only_bounds(params, test, result, offset)
+                pieces.setdefault("theta_low", []).append(low)
+                pieces.setdefault("theta_high", []).append(high)
+                if RIDGE in predictors_of(name):
+                    ridge = _ridge_predictions(responses, train_rows, test_rows, result)
+                    pieces.setdefault(RIDGE, []).append(ridge)
+            for predictor in predictors_of(name):
+                out.predicted[(name, length, predictor)] = np.stack(pieces[predictor])
+            out.theta_low[(name, length, PLUG_IN)] = np.stack(pieces["theta_low"])
+            out.theta_high[(name, length, PLUG_IN)] = np.stack(pieces["theta_high"])
+    return out

@@ -1,0 +1,175 @@
+"""Intervals for held-out subjects from the training subjects only.
+
+A user assessing a new model has only the references, so ``cat validate`` builds each
+held-out subject's 90% interval the way a pool's cross-fit builds it for ``cat assess``:
+from the errors of training subjects replayed with the pool calibrated without them
+(split-conformal, ``cat.prediction.conformal``), at the same policy, length and
+predictor. Coverage measured on the held-out subjects can then fail.
+
+The subjects are cut into blocks. A held-out block's training set is every other
+block; each of those is replayed in turn with the pool calibrated on the rest of that
+training set (the block and the replayed one left out). One calibration per pair of
+blocks serves both when both are held out.
+
+- One split (``--holdout``): the held-out subjects form one block and the training
+  subjects K folds, the cross-fit inside the training set of ``cat calibrate
+  --cross-fit K``: K more calibrations.
+- Many splits (leave-one-out): K + 1 random blocks of every subject, each held-out
+  subject's interval from its block's training set in K folds: (K + 1)·K / 2 more
+  calibrations however many subjects there are, instead of K per subject. The inner
+  calibrations see fewer subjects (K − 1 of K + 1 blocks) than the leave-one-out one,
+  so these intervals tend to be slightly wide.
+
+No held-out subject's answers enter its own interval: every calibration and every
+error behind it leaves the subject's whole block out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cat.errors import CatError
+from cat.prediction.conformal import conformal_quantile
+from cat.prediction.replay import CHOSEN, PLUG_IN, RIDGE, Key, calibrate_split, replay_split
+from irt.models import ModelKind
+from irt.responses import ResponseMatrix
+from irt.types import FloatArray, IntArray
+
+#: Fewest subjects an inner calibration may have (ridge needs 3 references).
+MIN_TRAINING = 3
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """A partition of the subjects; ``held_out[k]`` says whether block k needs intervals."""
+
+    members: list[IntArray]
+    held_out: list[bool]
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """The pairs of blocks calibrated without: those with a held-out block."""
+        m = len(self.members)
+        return [
+            (a, b)
+            for a in range(m)
+            for b in range(a + 1, m)
+            if self.held_out[a] or self.held_out[b]
+        ]
+
+    def block_of(self, n_subjects: int) -> IntArray:
+        """The block of each subject."""
+        out = np.full(n_subjects, -1, dtype=np.int_)
+        for k, rows in enumerate(self.members):
+            out[rows] = k
+        return out
+
+
+def interval_blocks(
+    n_subjects: int,
+    parts: list[tuple[IntArray, IntArray]],
+    folds: int,
+    rng: np.random.Generator,
+) -> Blocks:
+    """Blocks for the outer ``parts`` (train rows, held-out rows): one split gives the
+    held-out block and ``folds`` folds of the training set; several give ``folds`` + 1
+    random blocks of everyone."""
+    if folds < 2:
+        raise CatError(f"training-only intervals need at least 2 folds, got {folds}")
+    if len(parts) == 1:
+        train, test = parts[0]
+        inner = np.array_split(rng.permutation(train), min(folds, len(train)))
+        blocks = Blocks(
+            [np.sort(test), *(np.sort(f) for f in inner)], [True] * 1 + [False] * len(inner)
+        )
+    else:
+        everyone = np.array_split(rng.permutation(n_subjects), min(folds + 1, n_subjects))
+        blocks = Blocks([np.sort(b) for b in everyone], [True] * len(everyone))
+    for a, b in blocks.pairs():
+        left = n_subjects - len(blocks.members[a]) - len(blocks.members[b])
+        if left < MIN_TRAINING:
+            raise CatError(
+                f"training-only intervals with {folds} folds leave {left} subjects to "
+                f"calibrate on; each needs at least {MIN_TRAINING} (use fewer folds or "
+                "a smaller holdout)"
+            )
+    return blocks
+
+
+@dataclass
+class TrainingOnly:
+    """Per block: each key's 90% conformal half-width from the training subjects'
+    cross-fitted errors, and which predictor "chosen" takes per (policy, length)."""
+
+    half_width: list[dict[Key, float]] = field(default_factory=list)
+    choice: list[dict[tuple[str, int], str]] = field(default_factory=list)
+
+
+def training_only(
+    responses: ResponseMatrix,
+    model: ModelKind,
+    blocks: Blocks,
+    policies: list[str],
+    lengths: list[int],
+    rng: np.random.Generator,
+    scenario: tuple[int, ...] | None = None,
+    step: Callable[[str], None] | None = None,
+) -> TrainingOnly:
+    """Half-widths and choices for every held-out block, from its training subjects'
+    absolute errors, each replayed once (one draw of a random policy)."""
+    truth = responses.accuracy()
+    everyone = np.arange(responses.n_subjects)
+    errors: list[dict[Key, list[FloatArray]]] = [{} for _ in blocks.members]
+    pairs = blocks.pairs()
+    # One stream per replay: no block's answers can shift another block's random draws.
+    streams = iter(rng.spawn(2 * len(pairs)))
+    for n, (a, b) in enumerate(pairs):
+        if step is not None:
+            step(f"cross-fitting intervals {n + 1} of {len(pairs)}")
+        train = np.setdiff1d(everyone, np.concatenate([blocks.members[a], blocks.members[b]]))
+        calibrated = calibrate_split(responses, model, train)
+        # Replay b for a's interval and a for b's, each where that block is held out, apart:
+        # replays of several subjects share their estimation steps.
+        for x, y in ((a, b), (b, a)):
+            stream = next(streams)
+            if not blocks.held_out[x]:
+                continue
+            rows = blocks.members[y]
+            replayed = replay_split(
+                responses,
+                model,
+                train,
+                rows,
+                policies,
+                lengths,
+                stream,
+                scenario,
+                calibrated=calibrated,
+            )
+            for key, pred in replayed.predicted.items():
+                errors[x].setdefault(key, []).append(np.abs(pred[0] - truth[rows]))
+    out = TrainingOnly()
+    for per_key in errors:
+        half, choice = half_widths({key: np.concatenate(parts) for key, parts in per_key.items()})
+        out.half_width.append(half)
+        out.choice.append(choice)
+    return out
+
+
+def half_widths(
+    abs_errors: dict[Key, FloatArray],
+) -> tuple[dict[Key, float], dict[tuple[str, int], str]]:
+    """From the training subjects' absolute errors per key: the conformal 90%
+    half-width of each, and per (policy, length) with both plug-in and ridge the one of
+    smaller mean error, which "chosen" takes with its half-width."""
+    pooled = dict(abs_errors)
+    choice: dict[tuple[str, int], str] = {}
+    for (policy, length, predictor), err in abs_errors.items():
+        ridge = abs_errors.get((policy, length, RIDGE))
+        if predictor == PLUG_IN and ridge is not None:
+            pick = PLUG_IN if err.mean() <= ridge.mean() else RIDGE
+            choice[(policy, length)] = pick
+            pooled[(policy, length, CHOSEN)] = abs_errors[(policy, length, pick)]
+    return {key: conformal_quantile(err) for key, err in pooled.items()}, choice

@@ -1,0 +1,123 @@
+"""Rows of ``cat validate`` and the verdict per length: does the default beat the best
+random row (random items scored by any predictor, or random-raw) on τ and on MAE?"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cat.engine.registry import DEFAULT
+from cat.prediction.replay import PLUG_IN, RANDOM_RAW, is_random
+
+Outcome = Literal["better", "tied", "worse", "n/a"]
+
+
+class ValidationRow(BaseModel):
+    """The figures of one policy, predictor and test length over the held-out subjects,
+    each averaged over the repeats (``Predictions.metrics``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: str = Field(description='A policy name, or "random-raw" (the baseline).')
+    length: int
+    predictor: str = Field(description='"plug-in", "ridge", "chosen", or "raw".')
+    n_subjects: int
+    repeats: int = Field(1, description="Draws of a random row (--repeats), else 1.")
+    kendall_tau: float
+    kendall_tau_sd: float | None = Field(None, description="Its sd over the repeats.")
+    spearman: float
+    mae: float
+    mae_sd: float | None = Field(None, description="Its sd over the repeats.")
+    rmse: float
+    coverage: float = Field(
+        description="Share of subjects whose 90% interval (training subjects' errors "
+        "only) holds the truth."
+    )
+    coverage_sd: float | None = Field(None, description="Its sd over the repeats.")
+    mean_interval_width: float
+    coverage_theta_only: float | None = Field(
+        None, description="Plug-in rows: the coverage of the theta-only interval."
+    )
+    mean_interval_width_theta_only: float | None = None
+
+
+class Verdict(BaseModel):
+    """At one length: the default's τ and MAE against the best random row's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    length: int
+    default_kendall_tau: float
+    best_random_kendall_tau: float
+    best_random_kendall_tau_row: str = Field(description='"policy/predictor" or "random-raw".')
+    kendall_tau: Outcome = Field(description="The default's τ against the best random τ.")
+    default_mae: float
+    best_random_mae: float
+    best_random_mae_row: str
+    mae: Outcome = Field(description="The default's MAE against the best random MAE.")
+    beats_random: bool = Field(description="Better on both τ and MAE.")
+
+    def line(self) -> str:
+        """One line, e.g. "250 items: default τ .935 vs best random .923 (random/plug-in):
+        better; MAE .0153 vs .0148 (random/plug-in): worse"."""
+        return (
+            f"{self.length} items: default τ {_short(self.default_kendall_tau, 3)} vs best "
+            f"random {_short(self.best_random_kendall_tau, 3)} "
+            f"({self.best_random_kendall_tau_row}): {self.kendall_tau}; "
+            f"MAE {_short(self.default_mae, 4)} vs {_short(self.best_random_mae, 4)} "
+            f"({self.best_random_mae_row}): {self.mae}"
+        )
+
+
+def _short(x: float, digits: int) -> str:
+    """``x`` without the leading zero (".935", "-.120")."""
+    text = f"{x:.{digits}f}"
+    return text.replace("0.", ".", 1) if abs(x) < 1 else text
+
+
+def _name(row: ValidationRow) -> str:
+    return RANDOM_RAW if row.policy == RANDOM_RAW else f"{row.policy}/{row.predictor}"
+
+
+def _outcome(ours: float, theirs: float, higher_is_better: bool) -> Outcome:
+    if math.isnan(ours) or math.isnan(theirs):
+        return "n/a"
+    if ours == theirs:
+        return "tied"
+    return "better" if (ours > theirs) == higher_is_better else "worse"
+
+
+def verdicts(rows: list[ValidationRow]) -> list[Verdict]:
+    """Per length with a default (plug-in) row: it against the best random row on τ
+    (highest mean) and on MAE (lowest mean), over random items with every predictor
+    and random-raw."""
+    out = []
+    for length in sorted({r.length for r in rows}):
+        here = [r for r in rows if r.length == length]
+        default = [r for r in here if r.policy == DEFAULT and r.predictor == PLUG_IN]
+        random = [r for r in here if r.policy == RANDOM_RAW or is_random(r.policy)]
+        if not default or not random:
+            continue
+        ours = default[0]
+        with_tau = [r for r in random if not math.isnan(r.kendall_tau)] or random
+        by_tau = max(with_tau, key=lambda r: r.kendall_tau)
+        by_mae = min(random, key=lambda r: r.mae)
+        tau = _outcome(ours.kendall_tau, by_tau.kendall_tau, higher_is_better=True)
+        mae = _outcome(ours.mae, by_mae.mae, higher_is_better=False)
+        out.append(
+            Verdict(
+                length=length,
+                default_kendall_tau=ours.kendall_tau,
+                best_random_kendall_tau=by_tau.kendall_tau,
+                best_random_kendall_tau_row=_name(by_tau),
+                kendall_tau=tau,
+                default_mae=ours.mae,
+                best_random_mae=by_mae.mae,
+                best_random_mae_row=_name(by_mae),
+                mae=mae,
+                beats_random=tau == "better" and mae == "better",
+            )
+        )
+    return out

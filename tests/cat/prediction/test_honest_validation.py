@@ -1,0 +1,188 @@
+"""Honest comparisons in ``cat validate``: the default is what ``cat assess`` runs, random
+rows beside it, and intervals from the training subjects only, whose coverage can fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cat
+from cat.engine.registry import (
+    DEFAULT,
+    DEFAULT_CONTENT_BALANCING,
+    DEFAULT_ESTIMATOR,
+    DEFAULT_POLICY,
+    default_selection,
+    make_estimator,
+    make_policy,
+)
+from cat.engine.selection import MaxInfo
+from cat.engine.session import SessionConfig
+from cat.errors import CatError
+from cat.pools.scenarios import scenarios_of
+from cat.prediction.cross_fit import cross_fit_errors
+from cat.prediction.predictions import Predictions
+from cat.prediction.training_only import interval_blocks
+from cat.prediction.validation import RANDOM_RAW, splits, validate
+from cat.prediction.validation_report import validate_responses
+from irt.responses import MISSING, ResponseMatrix
+from irt.simulate import random_params, simulate_responses
+
+DEMO_EN = Path(__file__).resolve().parents[3] / "item_pools" / "demo-en"
+PARAMS = random_params(150, np.random.default_rng(0), "3pl")
+
+
+def _data(n: int = 40, seed: int = 1) -> ResponseMatrix:
+    rng = np.random.default_rng(seed)
+    return simulate_responses(PARAMS, rng.normal(size=n), rng, missing_rate=0.1)
+
+
+def _by_key(predictions: list[Predictions]) -> dict[tuple[str, int, str], Predictions]:
+    return {(p.policy, p.length, p.predictor): p for p in predictions}
+
+
+def _flipped(data: ResponseMatrix, rows: np.ndarray) -> ResponseMatrix:
+    """``data`` with every answer of ``rows`` turned the other way."""
+    values = data.values.copy()
+    part = values[rows]
+    values[rows] = np.where(part == MISSING, MISSING, 1 - part)
+    return ResponseMatrix(data.subject_ids, data.item_ids, values)
+
+
+def test_the_default_is_what_cat_assess_runs() -> None:
+    pool = cat.load_pool(DEMO_EN)
+    assert pool.params is not None
+    result = cat.assess(pool, cat.SimulatedExaminee(theta=0.3, seed=1), length=20)
+    config = SessionConfig(**result.settings.model_dump(include=set(SessionConfig.model_fields)))
+    assert config.policy == DEFAULT_POLICY and config.estimator == DEFAULT_ESTIMATOR
+    assert config.content_balancing is DEFAULT_CONTENT_BALANCING
+    codes = scenarios_of(pool.items, pool.params.item_ids).codes
+    # With scenarios: the very policy object the session builds, content-balanced.
+    assert make_policy(DEFAULT, 20, scenario=codes) == config.policy_for(codes)
+    assert default_selection(codes) == "mfi+cb" and default_selection(None) == "mfi"
+    assert make_policy(DEFAULT, 20) == MaxInfo()  # without scenarios
+    assert type(config.estimator_for()) is type(make_estimator(DEFAULT_ESTIMATOR))
+    # The errors a pool stores for cat assess are cross-fitted under the same default.
+    errors = cross_fit_errors(_data(12), "3pl", 2, [10], seed=0, scenario=(0, 1) * 75)
+    assert errors.policy == default_selection((0, 1) * 75) == "mfi+cb"
+
+
+def test_the_default_row_replays_the_default_and_widens_as_cat_assess_does() -> None:
+    rows = _by_key(validate(_data(), "3pl", [DEFAULT, "mfi"], [25], np.random.default_rng(3)))
+    default, mfi = rows[(DEFAULT, 25, "plug-in")], rows[("mfi", 25, "plug-in")]
+    assert (DEFAULT, 25, "ridge") not in rows  # cat assess has the plug-in only
+    # No scenarios: the default is MFI with ML θ and the plug-in.
+    np.testing.assert_allclose(default.predicted, mfi.predicted)
+    np.testing.assert_allclose(default.half_width, mfi.half_width)
+    assert default.theta_low is not None and default.theta_high is not None
+    # The interval is the θ-only one widened, where narrower, to ± the half-width.
+    np.testing.assert_allclose(
+        default.low,
+        np.maximum(0, np.minimum(default.theta_low, default.predicted - default.half_width)),
+    )
+    np.testing.assert_allclose(
+        default.high,
+        np.minimum(1, np.maximum(default.theta_high, default.predicted + default.half_width)),
+    )
+    np.testing.assert_allclose(mfi.high - mfi.low, 2 * mfi.half_width)
+
+
+def test_random_rows_are_always_there_with_their_sd_and_repeats() -> None:
+    data = _data()
+    for repeats in (2, 3):
+        report = validate_responses(
+            data, lengths=[10, 30], policies=[DEFAULT], model="3pl", repeats=repeats, seed=1
+        )
+        assert report.settings.repeats == repeats
+        for length in (10, 30):
+            here = {(r.policy, r.predictor): r for r in report.results if r.length == length}
+            assert set(here) == {
+                (DEFAULT, "plug-in"),
+                ("random", "plug-in"),
+                ("random", "ridge"),
+                ("random", "chosen"),
+                (RANDOM_RAW, "raw"),
+            }
+            for (policy, _), row in here.items():
+                random = policy != DEFAULT
+                assert row.repeats == (repeats if random else 1)
+                assert (row.kendall_tau_sd is not None) is random
+                assert (row.mae_sd is not None) is random
+                assert (row.coverage_sd is not None) is random
+            assert here[(DEFAULT, "plug-in")].coverage_theta_only is not None
+            assert here[("random", "plug-in")].coverage_theta_only is not None
+            assert here[("random", "ridge")].coverage_theta_only is None
+    rows = _by_key(validate(data, "3pl", [], [10], np.random.default_rng(2), repeats=4))
+    assert rows[("random", 10, "ridge")].predicted.shape == (4, 12)
+    assert rows[(RANDOM_RAW, 10, "raw")].predicted.shape == (4, 12)
+
+
+def test_a_biased_predictor_fails_coverage() -> None:
+    """Intervals from the training subjects cannot see a bias only the held-out subjects
+    have (as a new model unlike every reference would): coverage drops. Intervals from
+    the other held-out subjects' errors would have absorbed it and stayed near 90%."""
+    data = _data()
+    fair = _by_key(validate(data, "3pl", [DEFAULT, "mfi"], [50], np.random.default_rng(5)))
+    biased = _by_key(
+        validate(data, "3pl", [DEFAULT, "mfi"], [50], np.random.default_rng(5), held_out_shift=0.25)
+    )
+    for key, row in biased.items():
+        if key[0] == RANDOM_RAW:
+            continue
+        np.testing.assert_array_equal(row.half_width, fair[key].half_width)
+        coverage, honest = row.metrics()["coverage"], fair[key].metrics()["coverage"]
+        assert isinstance(coverage, float) and isinstance(honest, float)
+        assert coverage < 0.85 and coverage < honest - 0.5, key
+    assert fair[(DEFAULT, 50, "plug-in")].metrics()["coverage"] >= 0.85
+    theta_only = biased[(DEFAULT, 50, "plug-in")].metrics()["coverage_theta_only"]
+    assert isinstance(theta_only, float) and theta_only < 0.85
+
+
+def test_no_held_out_answers_enter_any_interval() -> None:
+    data = _data()
+    ((_, test),) = splits(data.n_subjects, 0.3, False, np.random.default_rng(7))
+    runs = [
+        _by_key(validate(d, "3pl", [DEFAULT, "mfi"], [20], np.random.default_rng(7)))
+        for d in (data, _flipped(data, test))
+    ]
+    for key, row in runs[0].items():
+        if key[0] != RANDOM_RAW:  # random-raw keeps its own sampling interval
+            np.testing.assert_array_equal(row.half_width, runs[1][key].half_width)
+    changed = runs[1][(DEFAULT, 20, "plug-in")]
+    assert not np.allclose(changed.predicted, runs[0][(DEFAULT, 20, "plug-in")].predicted)
+
+
+def test_leave_one_out_keeps_each_subject_out_of_its_own_interval() -> None:
+    data = _data(n=12)
+    subject = 3
+    runs = [
+        _by_key(validate(d, "3pl", [DEFAULT], [15], np.random.default_rng(8), leave_one_out=True))
+        for d in (data, _flipped(data, np.array([subject])))
+    ]
+    moved = False
+    for key, row in runs[0].items():
+        if key[0] == RANDOM_RAW:
+            continue
+        other = runs[1][key]
+        k = int(np.flatnonzero(row.subject == subject)[0])
+        assert other.subject[k] == subject
+        np.testing.assert_array_equal(row.half_width[:, k], other.half_width[:, k])
+        moved |= not np.array_equal(row.half_width, other.half_width)
+    assert moved  # the subject is in the others' training subjects, so theirs may move
+
+
+def test_interval_blocks() -> None:
+    rng = np.random.default_rng(0)
+    parts = splits(30, 0.3, False, rng)
+    blocks = interval_blocks(30, parts, 5, rng)
+    np.testing.assert_array_equal(blocks.members[0], parts[0][1])
+    assert blocks.held_out == [True] + [False] * 5
+    assert sorted(np.concatenate(blocks.members[1:]).tolist()) == parts[0][0].tolist()
+    assert blocks.pairs() == [(0, b) for b in range(1, 6)]  # K calibrations
+    loo = interval_blocks(30, splits(30, None, True, rng), 5, rng)
+    assert len(loo.members) == 6 and all(loo.held_out) and len(loo.pairs()) == 15
+    assert sorted(np.concatenate(loo.members).tolist()) == list(range(30))
+    with pytest.raises(CatError, match="subjects to calibrate on"):
+        interval_blocks(4, splits(4, None, True, rng), 5, rng)
