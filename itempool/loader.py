@@ -90,15 +90,9 @@ def read_questions(pool_dir: str | Path) -> QuestionSet:
     can be asked (``cat synth``) and calibrated before it has them, and recalibrated over
     stale ones."""
     folder = Path(pool_dir)
-    problems: list[Problem] = []
-    if not folder.is_dir():
-        problems.append(Problem(str(folder), None, "no such folder"))
-        manifest, items = None, None
-    else:
-        manifest = check_manifest(folder / MANIFEST, problems)
-        scenarios = manifest.scenarios if manifest else ()
-        items, _ = check_items(folder / ITEMS, scenarios, problems)
+    contents, problems = _inspect(folder, questions_only=True)
     _refuse(folder, problems)
+    manifest, items = contents.manifest, contents.items
     assert manifest is not None and items is not None  # no errors
     return QuestionSet(name=manifest.name, language=manifest.language, items=tuple(items))
 
@@ -112,7 +106,9 @@ def _refuse(folder: Path, problems: list[Problem]) -> None:
         )
 
 
-def _inspect(folder: Path) -> tuple[_Contents, list[Problem]]:
+def _inspect(folder: Path, questions_only: bool = False) -> tuple[_Contents, list[Problem]]:
+    """What the folder holds and every problem of it; ``questions_only`` stops after the
+    manifest and the items."""
     contents = _Contents()
     problems: list[Problem] = []
     if not folder.is_dir():
@@ -120,6 +116,8 @@ def _inspect(folder: Path) -> tuple[_Contents, list[Problem]]:
     contents.manifest = check_manifest(folder / MANIFEST, problems)
     scenarios = contents.manifest.scenarios if contents.manifest else ()
     contents.items, contents.item_lines = check_items(folder / ITEMS, scenarios, problems)
+    if questions_only:
+        return contents, problems
     if (folder / PARAMS).is_file():
         model = contents.manifest.model if contents.manifest else None
         problems.extend(check_params(folder / PARAMS, model, contents.item_lines, ITEMS))

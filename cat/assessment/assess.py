@@ -27,10 +27,12 @@ from cat.assessment.summary import Reference, summarize
 from cat.engine.registry import DEFAULT_CONTENT_BALANCING, DEFAULT_ESTIMATOR, DEFAULT_POLICY
 from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
+from cat.pools.loading import calibrated_params
 from cat.pools.scenarios import scenarios_of
 from cat.provenance import package_version, utc_now
 from irt.models import ItemParams
 from itempool import LoadedPool
+from itempool.problems import describe_errors
 from synth.store import RunStore
 
 #: Called after each batch: the session, the items so far, the references.
@@ -65,7 +67,7 @@ def assess(
     (``cat.engine.registry.DEFAULT_POLICY`` and beside it), which ``cat validate``'s
     "default" policy replays. ``model_name`` (default: the
     examinee's label) and ``base_url`` are recorded in the result."""
-    params = _params(pool)
+    params = calibrated_params(pool)
     if batch_size < 1:
         raise CatError(f"the batch size must be at least 1, got {batch_size}")
     config = _config(
@@ -123,22 +125,11 @@ def assess(
     )
 
 
-def _params(pool: LoadedPool) -> ItemParams:
-    if pool.params is None:
-        raise CatError(
-            f"pool {pool.dir} has no params.csv: calibrate it first (cat calibrate --pool)"
-        )
-    return pool.params
-
-
 def _config(**settings: Any) -> SessionConfig:
     try:
         return SessionConfig.model_validate(settings)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        message = first["msg"].removeprefix("Value error, ")
-        raise CatError(f"{where}: {message}" if where else message) from exc
+        raise CatError(describe_errors(exc)) from exc
 
 
 def _saved(session: AssessmentSession, items: list[ItemRecord]) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from cat.errors import CatError
-from irt.models import ItemParams, probability
+from cat.pools.loading import calibrated_params, check_output_folders
+from irt.models import probability
 from irt.readers import read_responses
 from itempool import LoadedPool, PoolItem
 from synth.backend import ChatBackend, ChatRequest
@@ -57,14 +58,6 @@ class Examinee(Protocol):
     def close(self) -> None: ...
 
 
-def _pool_params(pool: LoadedPool) -> ItemParams:
-    if pool.params is None:
-        raise CatError(
-            f"pool {pool.dir} has no params.csv: calibrate it first (cat calibrate --pool)"
-        )
-    return pool.params
-
-
 class _OfflineExaminee:
     """What an examinee that makes no calls and keeps no store answers to the rest."""
 
@@ -93,7 +86,7 @@ class SimulatedExaminee(_OfflineExaminee):
         return f"sim:{self.theta:g}"
 
     def start(self, pool: LoadedPool, seed: int) -> None:
-        params = _pool_params(pool)
+        params = calibrated_params(pool)
         p = probability([self.theta], params)[0]
         self._p = dict(zip(params.item_ids, p.tolist(), strict=True))
         self._rng = np.random.default_rng([seed, 1] if self.seed is None else self.seed)
@@ -132,7 +125,7 @@ class ReplayExaminee(_OfflineExaminee):
         row = matrix.subject_ids.index(self.subject)
         column = {item: j for j, item in enumerate(matrix.item_ids)}
         self._answers = {}
-        for item in _pool_params(pool).item_ids:
+        for item in calibrated_params(pool).item_ids:
             j = column.get(item)
             if j is not None and matrix.observed[row, j]:
                 self._answers[item] = int(matrix.values[row, j])
@@ -208,8 +201,7 @@ class EndpointExaminee:
             self._run_store = self.store
         else:
             path = Path(self.store)
-            if not path.parent.is_dir():
-                raise CatError(f"cannot write {path}: folder {path.parent} does not exist")
+            check_output_folders(path)
             self._run_store, self._owns_store = RunStore(path), True
 
     def checkpoints(self) -> RunStore | None:

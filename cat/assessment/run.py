@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 
 from cat.assessment.examinees import Examinee
 from cat.assessment.result import ItemRecord
-from cat.assessment.summary import Reference
 from cat.engine.session import AssessmentSession
 
 #: Called after each batch with the session and the item log so far.
@@ -53,8 +52,3 @@ def run_assessment(
         if on_step is not None:
             on_step(session, log)
     return log
-
-
-def current_rank(theta: float, references: Sequence[Reference]) -> int:
-    """1 + the number of references above ``theta``."""
-    return 1 + sum(r.theta > theta for r in references)

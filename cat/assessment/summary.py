@@ -11,6 +11,7 @@ subjects, and reports the coverage of both).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -159,13 +160,18 @@ def _person_fit(session: AssessmentSession, positions: IntArray) -> PersonFit:
     )
 
 
+def current_rank(theta: float, reference_thetas: Iterable[float]) -> int:
+    """1 + the number of references above ``theta``: the model's place among them."""
+    return 1 + sum(1 for t in reference_thetas if t > theta)
+
+
 def _rank(theta: float, se: float, references: list[Reference]) -> Rank:
     thetas = np.array([r.theta for r in references])
     spread = np.sqrt(se**2 + np.array([r.se for r in references]) ** 2)
     p_above = norm.cdf((theta - thetas) / np.maximum(spread, 1e-12))
     ranked = sorted(zip(references, p_above, strict=True), key=lambda x: -x[0].theta)
     return Rank(
-        position=int((thetas > theta).sum()) + 1,
+        position=current_rank(theta, thetas),
         of=len(references) + 1,
         above=[
             Neighbour(subject_id=r.subject_id, theta=r.theta, se=r.se, p_above=float(p))

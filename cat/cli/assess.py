@@ -10,6 +10,7 @@ from rich.table import Table
 from cat.assessment.assess import assess as run_assess
 from cat.assessment.examinees import parse_model_spec
 from cat.assessment.result import AssessmentResult, ItemRecord, Rank
+from cat.assessment.summary import current_rank
 from cat.cli.common import check_writable, handle_errors, progress_bar, say, stdout
 from cat.engine.registry import DEFAULT_ESTIMATOR, DEFAULT_POLICY, EstimatorName, PolicyName
 from cat.engine.session import AssessmentSession
@@ -80,7 +81,7 @@ def assess(
         timeout=timeout,
         max_attempts=max_attempts,
     )
-    references = pool.references
+    thetas = [r.theta for r in pool.references]
     with progress_bar("assessing", total=length) as update:
         resumed = [False]
 
@@ -88,8 +89,8 @@ def assess(
             if resume and not resumed[0]:
                 resumed[0] = True
                 say(f"resuming after {len(session.given)} items")
-            rank = 1 + sum(r.theta > session.theta for r in references)
-            where = f" · rank {rank}/{len(references) + 1}" if references else ""
+            rank = current_rank(session.theta, thetas)
+            where = f" · rank {rank}/{len(thetas) + 1}" if thetas else ""
             update(
                 completed=len(session.given),
                 description=f"{len(session.given)} items · θ {session.theta:+.2f} ± "

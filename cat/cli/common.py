@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from cat.errors import CatError
+from cat.pools.loading import check_output_folders
 from irt.errors import IRTError
 from synth.errors import SynthError
 
@@ -79,9 +80,10 @@ def say(text: str) -> None:
 
 def check_writable(*paths: Path | None) -> None:
     """Fail before any work if an output's folder does not exist."""
-    for path in paths:
-        if path is not None and not path.parent.is_dir():
-            raise fail(f"cannot write {path}: folder {path.parent} does not exist")
+    try:
+        check_output_folders(*paths)
+    except CatError as exc:
+        raise fail(str(exc)) from exc
 
 
 def show_progress() -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 
 from cat.errors import CatError
 from cat.pools.calibration import record_calibration, reference_rows
+from cat.pools.loading import check_output_folders, read_pool_questions
 from cat.provenance import package_version, utc_now
 from cat.results import ResultModel
 from irt.checks import check_responses
@@ -103,13 +104,9 @@ def calibrate_responses(
         raise CatError(f"--cross-fit needs at least 2 folds, got {cross_fit}")
     if not cross_fit_lengths or min(cross_fit_lengths) < 1:
         raise CatError(f"cross-fit lengths must be positive, got {list(cross_fit_lengths)}")
-    for path in (out, report, abilities):
-        if path is not None and not path.parent.is_dir():
-            raise CatError(f"cannot write {path}: folder {path.parent} does not exist")
+    check_output_folders(out, report, abilities)
     questions = None
     if pool is not None:
-        from cat.pools.loading import read_pool_questions
-
         questions = read_pool_questions(pool)  # refuse a broken pool before the fit
     matrix = read_responses(responses, id_column=id_column)
     notes = check_responses(matrix)

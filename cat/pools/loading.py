@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cat.errors import CatError
+from irt.models import ItemParams
 from itempool import LoadedPool, PoolFormatError, QuestionSet
 from itempool import load_pool as _load_pool
 from itempool import read_questions as _read_questions
@@ -26,3 +27,19 @@ def read_pool_questions(pool_dir: str | Path) -> QuestionSet:
         return _read_questions(pool_dir)
     except PoolFormatError as exc:
         raise CatError(str(exc)) from exc
+
+
+def calibrated_params(pool: LoadedPool) -> ItemParams:
+    """The pool's item parameters; ``CatError`` if the pool is not calibrated yet."""
+    if pool.params is None:
+        raise CatError(
+            f"pool {pool.dir} has no params.csv: calibrate it first (cat calibrate --pool)"
+        )
+    return pool.params
+
+
+def check_output_folders(*paths: Path | None) -> None:
+    """Fail before any work if an output's folder does not exist."""
+    for path in paths:
+        if path is not None and not path.parent.is_dir():
+            raise CatError(f"cannot write {path}: folder {path.parent} does not exist")
