@@ -50,21 +50,54 @@ ESTIMATOR_NAMES: tuple[str, ...] = tuple(e.value for e in EstimatorName)
 #: Appended to a policy name ("mfi+cb"): content-balanced to the pool's scenario shares.
 BALANCED_SUFFIX = "+cb"
 
+
+class DesignName(StrEnum):
+    """Whole designs (selection and predictor): the IRT design (MFI with ML θ, scored by
+    the IRT plug-in), the reference mixture and the low-rank model of the references
+    (``cat.designs``). ``cat assess`` runs, per pool, the one of smallest cross-fitted
+    error on the pool's own references (``cat.prediction.cross_fit.choose_design``)."""
+
+    IRT = "irt"
+    MIXTURE = "mixture"
+    LOW_RANK = "low-rank"
+
+
+DESIGN_NAMES: tuple[str, ...] = tuple(d.value for d in DesignName)
+#: ``cat assess --design auto``: the pool's design of smallest cross-fitted error.
+AUTO = "auto"
+
+
+class DesignChoice(StrEnum):
+    """What ``cat assess --design`` takes: "auto" or one of ``DesignName``."""
+
+    AUTO = "auto"
+    IRT = "irt"
+    MIXTURE = "mixture"
+    LOW_RANK = "low-rank"
+
+
+#: The designs that choose items from the references' answers instead of item parameters.
+REFERENCE_DESIGNS: tuple[str, ...] = (DesignName.MIXTURE.value, DesignName.LOW_RANK.value)
+
 # What `cat assess` runs with no options, in one place: `cat assess`, `cat.assess`,
 # `cat calibrate --cross-fit` and the "default" policy of `cat validate` all read it here.
-#: The policy name that stands for the default design in `cat validate`.
+#: The policy name in `cat validate` of what `cat assess` runs with no options on a pool
+#: with cross-fitted errors: per held-out block, the design (of ``DESIGN_NAMES``) whose
+#: errors in a cross-fit inside the training subjects are smallest.
 DEFAULT = "default"
-#: The default's selection (content-balanced to the pool's shares when items have scenarios).
+#: The IRT design's selection (content-balanced to the pool's shares when items have
+#: scenarios).
 DEFAULT_POLICY = PolicyName.MFI
-#: The default's ability estimator (ML, MAP while all answers agree).
+#: The IRT design's ability estimator (ML, MAP while all answers agree).
 DEFAULT_ESTIMATOR = EstimatorName.MLE
-#: Whether the default keeps the pool's mix of scenarios.
+#: Whether the IRT design keeps the pool's mix of scenarios.
 DEFAULT_CONTENT_BALANCING = True
 
 
 def default_selection(scenario: tuple[int, ...] | None) -> str:
-    """The name of the selection policy ``cat assess`` runs with no options: MFI,
-    content-balanced to the pool's shares ("mfi+cb") when each item's ``scenario`` is known."""
+    """The name of the IRT design's selection policy (what ``cat assess`` runs): MFI,
+    content-balanced to the pool's shares ("mfi+cb") when each item's ``scenario`` is
+    known."""
     if DEFAULT_CONTENT_BALANCING and scenario:
         return f"{DEFAULT_POLICY.value}{BALANCED_SUFFIX}"
     return DEFAULT_POLICY.value
@@ -87,8 +120,9 @@ def make_policy(
 ) -> SelectionPolicy:
     """The policy called ``name``; a-stratification spreads its strata over
     ``test_length`` items. A name ending in "+cb" balances content to the pool's shares
-    of each ``scenario`` (one code per item); "default" is ``default_selection(scenario)``."""
-    if name == DEFAULT:
+    of each ``scenario`` (one code per item); "irt" is the IRT design's,
+    ``default_selection(scenario)``."""
+    if name == DesignName.IRT.value:
         return make_policy(
             default_selection(scenario), test_length, randomesque_k, n_strata, scenario
         )
@@ -99,7 +133,8 @@ def make_policy(
         return ContentBalanced(base, scenario, pool_shares(scenario))
     if name not in POLICY_NAMES:
         raise CatError(
-            f"unknown policy {name!r}; choose from {DEFAULT}, {', '.join(POLICY_NAMES)} "
+            f"unknown policy {name!r}; choose from {DesignName.IRT.value}, "
+            f"{', '.join(POLICY_NAMES)} "
             f"(each may end in {BALANCED_SUFFIX!r} for content balancing)"
         )
     policies: dict[PolicyName, Callable[[], SelectionPolicy]] = {

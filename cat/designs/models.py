@@ -1,0 +1,80 @@
+"""The reference designs' models of one set of references: their answers, for the
+mixture, and their low-rank fit; each design's predictor for any item set and its replay
+(``cat validate`` and ``cat calibrate``'s cross-fit use both, ``cat assess`` the state
+of one design in ``cat.designs.session_state``)."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from cat.designs.low_rank import LowRankModel, LowRankTest, low_rank_accuracy
+from cat.designs.mixture import MixtureTest, mixture_accuracy
+from cat.designs.references import reference_answers
+from cat.designs.replay import ReferenceTest, replay_reference_test
+from cat.engine.registry import REFERENCE_DESIGNS, DesignName
+from cat.errors import CatError
+from irt.errors import ConvergenceWarning
+from irt.low_rank import LowRankCalibrator
+from irt.responses import ResponseMatrix
+from irt.types import BoolArray, FloatArray
+
+__all__ = ["LOW_RANK", "MIXTURE", "REFERENCE_DESIGNS", "ReferenceModels", "low_rank_dims"]
+
+#: The reference designs, each a policy scored by its own predictor of the same name.
+MIXTURE, LOW_RANK = DesignName.MIXTURE.value, DesignName.LOW_RANK.value
+
+
+def low_rank_dims(n_references: int) -> int:
+    """Factors for a low-rank fit on ``n_references``: about one per 30 references, 1 to 8.
+
+    A factor costs one parameter per reference; with ~30 references (MMLU-Pro) a second
+    factor fits noise, with hundreds (ARC) eight still pay (the DESIGN.md prototype)."""
+    return int(np.clip(n_references // 30, 1, 8))
+
+
+@dataclass(frozen=True)
+class ReferenceModels:
+    """The training subjects' answers (N, J) and their low-rank model."""
+
+    answers: FloatArray
+    low_rank: LowRankModel
+
+    @classmethod
+    def fit(cls, train: ResponseMatrix, dims: int | None = None) -> ReferenceModels:
+        """Both models from the training subjects ``train``; ``dims`` by default from
+        their number (``low_rank_dims``)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fit = LowRankCalibrator(dims=dims or low_rank_dims(train.n_subjects)).fit(train)
+        return cls(
+            reference_answers(train.values, train.observed),
+            LowRankModel.from_fit(fit.person_, fit.loadings_, fit.intercepts_),
+        )
+
+    def score(
+        self, can_answer: BoolArray, given: BoolArray, right: FloatArray
+    ) -> dict[str, FloatArray]:
+        """Each reference predictor's accuracy for E examinees given the items ``given``
+        (E, J) with answers ``right`` (E, J), whatever chose them."""
+        return {
+            MIXTURE: mixture_accuracy(self.answers, can_answer, given, right),
+            LOW_RANK: low_rank_accuracy(self.low_rank, can_answer, given, right),
+        }
+
+    def replay(
+        self, design: str, can_answer: BoolArray, right: FloatArray, lengths: list[int]
+    ) -> dict[int, FloatArray]:
+        """The predicted accuracy at each of ``lengths`` when the reference ``design``
+        chooses the items, answered from ``right`` (E, J)."""
+        test: ReferenceTest
+        if design == MIXTURE:
+            test = MixtureTest(self.answers, can_answer)
+        elif design == LOW_RANK:
+            test = LowRankTest(self.low_rank, can_answer, max(lengths))
+        else:
+            raise CatError(f"unknown reference design {design!r}")
+        out, _ = replay_reference_test(test, right, lengths)
+        return out
