@@ -1,12 +1,15 @@
-"""Replay validation on real LLM data: the default (what ``cat assess`` runs) against the
-best random row of the same run (random items scored by plug-in, ridge or chosen, and
-random-raw), with intervals from the training subjects only.
+"""Replay validation on real LLM data: the default (what ``cat assess`` runs: per pool,
+the design of smallest cross-fitted error on the training subjects among the IRT design,
+the reference mixture and the low-rank model; ``cat.designs``) and the IRT design alone
+against the best random row of the same run (random items scored by plug-in, ridge,
+mixture, low-rank or chosen, and random-raw), with intervals from the training subjects
+only.
 
     python benchmarks/bench_validate.py                    # both sets, 30/100/250 items
     python benchmarks/bench_validate.py --data oll-arc --lengths 30,100
 
-- ``../shared/data/mmlu-pro``: 32 LLMs x 12,032 items, leave-one-out, 3PL; the default
-  is content-balanced over the 14 categories ("mfi+cb", shares of the pool).
+- ``../shared/data/mmlu-pro``: 32 LLMs x 12,032 items, leave-one-out, 3PL; the IRT
+  design is content-balanced over the 14 categories ("mfi+cb", shares of the pool).
 - ``../shared/data/oll-arc``: 320 LLMs x 735 items, 30% held out, 3PL.
 
 Issue 13's targets: the default beats the best random row on both τ and MAE at every
@@ -23,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from cat.engine.registry import DEFAULT
+from cat.engine.registry import DEFAULT, DesignName
 from cat.pools.scenarios import read_item_scenarios
 from cat.prediction.replay import PLUG_IN
 from cat.prediction.validation import validate
@@ -55,12 +58,11 @@ def _table(name: str, rows: list[ValidationRow], seconds: float) -> None:
             f"{r.kendall_tau:>8.3f}{_sd(r.kendall_tau_sd):>6}{r.mae:>9.4f}{_sd(r.mae_sd):>6}"
             f"{r.coverage:>10.2f}{theta:>8}"
         )
-    print("\ndefault against the best random row of the same run:")
-    coverage = {
-        r.length: r.coverage for r in rows if r.policy == DEFAULT and r.predictor == PLUG_IN
-    }
-    for verdict in verdicts(rows):
-        print(f"  {verdict.line()}; coverage {coverage[verdict.length]:.2f}")
+    print("\nthe default and the IRT design against the best random row of the same run:")
+    coverage = {(r.policy, r.length): r.coverage for r in rows}
+    irt = verdicts(rows, DesignName.IRT.value, PLUG_IN)  # the IRT design alone
+    for verdict in sorted([*verdicts(rows), *irt], key=lambda v: v.length):
+        print(f"  {verdict.line()}; coverage {coverage[(verdict.policy, verdict.length)]:.2f}")
 
 
 def main() -> None:
@@ -83,7 +85,7 @@ def main() -> None:
         predictions = validate(
             data,
             "3pl",
-            [DEFAULT, "mfi"],
+            [DEFAULT],
             lengths,
             np.random.default_rng(SEED),
             scenario=scenario,

@@ -30,6 +30,9 @@ class PoolManifest(BaseModel):
     imported: str | None = None
     license: str | None = None
     prediction_errors: PredictionErrors | None = None
+    # Per design (irt, mixture, low-rank): the references' cross-fitted errors, by which
+    # cat assess chooses its design and sizes its interval.
+    design_errors: dict[str, PredictionErrors] | None = None
 
     @field_validator("language", mode="before")
     @classmethod

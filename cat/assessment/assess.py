@@ -24,14 +24,29 @@ from cat.assessment.result import (
 )
 from cat.assessment.run import run_assessment
 from cat.assessment.summary import Reference, summarize
-from cat.engine.registry import DEFAULT_CONTENT_BALANCING, DEFAULT_ESTIMATOR, DEFAULT_POLICY
+from cat.designs.models import ReferenceModels
+from cat.engine.registry import (
+    AUTO,
+    DEFAULT_CONTENT_BALANCING,
+    DEFAULT_ESTIMATOR,
+    DEFAULT_POLICY,
+    DESIGN_NAMES,
+    REFERENCE_DESIGNS,
+)
 from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
 from cat.pools.loading import calibrated_params
 from cat.pools.scenarios import scenarios_of
+from cat.prediction.cross_fit import choose_design
 from cat.provenance import package_version, utc_now
 from irt.models import ItemParams
-from itempool import LoadedPool
+from itempool import (
+    REFERENCE_ANSWERS,
+    LoadedPool,
+    PoolFormatError,
+    PredictionErrors,
+    read_reference_answers,
+)
 from itempool.problems import describe_errors
 from synth.store import RunStore
 
@@ -44,6 +59,7 @@ def assess(
     examinee: Examinee,
     *,
     length: int = 250,
+    design: str = AUTO,
     policy: str = DEFAULT_POLICY.value,
     estimator: str = DEFAULT_ESTIMATOR.value,
     se_target: float | None = None,
@@ -58,8 +74,13 @@ def assess(
 ) -> AssessmentResult:
     """Give ``examinee`` an adaptive test on ``pool`` and return the RESULT.json model.
 
-    Each item is the most informative at the current θ̂ (``policy``), content-balanced
-    to the pool's scenario shares unless ``content_balancing`` is off; the test stops at
+    ``design`` "auto" runs the design whose cross-fitted errors on the pool's references
+    were smallest at the nearest stored length (``cat calibrate --pool --cross-fit``
+    stores them; a pool without them runs "irt"). Under "irt" each item is the most
+    informative at the current θ̂ (``policy``), content-balanced to the pool's scenario
+    shares unless ``content_balancing`` is off; under "mixture" or "low-rank" the items
+    and the predicted accuracy come from that reference design (``cat.designs``), θ̂
+    still from the IRT model for the rank. The test stops at
     ``length`` items or once SE ≤ ``se_target``, never before ``min_length``. An examinee
     with a run store (a live model) saves the session after every batch: an interrupted
     assessment raises ``CatError`` on the next call unless ``resume`` continues it, and
@@ -70,7 +91,11 @@ def assess(
     params = calibrated_params(pool)
     if batch_size < 1:
         raise CatError(f"the batch size must be at least 1, got {batch_size}")
+    design_errors = pool.manifest.design_errors or {}
+    chosen = resolve_design(design, design_errors, length)
+    models = reference_models(pool, params) if chosen in REFERENCE_DESIGNS else None
     config = _config(
+        design=chosen,
         policy=policy,
         estimator=estimator,
         max_items=length,
@@ -87,7 +112,7 @@ def assess(
     try:
         store = examinee.checkpoints()
         key = f"assess:{name}:{pool.manifest.name}:{pool.manifest.version}"
-        session, log = _start(store, key, name, params, config, codes.codes, resume)
+        session, log = _start(store, key, name, params, config, codes.codes, resume, models)
         if log and on_step is not None:  # resumed: show where it stands
             on_step(session, log)
 
@@ -100,7 +125,11 @@ def assess(
     finally:
         examinee.close()
     summary = summarize(
-        session, references or None, list(codes.names), pool.manifest.prediction_errors
+        session,
+        references or None,
+        list(codes.names),
+        pool.manifest.prediction_errors,
+        design_errors,
     )
     return AssessmentResult(
         model=name,
@@ -149,6 +178,7 @@ def _start(
     config: SessionConfig,
     scenario: tuple[int, ...] | None,
     resume: bool,
+    models: ReferenceModels | None = None,
 ) -> tuple[AssessmentSession, list[ItemRecord]]:
     """A new session, or the interrupted one in ``store`` when ``resume`` asks for it."""
     saved = store.get_meta(key) if store is not None else None
@@ -169,6 +199,34 @@ def _start(
         assert saved is not None
         if saved["config"] != config.model_dump(mode="json"):
             raise CatError("--resume needs the same settings as the interrupted run")
-        session = AssessmentSession.from_json(saved["session"], params, scenario)
+        session = AssessmentSession.from_json(
+            saved["session"], params, scenario, reference_models=models
+        )
         return session, [ItemRecord.model_validate(item) for item in saved["items"]]
-    return AssessmentSession(params, config, scenario), []
+    return AssessmentSession(params, config, scenario, reference_models=models), []
+
+
+def resolve_design(design: str, design_errors: dict[str, PredictionErrors], length: int) -> str:
+    """``design`` itself, or for "auto" the pool's design of smallest cross-fitted error
+    at ``length`` (``cat.prediction.cross_fit.choose_design``)."""
+    if design == AUTO:
+        return choose_design(design_errors, length)
+    if design not in DESIGN_NAMES:
+        raise CatError(f"unknown design {design!r}; choose from {AUTO}, {', '.join(DESIGN_NAMES)}")
+    return design
+
+
+def reference_models(pool: LoadedPool, params: ItemParams) -> ReferenceModels:
+    """The pool's references' answers and their low-rank fit, which a reference design
+    needs; ``CatError`` when the pool keeps no answers."""
+    try:
+        answers = read_reference_answers(pool.dir, params.item_ids)
+    except PoolFormatError as exc:
+        raise CatError(str(exc)) from exc
+    if answers is None:
+        raise CatError(
+            f"pool {pool.dir} keeps no reference answers ({REFERENCE_ANSWERS}), which the "
+            "mixture and low-rank designs need: recalibrate it with cat calibrate --pool, "
+            "or use --design irt"
+        )
+    return ReferenceModels.fit(answers)

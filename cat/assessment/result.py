@@ -89,7 +89,7 @@ class Rank(_Part):
 class AssessmentSummary(ResultModel):
     """θ with its interval, predicted accuracy overall and per scenario, rank, person fit."""
 
-    omit_if_none: ClassVar[tuple[str, ...]] = ("scenarios", "rank")
+    omit_if_none: ClassVar[tuple[str, ...]] = ("scenarios", "scenario_interval", "rank")
 
     theta: float
     se: float
@@ -102,6 +102,8 @@ class AssessmentSummary(ResultModel):
     reference_offset: float
     person_fit: PersonFit
     scenarios: dict[str, ScenarioAccuracy] | None = None
+    # How the per-scenario intervals were made, where not as the overall one's.
+    scenario_interval: str | None = None
     rank: Rank | None = None
 
 
@@ -170,4 +172,10 @@ class _Tail(_Part):
 class AssessmentResult(_Tail, AssessmentSummary, _Header):
     """One model's assessment: RESULT.json (header, then the summary, then the items)."""
 
-    omit_if_none: ClassVar[tuple[str, ...]] = ("scenarios", "rank", "truth", "usage")
+    omit_if_none: ClassVar[tuple[str, ...]] = (
+        "scenarios",
+        "scenario_interval",
+        "rank",
+        "truth",
+        "usage",
+    )

@@ -11,7 +11,7 @@ subjects, and reports the coverage of both).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +69,7 @@ def summarize(
     references: list[Reference] | None = None,
     scenario_names: list[str] | None = None,
     prediction_errors: PredictionErrors | None = None,
+    design_errors: Mapping[str, PredictionErrors] | None = None,
 ) -> AssessmentSummary:
     """θ, SE and its 90% interval, predicted accuracy (overall and per scenario) with an
     interval from θ's uncertainty and the chance in the answers not yet seen, and the
@@ -78,7 +79,12 @@ def summarize(
     drift at their abilities (``cat.prediction.predictors.reference_offset``) is taken off the
     expected score of every item not given. With the pool's cross-fitted
     ``prediction_errors`` the overall interval is widened, where narrower, to their
-    conformal half-width around the prediction (``accuracy_interval`` says which)."""
+    conformal half-width around the prediction (``accuracy_interval`` says which).
+
+    A session run by a reference design (``cat.designs``) predicts the overall accuracy
+    by that design, its interval ± the conformal half-width of the design's own
+    cross-fitted errors in ``design_errors`` (without them, ± its own spread); θ, the
+    rank and the per-scenario figures stay the IRT model's."""
     theta, se = session.theta, session.se
     with_accuracy = [r for r in references or [] if r.accuracy is not None]
     offset = (
@@ -103,7 +109,7 @@ def summarize(
     given = np.zeros(session.params.n_items, dtype=bool)
     given[positions] = True
 
-    def accuracy(items: np.ndarray) -> Accuracy:
+    def accuracy(items: IntArray) -> Accuracy:
         value, low, high = (float(scores[k][items].mean()) for k in ("value", "low", "high"))
         # The items not given are answered right or wrong, not by their probability: their
         # Bernoulli spread (around P at θ̂) widens the interval beside θ's uncertainty.
@@ -114,18 +120,25 @@ def summarize(
 
     overall = accuracy(everything)
     interval = AccuracyInterval(method="theta and the unseen answers' chance")
-    if prediction_errors is not None:
+    if session.design is not None:
+        overall, interval = _design_accuracy(session, design_errors)
+    elif prediction_errors is not None:
         interval = AccuracyInterval(**describe_widening(prediction_errors, len(session.given)))
         half = float(interval.half_width or 0.0)
         low, high = widen(overall.value, overall.low, overall.high, half)
         overall = Accuracy(value=overall.value, low=float(low), high=float(high))
     scenarios = None
+    scenario_method = None
     if session.scenario is not None:
         codes = np.asarray(session.scenario)
         names = scenario_names or [str(k) for k in range(int(codes.max()) + 1)]
+        per_scenario: Callable[[IntArray], Accuracy] = accuracy
+        if session.design is not None:
+            per_scenario = _design_scenario(session)
+            scenario_method = DESIGN_SCENARIO_INTERVAL.format(session.config.design.value)
         scenarios = {
             names[k]: ScenarioAccuracy(
-                **accuracy(np.flatnonzero(codes == k)).model_dump(),
+                **per_scenario(np.flatnonzero(codes == k)).model_dump(),
                 n_given=int(np.sum(codes[positions] == k)),
             )
             for k in range(len(names))
@@ -143,8 +156,53 @@ def summarize(
         reference_offset=offset,
         person_fit=_person_fit(session, positions),
         scenarios=scenarios,
+        scenario_interval=scenario_method,
         rank=_rank(theta, se, references) if references else None,
     )
+
+
+#: How a reference design's per-scenario intervals are made: labelled, not cross-fitted.
+DESIGN_SCENARIO_INTERVAL = (
+    "the {} design's own spread on the scenario's unasked items (model-based, not "
+    "cross-fitted: may be too narrow)"
+)
+
+
+def _design_scenario(session: AssessmentSession) -> Callable[[IntArray], Accuracy]:
+    """Per-scenario accuracy from the session's reference design, ± its own spread."""
+    assert session.design is not None
+    design = session.design
+
+    def accuracy(items: IntArray) -> Accuracy:
+        mask = np.zeros(session.params.n_items, dtype=bool)
+        mask[items] = True
+        value, sd = design.predicted(mask)
+        half = _Z90 * sd
+        return Accuracy(value=value, low=max(0.0, value - half), high=min(1.0, value + half))
+
+    return accuracy
+
+
+def _design_accuracy(
+    session: AssessmentSession, design_errors: Mapping[str, PredictionErrors] | None
+) -> tuple[Accuracy, AccuracyInterval]:
+    """The reference design's prediction, ± its cross-fitted half-width (or its spread)."""
+    assert session.design is not None
+    name = session.config.design.value
+    value, sd = session.design.predicted()
+    errors = (design_errors or {}).get(name)
+    if errors is not None:
+        described = describe_widening(errors, len(session.given))
+        described["method"] = f"the {name} design's cross-fitted errors ({errors.method})"
+        interval = AccuracyInterval(**described)
+        half = float(interval.half_width or 0.0)
+    else:
+        interval = AccuracyInterval(
+            method=f"the {name} design's own spread (the pool has no cross-fitted errors)"
+        )
+        half = _Z90 * sd
+    low, high = max(0.0, value - half), min(1.0, value + half)
+    return Accuracy(value=value, low=low, high=high), interval
 
 
 def _person_fit(session: AssessmentSession, positions: IntArray) -> PersonFit:

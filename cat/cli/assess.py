@@ -12,7 +12,14 @@ from cat.assessment.examinees import parse_model_spec
 from cat.assessment.result import AssessmentResult, ItemRecord, Rank
 from cat.assessment.summary import current_rank
 from cat.cli.common import check_writable, handle_errors, progress_bar, say, stdout
-from cat.engine.registry import DEFAULT_ESTIMATOR, DEFAULT_POLICY, EstimatorName, PolicyName
+from cat.engine.registry import (
+    DEFAULT_ESTIMATOR,
+    DEFAULT_POLICY,
+    DesignChoice,
+    DesignName,
+    EstimatorName,
+    PolicyName,
+)
 from cat.engine.session import AssessmentSession
 from cat.pools.loading import load_pool
 
@@ -38,7 +45,17 @@ def assess(
         None, "--se-target", min=0.0, help="Also stop once the SE of θ reaches this."
     ),
     min_length: int = typer.Option(0, "--min-length", min=0, help="Never stop before this."),
-    policy: PolicyName = typer.Option(DEFAULT_POLICY, "--policy", help="Item selection."),
+    design: DesignChoice = typer.Option(
+        DesignChoice.AUTO,
+        "--design",
+        help="auto: the design whose cross-fitted errors on the pool's references were "
+        "smallest (cat calibrate --pool --cross-fit stores them; otherwise irt); irt: "
+        "items by --policy at θ̂ and the IRT prediction; mixture, low-rank: items and "
+        "prediction from the references' own answers.",
+    ),
+    policy: PolicyName = typer.Option(
+        DEFAULT_POLICY, "--policy", help="Item selection of the irt design."
+    ),
     estimator: EstimatorName = typer.Option(
         DEFAULT_ESTIMATOR, "--estimator", help="Ability estimator."
     ),
@@ -59,7 +76,10 @@ def assess(
     max_attempts: int = typer.Option(6, "--max-attempts", min=1, help="Tries per call."),
 ) -> None:
     """Give a model an adaptive test on a calibrated pool: each item the most
-    informative at its current ability estimate. Prints θ with its interval, the
+    informative at its current ability estimate (the irt design), or the item that most
+    narrows the predicted score under the pool's references (the mixture and low-rank
+    designs; --design auto runs the pool's best by its references' cross-fitted
+    errors). Prints θ with its interval, the
     predicted accuracy on the whole pool, the rank among the pool's reference models
     with P(above) for the neighbours, and per-scenario predictions.
 
@@ -101,6 +121,7 @@ def assess(
             pool,
             examinee,
             length=length,
+            design=design.value,
             policy=policy.value,
             estimator=estimator.value,
             se_target=se_target,
@@ -135,6 +156,11 @@ def _print(result: AssessmentResult) -> None:
     table.add_row("θ", f"{result.theta:+.3f}  (90%: {ci.low:+.3f} … {ci.high:+.3f})")
     table.add_row("predicted accuracy", f"{acc.value:.3f}  (90%: {acc.low:.3f} … {acc.high:.3f})")
     info = result.accuracy_interval
+    if result.settings.design is not DesignName.IRT:
+        table.add_row(
+            "design",
+            f"{result.settings.design.value}: items and prediction from the references' answers",
+        )
     if info.half_width is not None:
         table.add_row(
             "interval from",
@@ -148,7 +174,8 @@ def _print(result: AssessmentResult) -> None:
         table.add_row("neighbours", _neighbours(result.rank, result.theta))
     fit = result.person_fit
     if fit.lz is not None:
-        note = "  flagged: the answers fit the model poorly" if fit.flagged else ""
+        model = "IRT model" if result.settings.design is not DesignName.IRT else "model"
+        note = f"  flagged: the answers fit the {model} poorly" if fit.flagged else ""
         table.add_row("person fit (lz)", f"{fit.lz:+.2f}{note}")
     items = f"{result.n_items} of {result.pool.n_items:,}"
     if result.n_skipped:
@@ -169,6 +196,8 @@ def _print(result: AssessmentResult) -> None:
         for name, s in result.scenarios.items():
             per.add_row(name, str(s.n_given), f"{s.value:.3f}", f"{s.low:.3f} … {s.high:.3f}")
         stdout.print(per)
+        if result.scenario_interval is not None:
+            say(f"per-scenario intervals: {result.scenario_interval}")
 
 
 def _neighbours(rank: Rank, theta: float) -> str:

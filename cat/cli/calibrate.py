@@ -11,10 +11,14 @@ from rich.table import Table
 
 from cat.cli.common import check_writable, fail, handle_errors, progress_bar, say, stdout
 from cat.pools.calibration_job import CalibrationReport, calibrate_responses
+from cat.prediction.cross_fit import choose_design
 from irt.fit import CalibrationMethod
 from irt.models import ModelKind
 from irt.scoring import AbilityMethod
 from itempool import PredictionErrors
+
+#: Folds of the cross-fit ``cat calibrate --pool`` runs unless told otherwise.
+DEFAULT_CROSS_FIT_FOLDS = 5
 
 
 @handle_errors
@@ -39,16 +43,26 @@ def calibrate(
     pool: Path | None = typer.Option(
         None,
         "--pool",
-        help="Item-pool folder: write params.csv and reference.jsonl there and record "
-        "the calibration in its pool.json.",
+        help="Item-pool folder: write params.csv, reference.jsonl and the references' "
+        "answers (reference_answers.csv.gz) there and record the calibration in its "
+        "pool.json.",
     ),
     cross_fit: int | None = typer.Option(
         None,
         "--cross-fit",
         min=2,
-        help="With --pool: replay each reference model with the pool calibrated on the "
-        "other K-1 folds and store the predicted-accuracy errors, so that cat assess "
-        "widens its interval by them (costs K more calibrations).",
+        show_default=False,
+        help="With --pool (done by default, K = 5): replay each reference model with the "
+        "pool calibrated on the other K-1 folds under each design (irt, mixture, "
+        "low-rank) and store the predicted-accuracy errors, so that cat assess runs the "
+        "design that erred least and sizes its interval by them (costs K more "
+        "calibrations).",
+    ),
+    no_cross_fit: bool = typer.Option(
+        False,
+        "--no-cross-fit",
+        help="With --pool: store no cross-fitted errors (cat assess then runs the IRT "
+        "design with an interval from theta alone, which misses misfit).",
     ),
     cross_fit_lengths: str = typer.Option(
         "100,250", "--cross-fit-lengths", help="Test lengths of the --cross-fit replays."
@@ -83,6 +97,10 @@ def calibrate(
       cat calibrate responses.csv --model 2pl --no-priors --out params.csv
     """
     lengths = _lengths(cross_fit_lengths)
+    if no_cross_fit and cross_fit is not None:
+        raise fail("give --cross-fit K or --no-cross-fit, not both")
+    if cross_fit is None and pool is not None and not no_cross_fit:
+        cross_fit = DEFAULT_CROSS_FIT_FOLDS
     check_writable(out, report, abilities)
     with progress_bar(f"calibrating {model.value.upper()}", total=1.0) as update:
 
@@ -116,6 +134,11 @@ def calibrate(
         say(f"note: {message}")
     if outcome.cross_fit is not None:
         _print_cross_fit(outcome.cross_fit)
+    elif pool is not None:
+        say(
+            "no cross-fit (--no-cross-fit): cat assess will run the IRT design with an "
+            "interval from theta alone"
+        )
     _print_summary(outcome.report, out, pool)
 
 
@@ -129,13 +152,17 @@ def _lengths(text: str) -> list[int]:
     return lengths
 
 
-def _print_cross_fit(errors: PredictionErrors) -> None:
-    for length, values in errors.errors.items():
-        err = np.abs(np.asarray(values))
+def _print_cross_fit(errors: dict[str, PredictionErrors]) -> None:
+    first = next(iter(errors.values()))
+    for length in first.errors:
+        mae = {
+            name: float(np.mean(np.abs(np.asarray(e.errors[length])))) for name, e in errors.items()
+        }
+        figures = ", ".join(f"{name} {value:.4f}" for name, value in mae.items())
         say(
-            f"cross-fit ({errors.folds} folds, {errors.policy}, {length} items): "
-            f"mean absolute error {err.mean():.4f}, largest {err.max():.4f} over {len(err)} "
-            "reference models; stored in pool.json for cat assess"
+            f"cross-fit ({first.folds} folds, {length} items, {len(first.errors[length])} "
+            f"reference models): mean absolute error {figures}; cat assess runs "
+            f"{choose_design(errors, int(length))} at {length} items"
         )
 
 
@@ -160,7 +187,9 @@ def _print_summary(report: CalibrationReport, out: Path | None, pool: Path | Non
     if out is not None:
         say(f"parameters written to {out}")
     if pool is not None:
-        say(f"pool {pool} updated: params.csv, reference.jsonl, pool.json")
+        say(
+            f"pool {pool} updated: params.csv, reference.jsonl, reference_answers.csv.gz, pool.json"
+        )
 
 
 def _prior_text(name: str, spec: dict[str, Any]) -> str:

@@ -31,9 +31,12 @@ def validate(
     out: Path = typer.Option(..., "--out", help="Write the results here (JSON)."),
     lengths: str = typer.Option("30,100,250", "--lengths", help="Test lengths, e.g. 30,100,250."),
     policies: str = typer.Option(
-        "default,mfi,random",
+        "default",
         "--policies",
-        help="Policies to compare; 'default' is what cat assess runs with no options.",
+        help="Policies to compare; 'default' is what cat assess runs with no options: "
+        "it runs the designs irt (MFI + IRT plug-in), mixture and low-rank (built on the "
+        "training subjects' answers) and takes the one of smallest cross-fitted error "
+        "on the training subjects; any of them, or mfi, kl, astrat... by name.",
     ),
     model: ModelKind = typer.Option(ModelKind.THREE_PL, "--model", help="IRT model."),
     holdout: float = typer.Option(0.3, "--holdout", help="Share of subjects held out."),

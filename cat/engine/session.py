@@ -10,10 +10,18 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from cat.designs.models import ReferenceModels
+from cat.designs.session_state import ReferenceDesign
 from cat.engine.answers import Answers
 from cat.engine.constraints import ContentBalanced, MaxExposure, pool_shares
 from cat.engine.estimators import AbilityEstimator
-from cat.engine.registry import EstimatorName, PolicyName, make_estimator, make_policy
+from cat.engine.registry import (
+    DesignName,
+    EstimatorName,
+    PolicyName,
+    make_estimator,
+    make_policy,
+)
 from cat.engine.selection import PoolInfo, SelectionPolicy, SelectionState
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
@@ -27,6 +35,9 @@ class SessionConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # "irt": items by ``policy`` at θ̂ and the IRT plug-in; "mixture"/"low-rank": items and
+    # prediction by that reference design (cat.designs), θ̂ kept for the rank only.
+    design: DesignName = DesignName.IRT
     policy: PolicyName = PolicyName.MFI
     randomesque_k: int = Field(5, ge=1)
     n_strata: int = Field(4, ge=1)
@@ -103,10 +114,25 @@ class AssessmentSession:
     config: SessionConfig = field(default_factory=SessionConfig)
     scenario: tuple[int, ...] | None = None
     pool_info: PoolInfo | None = None  # the pool's information table, if built already
+    # The references' models, which a reference design (config.design) chooses items by.
+    reference_models: ReferenceModels | None = None
 
     def __post_init__(self) -> None:
         if self.scenario is not None and len(self.scenario) != self.params.n_items:
             raise CatError("one scenario code per pool item is needed")
+        self.design: ReferenceDesign | None = None
+        if self.config.design is not DesignName.IRT:
+            if self.reference_models is None:
+                raise CatError(
+                    f"the {self.config.design.value} design needs the references' answers "
+                    "(a pool written by cat calibrate --pool keeps them)"
+                )
+            self.design = ReferenceDesign(
+                self.config.design,
+                self.reference_models,
+                self.params.n_items,
+                self.config.max_items,
+            )
         self._index = {item: j for j, item in enumerate(self.params.item_ids)}
         self._policy = self.config.policy_for(self.scenario)
         self._estimator = self.config.estimator_for()
@@ -150,6 +176,12 @@ class AssessmentSession:
         if self._pending:
             return list(self._pending)
         room = self.config.max_items - len(self.given)
+        if self.design is not None:
+            positions = self.design.select(min(k, room), [])
+            self._pending = [self.params.item_ids[j] for j in positions]
+            if not self._pending:
+                self.stop_reason = "pool_exhausted"
+            return list(self._pending)
         available = self._available()
         given = np.zeros(self.params.n_items, dtype=bool)
         given[[self._index[i] for i in self.given]] = True
@@ -180,8 +212,19 @@ class AssessmentSession:
         else:
             self.given.append(item_id)
             self.responses.append(int(response))
+        if self.design is not None:
+            self._to_design(item_id, response)
         if not self._pending:
+            if self.design is not None:
+                self.design.refit()
             self._update()
+
+    def _to_design(self, item_id: str, response: int | None) -> None:
+        if self.design is not None:
+            if response is None:
+                self.design.skip(self._index[item_id])
+            else:
+                self.design.record(self._index[item_id], int(response))
 
     def _update(self) -> None:
         if self.given:
@@ -215,6 +258,7 @@ class AssessmentSession:
         params: ItemParams,
         scenario: tuple[int, ...] | None = None,
         pool_info: PoolInfo | None = None,
+        reference_models: ReferenceModels | None = None,
     ) -> AssessmentSession:
         try:
             saved = SavedSession.model_validate(json.loads(text))
@@ -227,8 +271,20 @@ class AssessmentSession:
         unknown = [i for i in (*saved.given, *saved.skipped) if i not in set(params.item_ids)]
         if unknown:
             raise CatError(f"the session's items are not in this pool (e.g. {unknown[0]!r})")
-        session = cls(params=params, config=saved.config, scenario=scenario, pool_info=pool_info)
+        session = cls(
+            params=params,
+            config=saved.config,
+            scenario=scenario,
+            pool_info=pool_info,
+            reference_models=reference_models,
+        )
         for name, value in saved.model_dump(include=set(_PROGRESS)).items():
             setattr(session, name, value)  # fresh lists: the session's own
+        if session.design is not None:  # its state follows from the answers, in order
+            for item in session.skipped:
+                session._to_design(item, None)
+            for item, response in zip(session.given, session.responses, strict=True):
+                session._to_design(item, response)
+                session.design.refit()
         session._rng.bit_generator.state = saved.rng_state
         return session

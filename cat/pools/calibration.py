@@ -13,6 +13,7 @@ from irt.models import ItemParams
 from irt.params_io import write_params
 from irt.responses import ResponseMatrix
 from irt.scoring import Abilities
+from itempool import REFERENCE_ANSWERS, PoolFormatError, write_reference_answers
 
 
 def reference_rows(responses: ResponseMatrix, abilities: Abilities) -> list[dict[str, Any]]:
@@ -42,13 +43,17 @@ def record_calibration(
     reference: list[dict[str, Any]],
     provenance: dict[str, Any],
     prediction_errors: dict[str, Any] | None = None,
+    responses: ResponseMatrix | None = None,
+    design_errors: dict[str, Any] | None = None,
 ) -> None:
     """Store a calibration in ``pool_dir`` (which must hold a ``pool.json``).
 
     Items of the pool that the responses do not cover are reported, not silently kept
     with stale parameters: the new ``params.csv`` replaces the old one whole. The
-    references' cross-fitted ``prediction_errors`` are stored when given and otherwise
-    dropped, since they described the earlier calibration.
+    references' cross-fitted ``prediction_errors`` (the IRT design's) and
+    ``design_errors`` (every design's) are stored when given and otherwise dropped, since
+    they described the earlier calibration; so are the references' ``responses``
+    (``reference_answers.csv.gz``), which the reference designs weigh answers by.
     """
     manifest_path = pool_dir / "pool.json"
     if not manifest_path.is_file():
@@ -73,8 +78,19 @@ def record_calibration(
     manifest["calibration"] = provenance
     # Errors measured on an earlier calibration do not describe this one.
     manifest.pop("prediction_errors", None)
+    manifest.pop("design_errors", None)
     if prediction_errors is not None:
         manifest["prediction_errors"] = prediction_errors
+    if design_errors is not None:
+        manifest["design_errors"] = design_errors
+    stale = pool_dir / REFERENCE_ANSWERS
+    if responses is not None:
+        try:
+            write_reference_answers(responses, pool_dir)
+        except PoolFormatError as exc:
+            raise CatError(str(exc)) from exc
+    elif stale.exists():
+        stale.unlink()
     _atomic_write(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cat.engine.registry import DesignName
 from cat.errors import CatError
 from cat.pools.calibration import record_calibration, reference_rows
 from cat.pools.loading import check_output_folders, read_pool_questions
@@ -27,7 +28,7 @@ from irt.priors import ItemPriors
 from irt.readers import read_responses
 from irt.responses import ResponseMatrix
 from irt.scoring import AbilityMethod, score_abilities
-from itempool import PredictionErrors
+from itempool import REFERENCE_ANSWERS, PredictionErrors
 
 
 class CalibrationReport(ResultModel):
@@ -61,7 +62,8 @@ class CalibrationOutcome:
 
     report: CalibrationReport
     params: ItemParams
-    cross_fit: PredictionErrors | None = None
+    #: Per design (``cat.engine.registry.DESIGN_NAMES``), the references' errors.
+    cross_fit: dict[str, PredictionErrors] | None = None
     written: list[Path] = field(default_factory=list)
 
 
@@ -146,9 +148,19 @@ def calibrate_responses(
             )
         provenance = _provenance(responses, matrix, result, scoring)
         rows = reference_rows(matrix, scores)
-        dumped = None if errors is None else errors.model_dump()
-        record_calibration(pool, result.params, rows, provenance, dumped)
-        written.extend(pool / name for name in ("params.csv", "reference.jsonl", "pool.json"))
+        record_calibration(
+            pool,
+            result.params,
+            rows,
+            provenance,
+            None if errors is None else errors[DesignName.IRT].model_dump(),
+            matrix,
+            None if errors is None else {k: e.model_dump() for k, e in errors.items()},
+        )
+        written.extend(
+            pool / name
+            for name in ("params.csv", "reference.jsonl", REFERENCE_ANSWERS, "pool.json")
+        )
     if report is not None:
         fit_report.write_json(report)
         written.append(report)
@@ -163,9 +175,9 @@ def _cross_fit(
     lengths: Sequence[int],
     seed: int,
     progress: Callable[[str, float], None] | None,
-) -> PredictionErrors:
-    """The references' cross-fitted errors, content-balanced when every item has a
-    scenario in the pool."""
+) -> dict[str, PredictionErrors]:
+    """The references' cross-fitted errors per design, the IRT design content-balanced
+    when every item has a scenario in the pool."""
     from cat.pools.scenarios import scenarios_of
     from cat.prediction.cross_fit import cross_fit_errors
 

@@ -19,9 +19,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from cat.engine.registry import DEFAULT, default_selection
+from cat.designs.choice import smallest_error
+from cat.engine.registry import DESIGN_NAMES, DesignName, default_selection
 from cat.errors import CatError
-from cat.prediction.replay import PLUG_IN, replay_split
+from cat.prediction.replay import IRT, design_key, replay_split
 from cat.prediction.validation import splits
 from irt.models import ModelKind
 from irt.responses import ResponseMatrix
@@ -37,36 +38,55 @@ def cross_fit_errors(
     seed: int,
     scenario: tuple[int, ...] | None = None,
     progress: Callable[[str, float], None] | None = None,
-) -> PredictionErrors:
-    """Replay every subject of ``responses`` with the pool calibrated on the other folds
-    (the default design: MFI, content-balanced when ``scenario`` codes are given, ML θ;
-    ``cat.engine.registry.default_selection``) and return the
-    plug-in's signed errors per length. ``progress(what, fraction done)`` follows the
-    folds."""
+) -> dict[str, PredictionErrors]:
+    """Replay every subject of ``responses`` with the pool (and the reference designs'
+    models) fitted on the other folds, under each design of ``DESIGN_NAMES``, and return
+    each design's signed errors per length: the IRT design (MFI, content-balanced when
+    ``scenario`` codes are given, ML θ, the plug-in;
+    ``cat.engine.registry.default_selection``), the mixture and the low-rank design.
+    ``progress(what, fraction done)`` follows the folds."""
     if responses.n_subjects < 2 * folds:
         raise CatError(
             f"--cross-fit {folds} needs at least {2 * folds} subjects, "
             f"the responses have {responses.n_subjects}"
         )
-    policy = default_selection(scenario)
     lengths = sorted({min(length, responses.n_items) for length in lengths})
     rng = np.random.default_rng(seed)
     kind = ModelKind(model)
     parts = splits(responses.n_subjects, None, False, rng, folds)
     truth = responses.accuracy()
-    errors: dict[str, list[float]] = {}
-    signed: dict[int, list[FloatArray]] = {}
+    signed: dict[tuple[str, int], list[FloatArray]] = {}
     for n, (train_rows, test_rows) in enumerate(parts):
         if progress is not None:
             progress(f"calibrating split {n + 1} of {len(parts)}", n / len(parts))
         replayed = replay_split(
-            responses, kind, train_rows, test_rows, [DEFAULT], lengths, rng, scenario
+            responses, kind, train_rows, test_rows, list(DESIGN_NAMES), lengths, rng, scenario
         )
-        for length in lengths:
-            pred = replayed.predicted[(DEFAULT, length, PLUG_IN)][0]
-            signed.setdefault(length, []).append(pred - truth[test_rows])
+        for design in DESIGN_NAMES:
+            for length in lengths:
+                pred = replayed.predicted[design_key(design, length)][0]
+                signed.setdefault((design, length), []).append(pred - truth[test_rows])
     if progress is not None:
         progress("done", 1.0)
-    for length in lengths:
-        errors[str(length)] = [float(e) for e in np.concatenate(signed[length])]
-    return PredictionErrors(folds=folds, seed=seed, policy=policy, errors=errors)
+    out = {}
+    for design in DESIGN_NAMES:
+        errors = {
+            str(length): [float(e) for e in np.concatenate(signed[(design, length)])]
+            for length in lengths
+        }
+        policy = default_selection(scenario) if design == IRT else design
+        predictor = design_key(design, 0)[2]
+        out[design] = PredictionErrors(
+            folds=folds, seed=seed, policy=policy, predictor=predictor, errors=errors
+        )
+    return out
+
+
+def choose_design(errors: dict[str, PredictionErrors], length: int) -> str:
+    """The design whose cross-fitted errors are smallest (mean absolute) at the stored
+    length nearest to ``length`` (``cat.designs.choice``); the IRT design when the pool
+    stores none."""
+    if not errors:
+        return DesignName.IRT.value
+    stored = {name: e.errors[str(e.nearest_length(length))] for name, e in errors.items()}
+    return smallest_error({name: np.asarray(v, dtype=np.float64) for name, v in stored.items()})

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
+from cat.designs.models import LOW_RANK, MIXTURE, REFERENCE_DESIGNS, ReferenceModels
 from cat.engine.registry import (
     BALANCED_SUFFIX,
-    DEFAULT,
     DEFAULT_ESTIMATOR,
+    DesignName,
     EstimatorName,
     PolicyName,
     default_selection,
@@ -37,6 +39,8 @@ from irt.types import BoolArray, FloatArray, IntArray
 PLUG_IN, RIDGE, RAW, CHOSEN = "plug-in", "ridge", "raw", "chosen"
 #: The baseline: plain accuracy on random items.
 RANDOM_RAW = "random-raw"
+#: The IRT design: MFI (content-balanced) with ML θ, scored by the plug-in.
+IRT = DesignName.IRT.value
 #: (policy, length, predictor): one row of ``cat validate``.
 Key = tuple[str, int, str]
 
@@ -47,8 +51,19 @@ def is_random(policy: str) -> bool:
 
 
 def predictors_of(policy: str) -> tuple[str, ...]:
-    """The predictors replayed for ``policy``: the default runs what ``cat assess`` runs."""
-    return (PLUG_IN,) if policy == DEFAULT else (PLUG_IN, RIDGE)
+    """The predictors replayed for ``policy``: the default runs what ``cat assess`` runs,
+    a reference design its own predictor, any other policy every predictor."""
+    if policy == IRT:
+        return (PLUG_IN,)
+    if policy in REFERENCE_DESIGNS:
+        return (policy,)
+    return (PLUG_IN, RIDGE, MIXTURE, LOW_RANK)
+
+
+def design_key(design: str, length: int) -> Key:
+    """The row of ``design`` at ``length``: the IRT design is scored by the plug-in, a
+    reference design by its own predictor."""
+    return (design, length, PLUG_IN if design == IRT else design)
 
 
 def _given_mask(observed: BoolArray, result: CATResult) -> BoolArray:
@@ -125,13 +140,19 @@ def training_offset(params: ItemParams, train: ResponseMatrix) -> float:
     return reference_offset(params, abilities.theta, train.accuracy(), train.observed)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Calibrated:
-    """A pool calibrated on some subjects, with the plug-in's offset measured on them."""
+    """A pool calibrated on some subjects (``train``), with the plug-in's offset measured
+    on them and, when first asked for, the reference designs' models of them."""
 
     params: ItemParams
     offset: float
     pool: PoolInfo
+    train: ResponseMatrix
+
+    @cached_property
+    def references(self) -> ReferenceModels:
+        return ReferenceModels.fit(self.train)
 
 
 def calibrate_split(
@@ -140,7 +161,7 @@ def calibrate_split(
     """Calibrate ``model`` on ``train_rows`` of ``responses``."""
     train = responses.subset(subjects=train_rows)
     params = calibrate_quietly(train, model)
-    return Calibrated(params, training_offset(params, train), PoolInfo.build(params))
+    return Calibrated(params, training_offset(params, train), PoolInfo.build(params), train)
 
 
 @dataclass
@@ -175,11 +196,18 @@ def replay_split(
         calibrated = calibrate_split(responses, model, train_rows)
     params, offset, pool = calibrated.params, calibrated.offset, calibrated.pool
     test = responses.subset(subjects=test_rows)
+    can_answer, right = test.observed, (test.values == 1).astype(np.float64)
     out = Replayed(test_rows)
     done: dict[tuple[str, str, int], CATResult] = {}  # one replay of a fixed policy
     for name in policies:
-        selection = default_selection(scenario) if name == DEFAULT else name
-        estimator = DEFAULT_ESTIMATOR.value if name == DEFAULT else EstimatorName.MLE.value
+        if name in REFERENCE_DESIGNS:
+            by_length = calibrated.references.replay(name, can_answer, right, lengths)
+            for length in lengths:
+                out.predicted[(name, length, name)] = by_length[length][None, :]
+            continue
+        irt = name == IRT
+        selection = default_selection(scenario) if irt else name
+        estimator = DEFAULT_ESTIMATOR.value if irt else EstimatorName.MLE.value
         for length in lengths:
             pieces: dict[str, list[FloatArray]] = {}
             for _ in range(repeats if is_random(name) else 1):
@@ -198,6 +226,11 @@ def replay_split(
                 if RIDGE in predictors_of(name):
                     ridge = _ridge_predictions(responses, train_rows, test_rows, result)
                     pieces.setdefault(RIDGE, []).append(ridge)
+                if MIXTURE in predictors_of(name):
+                    given = _given_mask(can_answer, result)
+                    scored = calibrated.references.score(can_answer, given, right)
+                    for predictor, values in scored.items():
+                        pieces.setdefault(predictor, []).append(values)
             for predictor in predictors_of(name):
                 out.predicted[(name, length, predictor)] = np.stack(pieces[predictor])
             out.theta_low[(name, length, PLUG_IN)] = np.stack(pieces["theta_low"])

@@ -31,9 +31,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cat.designs.choice import smallest_error
+from cat.engine.registry import DEFAULT, DESIGN_NAMES
 from cat.errors import CatError
 from cat.prediction.conformal import conformal_quantile
-from cat.prediction.replay import CHOSEN, PLUG_IN, RIDGE, Key, calibrate_split, replay_split
+from cat.prediction.replay import (
+    CHOSEN,
+    RAW,
+    Key,
+    calibrate_split,
+    design_key,
+    replay_split,
+)
 from irt.models import ModelKind
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray, IntArray
@@ -101,10 +110,12 @@ def interval_blocks(
 @dataclass
 class TrainingOnly:
     """Per block: each key's 90% conformal half-width from the training subjects'
-    cross-fitted errors, and which predictor "chosen" takes per (policy, length)."""
+    cross-fitted errors, which predictor "chosen" takes per (policy, length), and which
+    design the default takes per length."""
 
     half_width: list[dict[Key, float]] = field(default_factory=list)
     choice: list[dict[tuple[str, int], str]] = field(default_factory=list)
+    design: list[dict[int, str]] = field(default_factory=list)
 
 
 def training_only(
@@ -152,24 +163,38 @@ def training_only(
                 errors[x].setdefault(key, []).append(np.abs(pred[0] - truth[rows]))
     out = TrainingOnly()
     for per_key in errors:
-        half, choice = half_widths({key: np.concatenate(parts) for key, parts in per_key.items()})
+        half, choice, design = half_widths(
+            {key: np.concatenate(parts) for key, parts in per_key.items()}
+        )
         out.half_width.append(half)
         out.choice.append(choice)
+        out.design.append(design)
     return out
 
 
 def half_widths(
     abs_errors: dict[Key, FloatArray],
-) -> tuple[dict[Key, float], dict[tuple[str, int], str]]:
+) -> tuple[dict[Key, float], dict[tuple[str, int], str], dict[int, str]]:
     """From the training subjects' absolute errors per key: the conformal 90%
-    half-width of each, and per (policy, length) with both plug-in and ridge the one of
-    smaller mean error, which "chosen" takes with its half-width."""
+    half-width of each; per (policy, length) with several predictors the one of smallest
+    mean error, which "chosen" takes with its half-width; and per length, among the
+    designs replayed, the one of smallest mean error, which the default takes."""
     pooled = dict(abs_errors)
     choice: dict[tuple[str, int], str] = {}
-    for (policy, length, predictor), err in abs_errors.items():
-        ridge = abs_errors.get((policy, length, RIDGE))
-        if predictor == PLUG_IN and ridge is not None:
-            pick = PLUG_IN if err.mean() <= ridge.mean() else RIDGE
+    candidates: dict[tuple[str, int], list[str]] = {}
+    for policy, length, predictor in abs_errors:
+        if predictor not in (RAW, CHOSEN):
+            candidates.setdefault((policy, length), []).append(predictor)
+    for (policy, length), predictors in candidates.items():
+        if len(predictors) > 1:
+            pick = min(predictors, key=lambda p: float(abs_errors[(policy, length, p)].mean()))
             choice[(policy, length)] = pick
             pooled[(policy, length, CHOSEN)] = abs_errors[(policy, length, pick)]
-    return {key: conformal_quantile(err) for key, err in pooled.items()}, choice
+    design: dict[int, str] = {}
+    for length in sorted({length for _, length in candidates}):
+        designs = [d for d in DESIGN_NAMES if design_key(d, length) in abs_errors]
+        if designs:
+            pick = smallest_error({d: abs_errors[design_key(d, length)] for d in designs})
+            design[length] = pick
+            pooled[(DEFAULT, length, CHOSEN)] = abs_errors[design_key(pick, length)]
+    return {key: conformal_quantile(err) for key, err in pooled.items()}, choice, design

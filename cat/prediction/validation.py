@@ -16,19 +16,21 @@ from collections.abc import Callable
 
 import numpy as np
 
-from cat.engine.registry import DEFAULT, PolicyName, make_policy
+from cat.engine.registry import DEFAULT, DESIGN_NAMES, PolicyName, make_policy
 from cat.errors import CatError
 from cat.prediction.intervals import Z90 as _Z90
 from cat.prediction.intervals import widen
 from cat.prediction.predictions import Predictions
 from cat.prediction.replay import (
     CHOSEN,
+    IRT,
     PLUG_IN,
     RANDOM_RAW,
     RAW,
     RIDGE,
     Key,
     calibrate_quietly,
+    design_key,
     plug_in_accuracy,
     replay_split,
     training_offset,
@@ -141,9 +143,12 @@ def validate(
         raise CatError("give test lengths of at least 1 item")
     if repeats < 1:
         raise CatError(f"--repeats must be at least 1, got {repeats}")
-    run = list(dict.fromkeys([*policies, RANDOM]))
+    # The default is whichever design the training subjects' errors favour: all are run.
+    expanded = [d for p in policies for d in (DESIGN_NAMES if p == DEFAULT else (p,))]
+    run = list(dict.fromkeys([*expanded, RANDOM]))
     for name in run:  # unknown names fail before any calibration
-        make_policy(name, max(lengths), scenario=scenario)
+        if name not in DESIGN_NAMES:
+            make_policy(name, max(lengths), scenario=scenario)
     parts = splits(responses.n_subjects, holdout, leave_one_out, rng, folds)
     blocks = interval_blocks(responses.n_subjects, parts, interval_folds, rng)
     # Separate streams: the held-out replays cannot move the training-only intervals.
@@ -195,23 +200,28 @@ def validate(
                     replayed.theta_high[key] + held_out_shift,
                 )
             bounds = None
-            if key[0] == DEFAULT and theta is not None:
+            if key[0] == IRT and theta is not None:
                 bounds = widen(pred, theta[0], theta[1], half)  # as cat assess widens
             keep(key, test_rows, pred, half, bounds, theta)
-        for policy, length, predictor in list(replayed.predicted):
-            if predictor != PLUG_IN or (policy, length, RIDGE) not in replayed.predicted:
+        for policy, length in {(p, n) for p, n, _ in replayed.predicted}:
+            if not any((policy, length) in c for c in inner.choice):
                 continue
-            ridge = np.array([inner.choice[b][(policy, length)] == RIDGE for b in own])
-            pred = (
-                np.where(
-                    ridge,
-                    replayed.predicted[(policy, length, RIDGE)],
-                    replayed.predicted[(policy, length, PLUG_IN)],
-                )
-                + held_out_shift
-            )
+            picks = [inner.choice[b][(policy, length)] for b in own]
+            pred = _per_subject(replayed.predicted, [(policy, length, p) for p in picks])
             half = np.array([inner.half_width[b][(policy, length, CHOSEN)] for b in own])
-            keep((policy, length, CHOSEN), test_rows, pred, half)
+            keep((policy, length, CHOSEN), test_rows, pred + held_out_shift, half)
+        if DEFAULT in policies:
+            for length in lengths:
+                keys = [design_key(inner.design[b][length], length) for b in own]
+                pred = _per_subject(replayed.predicted, keys) + held_out_shift
+                half = np.array([inner.half_width[b][(DEFAULT, length, CHOSEN)] for b in own])
+                low, high = pred - half, pred + half
+                for k, key in enumerate(keys):
+                    if key[0] == IRT:  # as cat assess widens the θ-only interval
+                        t_low = replayed.theta_low[key][:, k] + held_out_shift
+                        t_high = replayed.theta_high[key][:, k] + held_out_shift
+                        low[:, k], high[:, k] = widen(pred[:, k], t_low, t_high, half[k])
+                keep((DEFAULT, length, CHOSEN), test_rows, pred, half, (low, high))
         for length in lengths:
             # The baseline's interval is its own sampling interval, as a user would use it.
             acc, raw_half = random_raw(
@@ -222,6 +232,11 @@ def validate(
     if progress is not None:
         progress("done", 1.0)
     return out
+
+
+def _per_subject(predicted: dict[Key, FloatArray], keys: list[Key]) -> FloatArray:
+    """(R, E): subject k's predictions (every repeat) from ``keys[k]``'s row."""
+    return np.stack([predicted[key][:, k] for k, key in enumerate(keys)], axis=1)
 
 
 def _joined(pieces: list[Predictions]) -> Predictions:

@@ -49,17 +49,24 @@ INTERVAL = (
     "subjects in K folds, calibrate on K-1, replay the other; --leave-one-out: K+1 "
     "random blocks of subjects, each held-out subject's from the other K blocks, one "
     "calibration per pair of blocks; no subject's answers enter its own interval); "
-    "default: the theta-only interval widened to that half-width, as cat assess widens "
-    "it; theta-only (plug-in rows): from theta's SE and the unseen answers' chance; "
+    "irt: the theta-only interval widened to that half-width, as cat assess widens it; "
+    "default: that of the design it takes; theta-only (plug-in rows): from "
+    "theta's SE and the unseen answers' chance; "
     "random-raw: its binomial sampling interval"
 )
 PREDICTORS = (
     "plug-in: answers given + IRT-expected score on the rest, less the "
-    "drift the training subjects show at their ML abilities; chosen: whichever of "
-    "plug-in and ridge erred less in the cross-fit inside the training subjects; ridge: "
-    "answers given + ridge across the training subjects (penalty by exact LOO); "
-    "default: what cat assess runs with no options (selection per default_policy, "
-    "ML theta, the plug-in)"
+    "drift the training subjects show at their ML abilities; ridge: answers given + "
+    "ridge across the training subjects (penalty by exact LOO); mixture: answers given + "
+    "the training subjects' number right on the rest, weighted by how well each matches "
+    "the answers (epsilon 0.25); low-rank: answers given + expected score on the rest "
+    "under a K-factor logistic model of the training subjects (K = about one per 30 of "
+    "them, 1 to 8), the subject's factors by MAP; chosen: whichever predictor erred "
+    "least in the cross-fit inside the training subjects; designs (policies scored by "
+    "their own predictor): irt (selection per default_policy, ML theta, the plug-in), "
+    "mixture (expected variance reduction), low-rank (predictive variance reduction); "
+    "default: what cat assess runs with no options on a cross-fitted pool, per held-out "
+    "block the design of smallest training-only error"
 )
 
 
@@ -137,7 +144,7 @@ def validate_responses(
     responses: ResponseMatrix | str | Path,
     *,
     lengths: Sequence[int] = (30, 100, 250),
-    policies: Sequence[str] = (DEFAULT, "mfi", "random"),
+    policies: Sequence[str] = (DEFAULT,),
     model: ModelKind | str = ModelKind.THREE_PL,
     holdout: float = 0.3,
     leave_one_out: bool = False,

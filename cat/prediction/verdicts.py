@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cat.engine.registry import DEFAULT
-from cat.prediction.replay import PLUG_IN, RANDOM_RAW, is_random
+from cat.prediction.replay import CHOSEN, RANDOM_RAW, is_random
 
 Outcome = Literal["better", "tied", "worse", "n/a"]
 
@@ -22,7 +22,10 @@ class ValidationRow(BaseModel):
 
     policy: str = Field(description='A policy name, or "random-raw" (the baseline).')
     length: int
-    predictor: str = Field(description='"plug-in", "ridge", "chosen", or "raw".')
+    predictor: str = Field(
+        description='"plug-in", "ridge", "mixture", "low-rank", "chosen" (the one of '
+        'smallest cross-fitted error; for the default, the design), or "raw".'
+    )
     n_subjects: int
     repeats: int = Field(1, description="Draws of a random row (--repeats), else 1.")
     kendall_tau: float
@@ -49,6 +52,11 @@ class Verdict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     length: int
+    policy: str = Field(
+        DEFAULT,
+        description='The row compared, whose figures are the default_* keys: "default" '
+        "(what cat assess runs), or another policy a caller asked about.",
+    )
     default_kendall_tau: float
     best_random_kendall_tau: float
     best_random_kendall_tau_row: str = Field(description='"policy/predictor" or "random-raw".')
@@ -63,7 +71,7 @@ class Verdict(BaseModel):
         """One line, e.g. "250 items: default τ .935 vs best random .923 (random/plug-in):
         better; MAE .0153 vs .0148 (random/plug-in): worse"."""
         return (
-            f"{self.length} items: default τ {_short(self.default_kendall_tau, 3)} vs best "
+            f"{self.length} items: {self.policy} τ {_short(self.default_kendall_tau, 3)} vs best "
             f"random {_short(self.best_random_kendall_tau, 3)} "
             f"({self.best_random_kendall_tau_row}): {self.kendall_tau}; "
             f"MAE {_short(self.default_mae, 4)} vs {_short(self.best_random_mae, 4)} "
@@ -89,35 +97,38 @@ def _outcome(ours: float, theirs: float, higher_is_better: bool) -> Outcome:
     return "better" if (ours > theirs) == higher_is_better else "worse"
 
 
-def verdicts(rows: list[ValidationRow]) -> list[Verdict]:
-    """Per length with a default (plug-in) row: it against the best random row on τ
-    (highest mean) and on MAE (lowest mean), over random items with every predictor
-    and random-raw."""
+def verdicts(
+    rows: list[ValidationRow], policy: str = DEFAULT, predictor: str = CHOSEN
+) -> list[Verdict]:
+    """Per length with a ``policy``/``predictor`` row (by default the default's: what
+    ``cat assess`` runs): it against the best random row on τ (highest mean) and on MAE
+    (lowest mean), over random items with every predictor and random-raw."""
     out = []
     for length in sorted({r.length for r in rows}):
         here = [r for r in rows if r.length == length]
-        default = [r for r in here if r.policy == DEFAULT and r.predictor == PLUG_IN]
         random = [r for r in here if r.policy == RANDOM_RAW or is_random(r.policy)]
-        if not default or not random:
-            continue
-        ours = default[0]
-        with_tau = [r for r in random if not math.isnan(r.kendall_tau)] or random
-        by_tau = max(with_tau, key=lambda r: r.kendall_tau)
-        by_mae = min(random, key=lambda r: r.mae)
-        tau = _outcome(ours.kendall_tau, by_tau.kendall_tau, higher_is_better=True)
-        mae = _outcome(ours.mae, by_mae.mae, higher_is_better=False)
-        out.append(
-            Verdict(
-                length=length,
-                default_kendall_tau=ours.kendall_tau,
-                best_random_kendall_tau=by_tau.kendall_tau,
-                best_random_kendall_tau_row=_name(by_tau),
-                kendall_tau=tau,
-                default_mae=ours.mae,
-                best_random_mae=by_mae.mae,
-                best_random_mae_row=_name(by_mae),
-                mae=mae,
-                beats_random=tau == "better" and mae == "better",
-            )
-        )
+        ours = [r for r in here if r.policy == policy and r.predictor == predictor]
+        if ours and random:
+            out.append(_verdict(length, ours[0], random))
     return out
+
+
+def _verdict(length: int, ours: ValidationRow, random: list[ValidationRow]) -> Verdict:
+    with_tau = [r for r in random if not math.isnan(r.kendall_tau)] or random
+    by_tau = max(with_tau, key=lambda r: r.kendall_tau)
+    by_mae = min(random, key=lambda r: r.mae)
+    tau = _outcome(ours.kendall_tau, by_tau.kendall_tau, higher_is_better=True)
+    mae = _outcome(ours.mae, by_mae.mae, higher_is_better=False)
+    return Verdict(
+        length=length,
+        policy=ours.policy,
+        default_kendall_tau=ours.kendall_tau,
+        best_random_kendall_tau=by_tau.kendall_tau,
+        best_random_kendall_tau_row=_name(by_tau),
+        kendall_tau=tau,
+        default_mae=ours.mae,
+        best_random_mae=by_mae.mae,
+        best_random_mae_row=_name(by_mae),
+        mae=mae,
+        beats_random=tau == "better" and mae == "better",
+    )

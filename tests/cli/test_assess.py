@@ -265,9 +265,17 @@ def test_cross_fitted_errors_widen_the_accuracy_interval(calibrated, tmp_path: P
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "cross-fit (3 folds, mfi+cb, 40 items)" in result.output
-    errors = json.loads((pool / "pool.json").read_text())["prediction_errors"]
-    assert errors["folds"] == 3 and errors["seed"] == 5 and len(errors["errors"]["40"]) == 30
+    assert "cross-fit (3 folds, 40 items, 30 reference models)" in result.output
+    manifest = json.loads((pool / "pool.json").read_text())
+    irt = manifest["prediction_errors"]
+    assert irt["folds"] == 3 and irt["seed"] == 5 and len(irt["errors"]["40"]) == 30
+    assert irt["policy"] == "mfi+cb" and manifest["design_errors"]["irt"] == irt
+    designs = manifest["design_errors"]
+    assert set(designs) == {"irt", "mixture", "low-rank"}
+    mae = {name: np.mean(np.abs(e["errors"]["40"])) for name, e in designs.items()}
+    best = min(mae, key=lambda name: mae[name])
+    assert f"cat assess runs {best} at 40 items" in result.output
+    assert (pool / "reference_answers.csv.gz").is_file()
     assert runner.invoke(app, ["pool", "validate", str(pool)]).exit_code == 0
 
     out = tmp_path / "r.json"
@@ -277,6 +285,8 @@ def test_cross_fitted_errors_widen_the_accuracy_interval(calibrated, tmp_path: P
     assert code == 0, output
     assert "interval from" in output
     report = json.loads(out.read_text())
+    assert report["settings"]["design"] == best  # auto: the design that erred least
+    errors = designs[best]
     info, acc = report["accuracy_interval"], report["predicted_accuracy"]
     assert info["length"] == 40 and info["references"] == 30 and info["folds"] == 3
     ranked = np.sort(np.abs(errors["errors"]["40"]))
@@ -284,9 +294,11 @@ def test_cross_fitted_errors_widen_the_accuracy_interval(calibrated, tmp_path: P
     assert acc["low"] <= acc["value"] - info["half_width"] + 1e-12
     assert acc["high"] >= acc["value"] + info["half_width"] - 1e-12
 
-    again = runner.invoke(app, ["calibrate", str(answers), "--pool", str(pool)])
+    again = runner.invoke(app, ["calibrate", str(answers), "--pool", str(pool), "--no-cross-fit"])
     assert again.exit_code == 0, again.output
-    assert "prediction_errors" not in json.loads((pool / "pool.json").read_text())
+    assert "no cross-fit (--no-cross-fit)" in again.output
+    stale = json.loads((pool / "pool.json").read_text())
+    assert "prediction_errors" not in stale and "design_errors" not in stale
     bad = runner.invoke(
         app, ["calibrate", str(answers), "--out", str(tmp_path / "p.csv"), "--cross-fit", "3"]
     )
@@ -317,3 +329,47 @@ def test_a_minimum_above_the_maximum_is_refused(calibrated) -> None:  # type: ig
         "--pool", str(pool), "--model", "sim:0", "--length", "10", "--min-length", "50"
     )
     assert code == 2 and "minimum length (50) is above the maximum (10)" in output
+
+
+def test_a_reference_design_runs_on_the_references_answers(calibrated, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`--design mixture` asks by the references' answers, which `cat calibrate --pool`
+    keeps; without stored errors its interval is its own spread, labelled so; a pool
+    without the answers is refused with what to do."""
+    source, _, answers = calibrated
+    code, output = _assess("--pool", str(source), "--model", "sim:0", "--design", "mixture")
+    assert code == 2 and "keeps no reference answers" in output and "--design irt" in output
+    pool = tmp_path / "pool"
+    shutil.copytree(source, pool)
+    calibrated_again = runner.invoke(
+        app, ["calibrate", str(answers), "--pool", str(pool), "--no-cross-fit"]
+    )
+    assert calibrated_again.exit_code == 0, calibrated_again.output
+    out = tmp_path / "r.json"
+    code, output = _assess(
+        "--pool",
+        str(pool),
+        "--model",
+        "sim:0.5",
+        "--length",
+        "30",
+        "--design",
+        "mixture",
+        "--out",
+        str(out),
+    )
+    assert code == 0, output
+    assert "design" in output and "mixture: items and prediction" in output
+    report = json.loads(out.read_text())
+    assert report["settings"]["design"] == "mixture" and report["n_items"] == 30
+    assert "own spread" in report["accuracy_interval"]["method"]
+    acc = report["predicted_accuracy"]
+    assert acc["low"] < acc["value"] < acc["high"]
+    # On the right scale: with 30 simulated references the mixture errs by about 0.075
+    # on average at 30 items (measured over 200 examinees), so no tighter claim here.
+    assert abs(acc["value"] - report["truth"]["accuracy"]) < 0.15
+    assert "not cross-fitted" in report["scenario_interval"]
+    # Without cross-fitted errors "auto" is the IRT design.
+    code, output = _assess(
+        "--pool", str(pool), "--model", "sim:0.5", "--length", "10", "--out", str(out)
+    )
+    assert code == 0 and json.loads(out.read_text())["settings"]["design"] == "irt"

@@ -116,6 +116,14 @@ def test_pool_gets_params_reference_and_provenance(responses: Path, tmp_path: Pa
     provenance = manifest["calibration"]
     assert provenance["method"] == "em" and provenance["seed"] == 3
     assert provenance["n_subjects"] == 300 and "c" in provenance["priors"]
+    # By default the references' answers and their cross-fitted errors are kept too.
+    assert (pool / "reference_answers.csv.gz").is_file()
+    designs = manifest["design_errors"]
+    assert set(designs) == {"irt", "mixture", "low-rank"}
+    for errors in designs.values():  # at 100 and 250 items, cut to the pool's 30
+        assert errors["folds"] == 5 and list(errors["errors"]) == ["30"]
+        assert len(errors["errors"]["30"]) == 300
+    assert "cat assess runs" in result.output
 
 
 @pytest.mark.parametrize(

@@ -56,24 +56,27 @@ def test_the_default_is_what_cat_assess_runs() -> None:
     assert pool.params is not None
     result = cat.assess(pool, cat.SimulatedExaminee(theta=0.3, seed=1), length=20)
     config = SessionConfig(**result.settings.model_dump(include=set(SessionConfig.model_fields)))
+    # A pool without cross-fitted errors runs the IRT design.
+    assert pool.manifest.design_errors is None and config.design == "irt"
     assert config.policy == DEFAULT_POLICY and config.estimator == DEFAULT_ESTIMATOR
     assert config.content_balancing is DEFAULT_CONTENT_BALANCING
     codes = scenarios_of(pool.items, pool.params.item_ids).codes
     # With scenarios: the very policy object the session builds, content-balanced.
-    assert make_policy(DEFAULT, 20, scenario=codes) == config.policy_for(codes)
+    assert make_policy("irt", 20, scenario=codes) == config.policy_for(codes)
     assert default_selection(codes) == "mfi+cb" and default_selection(None) == "mfi"
-    assert make_policy(DEFAULT, 20) == MaxInfo()  # without scenarios
+    assert make_policy("irt", 20) == MaxInfo()  # without scenarios
     assert type(config.estimator_for()) is type(make_estimator(DEFAULT_ESTIMATOR))
     # The errors a pool stores for cat assess are cross-fitted under the same default.
     errors = cross_fit_errors(_data(12), "3pl", 2, [10], seed=0, scenario=(0, 1) * 75)
-    assert errors.policy == default_selection((0, 1) * 75) == "mfi+cb"
+    assert errors["irt"].policy == default_selection((0, 1) * 75) == "mfi+cb"
+    assert set(errors) == {"irt", "mixture", "low-rank"}
 
 
-def test_the_default_row_replays_the_default_and_widens_as_cat_assess_does() -> None:
-    rows = _by_key(validate(_data(), "3pl", [DEFAULT, "mfi"], [25], np.random.default_rng(3)))
-    default, mfi = rows[(DEFAULT, 25, "plug-in")], rows[("mfi", 25, "plug-in")]
-    assert (DEFAULT, 25, "ridge") not in rows  # cat assess has the plug-in only
-    # No scenarios: the default is MFI with ML θ and the plug-in.
+def test_the_irt_design_replays_mfi_and_widens_as_cat_assess_does() -> None:
+    rows = _by_key(validate(_data(), "3pl", ["irt", "mfi"], [25], np.random.default_rng(3)))
+    default, mfi = rows[("irt", 25, "plug-in")], rows[("mfi", 25, "plug-in")]
+    assert ("irt", 25, "ridge") not in rows  # cat assess has the plug-in only
+    # No scenarios: the IRT design is MFI with ML θ and the plug-in.
     np.testing.assert_allclose(default.predicted, mfi.predicted)
     np.testing.assert_allclose(default.half_width, mfi.half_width)
     assert default.theta_low is not None and default.theta_high is not None
@@ -89,6 +92,39 @@ def test_the_default_row_replays_the_default_and_widens_as_cat_assess_does() -> 
     np.testing.assert_allclose(mfi.high - mfi.low, 2 * mfi.half_width)
 
 
+def test_the_default_takes_one_design_per_subject_with_its_interval() -> None:
+    rows = _by_key(validate(_data(), "3pl", [DEFAULT, "mfi"], [25], np.random.default_rng(3)))
+    default, irt, mfi = (
+        rows[(DEFAULT, 25, "chosen")],
+        rows[("irt", 25, "plug-in")],
+        rows[("mfi", 25, "plug-in")],
+    )
+    designs = {
+        name: rows[(name, 25, "plug-in" if name == "irt" else name)]
+        for name in ("irt", "mixture", "low-rank")
+    }
+    assert (DEFAULT, 25, "plug-in") not in rows and (DEFAULT, 25, "ridge") not in rows
+    # No scenarios: the IRT design is MFI with ML θ and the plug-in.
+    np.testing.assert_allclose(irt.predicted, mfi.predicted)
+    np.testing.assert_allclose(irt.half_width, mfi.half_width)
+    # Each subject's prediction is one design's, with that design's half-width.
+    for k in range(len(default.truth)):
+        same = [
+            name
+            for name, row in designs.items()
+            if np.isclose(row.predicted[0, k], default.predicted[0, k])
+            and np.isclose(row.half_width[0, k], default.half_width[0, k])
+        ]
+        assert same, k
+        if same == ["irt"]:  # the θ-only interval widened, where narrower, to ± the half-width
+            assert irt.theta_low is not None
+            low = min(irt.theta_low[0, k], default.predicted[0, k] - default.half_width[0, k])
+            assert np.isclose(default.low[0, k], max(0.0, low))
+        elif "irt" not in same:
+            assert np.isclose(default.high[0, k] - default.low[0, k], 2 * default.half_width[0, k])
+    np.testing.assert_allclose(mfi.high - mfi.low, 2 * mfi.half_width)
+
+
 def test_random_rows_are_always_there_with_their_sd_and_repeats() -> None:
     data = _data()
     for repeats in (2, 3):
@@ -99,19 +135,24 @@ def test_random_rows_are_always_there_with_their_sd_and_repeats() -> None:
         for length in (10, 30):
             here = {(r.policy, r.predictor): r for r in report.results if r.length == length}
             assert set(here) == {
-                (DEFAULT, "plug-in"),
+                (DEFAULT, "chosen"),
+                ("irt", "plug-in"),
+                ("mixture", "mixture"),
+                ("low-rank", "low-rank"),
                 ("random", "plug-in"),
                 ("random", "ridge"),
+                ("random", "mixture"),
+                ("random", "low-rank"),
                 ("random", "chosen"),
                 (RANDOM_RAW, "raw"),
             }
             for (policy, _), row in here.items():
-                random = policy != DEFAULT
+                random = policy in ("random", RANDOM_RAW)
                 assert row.repeats == (repeats if random else 1)
                 assert (row.kendall_tau_sd is not None) is random
                 assert (row.mae_sd is not None) is random
                 assert (row.coverage_sd is not None) is random
-            assert here[(DEFAULT, "plug-in")].coverage_theta_only is not None
+            assert here[("irt", "plug-in")].coverage_theta_only is not None
             assert here[("random", "plug-in")].coverage_theta_only is not None
             assert here[("random", "ridge")].coverage_theta_only is None
     rows = _by_key(validate(data, "3pl", [], [10], np.random.default_rng(2), repeats=4))
@@ -135,8 +176,8 @@ def test_a_biased_predictor_fails_coverage() -> None:
         coverage, honest = row.metrics()["coverage"], fair[key].metrics()["coverage"]
         assert isinstance(coverage, float) and isinstance(honest, float)
         assert coverage < 0.85 and coverage < honest - 0.5, key
-    assert fair[(DEFAULT, 50, "plug-in")].metrics()["coverage"] >= 0.85
-    theta_only = biased[(DEFAULT, 50, "plug-in")].metrics()["coverage_theta_only"]
+    assert fair[(DEFAULT, 50, "chosen")].metrics()["coverage"] >= 0.85
+    theta_only = biased[("irt", 50, "plug-in")].metrics()["coverage_theta_only"]
     assert isinstance(theta_only, float) and theta_only < 0.85
 
 
@@ -150,8 +191,8 @@ def test_no_held_out_answers_enter_any_interval() -> None:
     for key, row in runs[0].items():
         if key[0] != RANDOM_RAW:  # random-raw keeps its own sampling interval
             np.testing.assert_array_equal(row.half_width, runs[1][key].half_width)
-    changed = runs[1][(DEFAULT, 20, "plug-in")]
-    assert not np.allclose(changed.predicted, runs[0][(DEFAULT, 20, "plug-in")].predicted)
+    changed = runs[1][(DEFAULT, 20, "chosen")]
+    assert not np.allclose(changed.predicted, runs[0][(DEFAULT, 20, "chosen")].predicted)
 
 
 def test_leave_one_out_keeps_each_subject_out_of_its_own_interval() -> None:

@@ -50,10 +50,10 @@ def test_conformal_width_comes_from_the_training_errors_alone() -> None:
     from cat.prediction.training_only import half_widths
 
     errors = np.array([0.0, 0.0, 0.0, 0.0, 1.0])
-    half, _ = half_widths({("mfi", 30, "plug-in"): errors})
+    half, _, _ = half_widths({("mfi", 30, "plug-in"): errors})
     # ⌈(5 + 1)·0.9⌉ = 6 > 5: the largest training error is the yardstick.
     assert half[("mfi", 30, "plug-in")] == 1.0 == conformal_quantile(errors)
-    half, _ = half_widths({("mfi", 30, "plug-in"): np.r_[np.zeros(18), 1.0]})
+    half, _, _ = half_widths({("mfi", 30, "plug-in"): np.r_[np.zeros(18), 1.0]})
     assert half[("mfi", 30, "plug-in")] == 0.0  # the 18th of 19
 
 
@@ -98,7 +98,7 @@ def test_chosen_predictor_follows_the_training_subjects_errors() -> None:
 
     plug = np.array([0.0, 0.0, 0.0, 0.4])  # good except on training subject 3
     ridge = np.array([0.1, 0.1, 0.1, 0.0])  # poor except on training subject 3
-    half, choice = half_widths(
+    half, choice, _ = half_widths(
         {
             ("mfi", 30, "plug-in"): plug,
             ("mfi", 30, "ridge"): ridge,
@@ -111,3 +111,22 @@ def test_chosen_predictor_follows_the_training_subjects_errors() -> None:
     assert half[("mfi", 30, "chosen")] == half[("mfi", 30, "ridge")] == 0.1
     assert half[("mfi", 30, "plug-in")] == 0.4
     assert half[("mfi", 100, "chosen")] == half[("mfi", 100, "plug-in")] == 0.1
+
+
+def test_the_default_takes_the_design_of_smallest_training_error() -> None:
+    from cat.prediction.training_only import half_widths
+
+    small, large = np.array([0.0, 0.0, 0.1, 0.1]), np.array([0.2, 0.2, 0.2, 0.3])
+    half, _, design = half_widths(
+        {
+            ("irt", 30, "plug-in"): large,
+            ("mixture", 30, "mixture"): small,
+            ("low-rank", 30, "low-rank"): large,
+            ("irt", 100, "plug-in"): small,
+            ("mixture", 100, "mixture"): large,
+            ("random", 100, "mixture"): 0.5 * small,  # a random row is no design
+        }
+    )
+    assert design == {30: "mixture", 100: "irt"}
+    assert half[("default", 30, "chosen")] == half[("mixture", 30, "mixture")] == 0.1
+    assert half[("default", 100, "chosen")] == half[("irt", 100, "plug-in")]

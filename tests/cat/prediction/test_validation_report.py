@@ -34,15 +34,19 @@ def report(data: ResponseMatrix) -> ValidationReport:
     return validate_responses(data, lengths=[10, 30], policies=["mfi"], model="2pl", seed=4)
 
 
+#: Every predictor scores the items of a policy that is not a design of its own.
+PREDICTORS = ("plug-in", "ridge", "mixture", "low-rank", "chosen")
+
+
 def test_a_matrix_in_memory_gives_a_typed_report(
     data: ResponseMatrix, report: ValidationReport
 ) -> None:
     keys = {(r.policy, r.length, r.predictor) for r in report.results}
     assert keys == {
-        *(("mfi", k, p) for k in (10, 30) for p in ("plug-in", "ridge", "chosen")),
+        *(("mfi", k, p) for k in (10, 30) for p in PREDICTORS),
         (RANDOM_RAW, 10, "raw"),
         (RANDOM_RAW, 30, "raw"),
-        *(("random", k, p) for k in (10, 30) for p in ("plug-in", "ridge", "chosen")),
+        *(("random", k, p) for k in (10, 30) for p in PREDICTORS),
     }
     for row in report.results:
         assert 0 <= row.coverage <= 1 and row.mae >= 0 and row.n_subjects == 7
@@ -59,13 +63,9 @@ def test_a_matrix_in_memory_gives_a_typed_report(
             f"{policy}/{predictor}@{k}"
             for k in (10, 30)
             for policy, predictor in [
-                ("mfi", "plug-in"),
-                ("mfi", "ridge"),
-                ("mfi", "chosen"),
+                *(("mfi", p) for p in PREDICTORS),
                 (RANDOM_RAW, "raw"),
-                ("random", "plug-in"),
-                ("random", "ridge"),
-                ("random", "chosen"),
+                *(("random", p) for p in PREDICTORS),
             ]
         }
 
@@ -136,9 +136,7 @@ def test_leave_one_out_records_no_holdout() -> None:
     # With no policy at all the baselines are still there.
     assert {(r.policy, r.predictor) for r in report.results} == {
         (RANDOM_RAW, "raw"),
-        ("random", "plug-in"),
-        ("random", "ridge"),
-        ("random", "chosen"),
+        *(("random", p) for p in PREDICTORS),
     }
     assert len(report.subjects) == 8
 

@@ -34,12 +34,12 @@ def _row(policy: str, predictor: str, length: int, tau: float, mae: float) -> Va
 
 def test_the_default_against_the_best_random_row() -> None:
     rows = [
-        _row("default", "plug-in", 250, 0.935, 0.0153),
+        _row("default", "chosen", 250, 0.935, 0.0153),
         _row("mfi", "ridge", 250, 0.990, 0.0010),  # not random: never the yardstick
         _row("random", "plug-in", 250, 0.923, 0.0148),
         _row("random", "ridge", 250, 0.911, 0.0211),
         _row("random-raw", "raw", 250, 0.895, 0.0240),
-        _row("default", "plug-in", 30, 0.800, 0.0300),
+        _row("default", "chosen", 30, 0.800, 0.0300),
         _row("random", "chosen", 30, 0.700, 0.0400),
         _row("random-raw", "raw", 30, 0.800, 0.0600),
         _row("mfi", "plug-in", 100, 0.9, 0.02),  # no default at 100: no verdict
@@ -66,8 +66,11 @@ def test_cat_validate_prints_one_verdict_line_per_length(tmp_path: Path) -> None
     result = runner.invoke(app, args, terminal_width=200)
     assert result.exit_code == 0, result.output
     written = json.loads(out.read_text())
-    assert written["settings"]["policies"] == ["default", "mfi", "random"]
-    assert [v["length"] for v in written["verdicts"]] == [10, 30]
+    assert written["settings"]["policies"] == ["default"]
+    assert [(v["length"], v["policy"]) for v in written["verdicts"]] == [
+        (10, "default"),
+        (30, "default"),
+    ]
     for verdict in written["verdicts"]:
         assert verdict["kendall_tau"] in ("better", "tied", "worse")
         assert verdict["mae"] in ("better", "tied", "worse")

@@ -1,0 +1,75 @@
+"""A reference design inside one examinee's ``AssessmentSession``: items by pool
+position, one at a time or k together, as the session asks and records them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cat.designs.low_rank import LowRankTest
+from cat.designs.mixture import MixtureTest
+from cat.designs.models import ReferenceModels
+from cat.engine.registry import DesignName
+from cat.errors import CatError
+from irt.types import BoolArray
+
+_ROW = np.array([0])
+
+
+class ReferenceDesign:
+    """The mixture or low-rank design (``design``) of one examinee on a pool of
+    ``n_items``, over at most ``max_items`` answers."""
+
+    def __init__(self, design: str, models: ReferenceModels, n_items: int, max_items: int) -> None:
+        if models.answers.shape[1] != n_items:
+            raise CatError(
+                f"the references answered {models.answers.shape[1]} items, the pool has {n_items}"
+            )
+        can_answer = np.ones((1, n_items), dtype=bool)
+        self.design = DesignName(design)
+        self.test: MixtureTest | LowRankTest
+        if self.design is DesignName.MIXTURE:
+            self.test = MixtureTest(models.answers, can_answer)
+        elif self.design is DesignName.LOW_RANK:
+            self.test = LowRankTest(models.low_rank, can_answer, max_items)
+        else:
+            raise CatError(f"{design!r} is not a reference design")
+        self._right = np.zeros(n_items)
+        self._given = np.zeros(n_items, dtype=bool)
+
+    def select(self, k: int, held: list[int]) -> list[int]:
+        """The next ``k`` positions, none of ``held`` (asked, not yet answered)."""
+        available = self.test.available
+        keep = available[0, held].copy()
+        available[0, held] = False
+        try:
+            k = min(k, int(available[0].sum()))
+            if k < 1:
+                return []
+            return [int(j) for j in self.test.select(_ROW, k)[0]]
+        finally:
+            available[0, held] = keep
+
+    def record(self, position: int, right: int) -> None:
+        self.test.record(_ROW, np.array([position]), np.array([float(right)]))
+        self._right[position] = float(right)
+        self._given[position] = True
+
+    def skip(self, position: int) -> None:
+        self.test.skip(_ROW, np.array([position]))
+
+    def refit(self) -> None:
+        self.test.refit(_ROW)
+
+    def predicted(self, mask: BoolArray | None = None) -> tuple[float, float]:
+        """(predicted accuracy, its sd under the design's own model) on the items in
+        ``mask`` (all when None) that the examinee can answer: the right answers given
+        there plus the expected number right on the rest."""
+        mask = np.ones(len(self._given), dtype=bool) if mask is None else mask
+        left = self.test.available[0] & mask
+        n = int((left | (self._given & mask)).sum())
+        if n == 0:
+            return float("nan"), float("nan")
+        expected = float(self.test.item_expectations()[0][left].sum())
+        right = float(self._right[self._given & mask].sum())
+        sd = float(self.test.spread(mask)[0])
+        return (right + expected) / n, sd / n
