@@ -1,14 +1,16 @@
 """The item-pool format (DESIGN.md, "Item pool"): one owner below ``synth`` and ``cat``.
 
 A pool folder holds ``pool.json``, ``items.jsonl`` and, once calibrated, ``params.csv``,
-``reference.jsonl`` and ``reference_answers.csv.gz``. ``load_pool`` is the one strict
-reader every command uses; ``check_pool`` lists every problem with its file and line.
+``reference.jsonl``, ``reference_answers.csv.gz`` and ``low_rank.csv``. ``load_pool`` is
+the one strict reader every command uses; ``check_pool`` lists every problem with its
+file and line.
 """
 
 from itempool.checks import ITEMS, MANIFEST, REFERENCE
 from itempool.errors import PoolFormatError
 from itempool.items import ItemType, PoolItem, QuestionSet
 from itempool.loader import LoadedPool, check_pool, load_pool, read_questions
+from itempool.low_rank_file import LOW_RANK, LowRankPrior, read_low_rank, write_low_rank
 from itempool.manifest import PoolManifest, ReferenceRow
 from itempool.params_check import PARAMS, check_params, read_checked_params
 from itempool.prediction_errors import PredictionErrors
@@ -21,12 +23,14 @@ from itempool.reference_answers import (
 
 __all__ = [
     "ITEMS",
+    "LOW_RANK",
     "MANIFEST",
     "PARAMS",
     "REFERENCE",
     "REFERENCE_ANSWERS",
     "ItemType",
     "LoadedPool",
+    "LowRankPrior",
     "PoolFormatError",
     "PoolItem",
     "PoolManifest",
@@ -38,7 +42,9 @@ __all__ = [
     "check_pool",
     "load_pool",
     "read_checked_params",
+    "read_low_rank",
     "read_questions",
     "read_reference_answers",
+    "write_low_rank",
     "write_reference_answers",
 ]

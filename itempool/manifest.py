@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from irt.models import ModelKind
+from itempool.low_rank_file import LowRankPrior
 from itempool.prediction_errors import PredictionErrors
 
 
@@ -33,6 +34,8 @@ class PoolManifest(BaseModel):
     # Per design (irt, mixture, low-rank): the references' cross-fitted errors, by which
     # cat assess chooses its design and sizes its interval.
     design_errors: dict[str, PredictionErrors] | None = None
+    # The references' low-rank model's K, penalty and prior (its items: low_rank.csv).
+    low_rank: LowRankPrior | None = None
 
     @field_validator("language", mode="before")
     @classmethod

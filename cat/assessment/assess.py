@@ -36,17 +36,12 @@ from cat.engine.registry import (
 from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
 from cat.pools.loading import calibrated_params
+from cat.pools.reference_models import load_reference_models
 from cat.pools.scenarios import scenarios_of
 from cat.prediction.cross_fit import choose_design
 from cat.provenance import package_version, utc_now
 from irt.models import ItemParams
-from itempool import (
-    REFERENCE_ANSWERS,
-    LoadedPool,
-    PoolFormatError,
-    PredictionErrors,
-    read_reference_answers,
-)
+from itempool import LoadedPool, PredictionErrors
 from itempool.problems import describe_errors
 from synth.store import RunStore
 
@@ -93,7 +88,7 @@ def assess(
         raise CatError(f"the batch size must be at least 1, got {batch_size}")
     design_errors = pool.manifest.design_errors or {}
     chosen = resolve_design(design, design_errors, length)
-    models = reference_models(pool, params) if chosen in REFERENCE_DESIGNS else None
+    models = load_reference_models(pool, params) if chosen in REFERENCE_DESIGNS else None
     config = _config(
         design=chosen,
         policy=policy,
@@ -214,19 +209,3 @@ def resolve_design(design: str, design_errors: dict[str, PredictionErrors], leng
     if design not in DESIGN_NAMES:
         raise CatError(f"unknown design {design!r}; choose from {AUTO}, {', '.join(DESIGN_NAMES)}")
     return design
-
-
-def reference_models(pool: LoadedPool, params: ItemParams) -> ReferenceModels:
-    """The pool's references' answers and their low-rank fit, which a reference design
-    needs; ``CatError`` when the pool keeps no answers."""
-    try:
-        answers = read_reference_answers(pool.dir, params.item_ids)
-    except PoolFormatError as exc:
-        raise CatError(str(exc)) from exc
-    if answers is None:
-        raise CatError(
-            f"pool {pool.dir} keeps no reference answers ({REFERENCE_ANSWERS}), which the "
-            "mixture and low-rank designs need: recalibrate it with cat calibrate --pool, "
-            "or use --design irt"
-        )
-    return ReferenceModels.fit(answers)

@@ -188,7 +188,8 @@ def _print_summary(report: CalibrationReport, out: Path | None, pool: Path | Non
         say(f"parameters written to {out}")
     if pool is not None:
         say(
-            f"pool {pool} updated: params.csv, reference.jsonl, reference_answers.csv.gz, pool.json"
+            f"pool {pool} updated: params.csv, reference.jsonl, reference_answers.csv.gz, "
+            "low_rank.csv, pool.json"
         )
 
 

@@ -50,6 +50,10 @@ class LowRankModel:
     def dims(self) -> int:
         return int(self.loadings.shape[1])
 
+    @property
+    def prior_covariance(self) -> FloatArray:
+        return np.asarray(np.linalg.inv(self.prior_precision), dtype=np.float64)
+
 
 class LowRankTest:
     """The low-rank design's state for E examinees tested together (the same methods as

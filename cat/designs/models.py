@@ -35,6 +35,10 @@ def low_rank_dims(n_references: int) -> int:
     return int(np.clip(n_references // 30, 1, 8))
 
 
+#: The low-rank fit's L2 penalty (``irt.low_rank``), recorded with a stored fit.
+LOW_RANK_PENALTY = 1.0
+
+
 @dataclass(frozen=True)
 class ReferenceModels:
     """The training subjects' answers (N, J) and their low-rank model."""
@@ -48,7 +52,8 @@ class ReferenceModels:
         their number (``low_rank_dims``)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            fit = LowRankCalibrator(dims=dims or low_rank_dims(train.n_subjects)).fit(train)
+            k = dims or low_rank_dims(train.n_subjects)
+            fit = LowRankCalibrator(dims=k, penalty=LOW_RANK_PENALTY).fit(train)
         return cls(
             reference_answers(train.values, train.observed),
             LowRankModel.from_fit(fit.person_, fit.loadings_, fit.intercepts_),

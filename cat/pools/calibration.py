@@ -8,12 +8,20 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from cat.designs.low_rank import LowRankModel
 from cat.errors import CatError
+from cat.pools.reference_models import low_rank_entry
 from irt.models import ItemParams
 from irt.params_io import write_params
 from irt.responses import ResponseMatrix
 from irt.scoring import Abilities
-from itempool import REFERENCE_ANSWERS, PoolFormatError, write_reference_answers
+from itempool import (
+    LOW_RANK,
+    REFERENCE_ANSWERS,
+    PoolFormatError,
+    write_low_rank,
+    write_reference_answers,
+)
 
 
 def reference_rows(responses: ResponseMatrix, abilities: Abilities) -> list[dict[str, Any]]:
@@ -45,6 +53,7 @@ def record_calibration(
     prediction_errors: dict[str, Any] | None = None,
     responses: ResponseMatrix | None = None,
     design_errors: dict[str, Any] | None = None,
+    low_rank: LowRankModel | None = None,
 ) -> None:
     """Store a calibration in ``pool_dir`` (which must hold a ``pool.json``).
 
@@ -53,7 +62,8 @@ def record_calibration(
     references' cross-fitted ``prediction_errors`` (the IRT design's) and
     ``design_errors`` (every design's) are stored when given and otherwise dropped, since
     they described the earlier calibration; so are the references' ``responses``
-    (``reference_answers.csv.gz``), which the reference designs weigh answers by.
+    (``reference_answers.csv.gz``), which the reference designs weigh answers by, and
+    their ``low_rank`` model (``low_rank.csv``, its prior in pool.json).
     """
     manifest_path = pool_dir / "pool.json"
     if not manifest_path.is_file():
@@ -79,18 +89,21 @@ def record_calibration(
     # Errors measured on an earlier calibration do not describe this one.
     manifest.pop("prediction_errors", None)
     manifest.pop("design_errors", None)
+    manifest.pop("low_rank", None)
     if prediction_errors is not None:
         manifest["prediction_errors"] = prediction_errors
     if design_errors is not None:
         manifest["design_errors"] = design_errors
-    stale = pool_dir / REFERENCE_ANSWERS
+    for stale in (REFERENCE_ANSWERS, LOW_RANK):
+        (pool_dir / stale).unlink(missing_ok=True)
     if responses is not None:
         try:
             write_reference_answers(responses, pool_dir)
         except PoolFormatError as exc:
             raise CatError(str(exc)) from exc
-    elif stale.exists():
-        stale.unlink()
+    if low_rank is not None:
+        write_low_rank(pool_dir, params.item_ids, low_rank.intercepts, low_rank.loadings)
+        manifest["low_rank"] = low_rank_entry(low_rank)
     _atomic_write(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cat.designs.models import ReferenceModels
 from cat.engine.registry import DesignName
 from cat.errors import CatError
 from cat.pools.calibration import record_calibration, reference_rows
@@ -28,7 +29,7 @@ from irt.priors import ItemPriors
 from irt.readers import read_responses
 from irt.responses import ResponseMatrix
 from irt.scoring import AbilityMethod, score_abilities
-from itempool import REFERENCE_ANSWERS, PredictionErrors
+from itempool import LOW_RANK, REFERENCE_ANSWERS, PredictionErrors
 
 
 class CalibrationReport(ResultModel):
@@ -156,10 +157,11 @@ def calibrate_responses(
             None if errors is None else errors[DesignName.IRT].model_dump(),
             matrix,
             None if errors is None else {k: e.model_dump() for k, e in errors.items()},
+            ReferenceModels.fit(matrix).low_rank,
         )
         written.extend(
             pool / name
-            for name in ("params.csv", "reference.jsonl", REFERENCE_ANSWERS, "pool.json")
+            for name in ("params.csv", "reference.jsonl", REFERENCE_ANSWERS, LOW_RANK, "pool.json")
         )
     if report is not None:
         fit_report.write_json(report)

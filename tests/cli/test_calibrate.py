@@ -117,7 +117,8 @@ def test_pool_gets_params_reference_and_provenance(responses: Path, tmp_path: Pa
     assert provenance["method"] == "em" and provenance["seed"] == 3
     assert provenance["n_subjects"] == 300 and "c" in provenance["priors"]
     # By default the references' answers and their cross-fitted errors are kept too.
-    assert (pool / "reference_answers.csv.gz").is_file()
+    assert (pool / "reference_answers.csv.gz").is_file() and (pool / "low_rank.csv").is_file()
+    assert manifest["low_rank"]["dims"] == 8  # about one factor per 30 references, at most 8
     designs = manifest["design_errors"]
     assert set(designs) == {"irt", "mixture", "low-rank"}
     for errors in designs.values():  # at 100 and 250 items, cut to the pool's 30
