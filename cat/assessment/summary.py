@@ -133,6 +133,7 @@ def summarize(
         codes = np.asarray(session.scenario)
         names = scenario_names or [str(k) for k in range(int(codes.max()) + 1)]
         per_scenario: Callable[[IntArray], Accuracy] = accuracy
+        scenario_method = IRT_SCENARIO_INTERVAL
         if session.design is not None:
             per_scenario = _design_scenario(session)
             scenario_method = DESIGN_SCENARIO_INTERVAL.format(session.config.design.value)
@@ -161,6 +162,11 @@ def summarize(
     )
 
 
+#: How the IRT design's per-scenario intervals are made: labelled, not cross-fitted.
+IRT_SCENARIO_INTERVAL = (
+    "theta's uncertainty and the unseen answers' chance (model-based, not cross-fitted: "
+    "too narrow where one theta does not hold the model)"
+)
 #: How a reference design's per-scenario intervals are made: labelled, not cross-fitted.
 DESIGN_SCENARIO_INTERVAL = (
     "the {} design's own spread on the scenario's unasked items (model-based, not "

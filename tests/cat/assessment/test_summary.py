@@ -50,6 +50,8 @@ def test_summary_values_and_intervals() -> None:
     for s in out["scenarios"].values():
         assert s["low"] <= s["value"] <= s["high"]
     assert out["accuracy_interval"] == {"method": "theta and the unseen answers' chance"}
+    # The per-scenario intervals are not cross-fitted, and say so.
+    assert "not cross-fitted" in out["scenario_interval"]
 
 
 def test_cross_fitted_errors_widen_only_where_narrower() -> None:
