@@ -22,6 +22,9 @@ class PredictionErrors(BaseModel):
     policy: str
     predictor: str = "plug-in"
     errors: dict[str, list[float]]
+    # Per length, each reference's mean log-likelihood gain per item of the design's own
+    # chances over a flat rate (cat.prediction.flatness).
+    difficulty_gain: dict[str, list[float]] | None = None
 
     @field_validator("errors")
     @classmethod

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from cat.engine.session import SessionConfig
 from cat.results import ResultModel
@@ -86,10 +86,31 @@ class Rank(_Part):
     above: list[Neighbour]
 
 
+class DifficultyCheck(_Part):
+    """Whether the answers depend on item difficulty as the references' answers do
+    (``cat.prediction.flatness``)."""
+
+    gain: float = Field(
+        description="Log-likelihood gain per item of the design's chances over a flat rate."
+    )
+    lowest_reference: float = Field(
+        description="The smallest gain among the references, cross-fitted."
+    )
+    references: int
+    length: int = Field(description="The stored test length the references' gains are from.")
+    flagged: bool
+    reason: str | None = None
+
+
 class AssessmentSummary(ResultModel):
     """θ with its interval, predicted accuracy overall and per scenario, rank, person fit."""
 
-    omit_if_none: ClassVar[tuple[str, ...]] = ("scenarios", "scenario_interval", "rank")
+    omit_if_none: ClassVar[tuple[str, ...]] = (
+        "scenarios",
+        "scenario_interval",
+        "difficulty_check",
+        "rank",
+    )
 
     theta: float
     se: float
@@ -104,6 +125,7 @@ class AssessmentSummary(ResultModel):
     scenarios: dict[str, ScenarioAccuracy] | None = None
     # How the per-scenario intervals were made, where not as the overall one's.
     scenario_interval: str | None = None
+    difficulty_check: DifficultyCheck | None = None
     rank: Rank | None = None
 
 
@@ -175,6 +197,7 @@ class AssessmentResult(_Tail, AssessmentSummary, _Header):
     omit_if_none: ClassVar[tuple[str, ...]] = (
         "scenarios",
         "scenario_interval",
+        "difficulty_check",
         "rank",
         "truth",
         "usage",

@@ -21,6 +21,7 @@ from cat.assessment.result import (
     Accuracy,
     AccuracyInterval,
     AssessmentSummary,
+    DifficultyCheck,
     Neighbour,
     PersonFit,
     Rank,
@@ -29,6 +30,7 @@ from cat.assessment.result import (
 )
 from cat.engine.session import AssessmentSession
 from cat.prediction.conformal import describe_widening
+from cat.prediction.flatness import difficulty_gain
 from cat.prediction.intervals import Z90 as _Z90
 from cat.prediction.intervals import theta_and_chance, widen
 from cat.prediction.predictors import reference_offset
@@ -158,6 +160,7 @@ def summarize(
         person_fit=_person_fit(session, positions),
         scenarios=scenarios,
         scenario_interval=scenario_method,
+        difficulty_check=_difficulty_check(session, positions, prediction_errors, design_errors),
         rank=_rank(theta, se, references) if references else None,
     )
 
@@ -187,6 +190,52 @@ def _design_scenario(session: AssessmentSession) -> Callable[[IntArray], Accurac
         return Accuracy(value=value, low=max(0.0, value - half), high=min(1.0, value + half))
 
     return accuracy
+
+
+def _difficulty_check(
+    session: AssessmentSession,
+    positions: IntArray,
+    prediction_errors: PredictionErrors | None,
+    design_errors: Mapping[str, PredictionErrors] | None,
+) -> DifficultyCheck | None:
+    """The answers' difficulty gain against the references' cross-fitted gains under the
+    same design (``cat.prediction.flatness``); None when the pool stores none."""
+    name = session.config.design.value
+    errors = (design_errors or {}).get(name)
+    if errors is None and session.design is None:
+        errors = prediction_errors
+    if errors is None or not errors.difficulty_gain or not session.given:
+        return None
+    stored = errors.nearest_length(len(session.given))
+    references = errors.difficulty_gain.get(str(stored), [])
+    if not references:
+        return None
+    given = np.zeros((1, session.params.n_items), dtype=bool)
+    given[0, positions] = True
+    right = np.zeros((1, session.params.n_items))
+    right[0, positions] = session.responses
+    if session.design is not None:
+        prob = session.design.test.answer_chances()[:1]
+    else:
+        prob = probability([session.theta], session.params)
+    gain = float(difficulty_gain(given, right, prob)[0])
+    lowest = float(min(references))
+    flagged = bool(gain < lowest)
+    reason = None
+    if flagged:
+        reason = (
+            f"the answers hardly depend on item difficulty (gain {gain:.3f} per item, below "
+            f"every one of {len(references)} reference models, lowest {lowest:.3f}); the "
+            "predicted accuracy assumes they do"
+        )
+    return DifficultyCheck(
+        gain=gain,
+        lowest_reference=lowest,
+        references=len(references),
+        length=stored,
+        flagged=flagged,
+        reason=reason,
+    )
 
 
 def _design_accuracy(

@@ -172,6 +172,10 @@ def _print(result: AssessmentResult) -> None:
     if result.rank is not None:
         table.add_row("rank", f"{result.rank.position} of {result.rank.of}")
         table.add_row("neighbours", _neighbours(result.rank, result.theta))
+    check = result.difficulty_check
+    if check is not None:
+        verdict = f"flagged: {check.reason}" if check.flagged else "as the references'"
+        table.add_row("difficulty", f"gain {check.gain:.3f} per item; {verdict}")
     fit = result.person_fit
     if fit.lz is not None:
         model = "IRT model" if result.settings.design is not DesignName.IRT else "model"

@@ -177,6 +177,10 @@ class LowRankTest:
         """(E, J) each item's chance of a right answer under u's Laplace posterior."""
         return self._probabilities(np.arange(len(self.u)))[0]
 
+    def answer_chances(self) -> FloatArray:
+        """(E, J) the chances the model's likelihood gives a right answer (as above)."""
+        return self.item_expectations()
+
     def refit(self, rows: IntArray) -> None:
         """Re-estimate u for examinees ``rows`` after their latest answers."""
         if rows.size:

@@ -148,6 +148,12 @@ class MixtureTest:
         """(E, J) each item's chance of a right answer under the mixture."""
         return np.asarray(self.weights() @ self.refs)
 
+    def answer_chances(self) -> FloatArray:
+        """(E, J) the chance of a right answer in the mixture's own likelihood: a noisy
+        copy of the weighted references, ε + (1 − 2ε)·(w·Y)."""
+        eps = self.settings.epsilon
+        return np.asarray(eps + (1 - 2 * eps) * self.item_expectations())
+
     def refit(self, rows: IntArray) -> None:
         """Nothing to do: ``record`` keeps the weights up to date."""
 

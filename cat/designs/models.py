@@ -70,10 +70,16 @@ class ReferenceModels:
         }
 
     def replay(
-        self, design: str, can_answer: BoolArray, right: FloatArray, lengths: list[int]
+        self,
+        design: str,
+        can_answer: BoolArray,
+        right: FloatArray,
+        lengths: list[int],
+        gains: dict[int, FloatArray] | None = None,
     ) -> dict[int, FloatArray]:
         """The predicted accuracy at each of ``lengths`` when the reference ``design``
-        chooses the items, answered from ``right`` (E, J)."""
+        chooses the items, answered from ``right`` (E, J); ``gains`` receives each
+        length's difficulty gain (``cat.designs.replay.replay_reference_test``)."""
         test: ReferenceTest
         if design == MIXTURE:
             test = MixtureTest(self.answers, can_answer)
@@ -81,5 +87,5 @@ class ReferenceModels:
             test = LowRankTest(self.low_rank, can_answer, max(lengths))
         else:
             raise CatError(f"unknown reference design {design!r}")
-        out, _ = replay_reference_test(test, right, lengths)
+        out, _ = replay_reference_test(test, right, lengths, gains=gains)
         return out

@@ -8,6 +8,7 @@ from typing import Protocol
 import numpy as np
 
 from cat.errors import CatError
+from cat.prediction.flatness import difficulty_gain
 from irt.types import BoolArray, FloatArray, IntArray
 
 
@@ -24,13 +25,23 @@ class ReferenceTest(Protocol):
 
     def predicted_accuracy(self) -> FloatArray: ...
 
+    def item_expectations(self) -> FloatArray: ...
+
+    def answer_chances(self) -> FloatArray: ...
+
 
 def replay_reference_test(
-    test: ReferenceTest, right: FloatArray, lengths: list[int], per_step: int = 1
+    test: ReferenceTest,
+    right: FloatArray,
+    lengths: list[int],
+    per_step: int = 1,
+    gains: dict[int, FloatArray] | None = None,
 ) -> tuple[dict[int, FloatArray], BoolArray]:
     """Ask each examinee up to max(``lengths``) items of ``test``, ``per_step`` at a time,
     answering from ``right`` (E, J; 1/0); the predicted accuracy at each length (an
-    examinee with fewer answerable items stops early) and the items given by the end."""
+    examinee with fewer answerable items stops early) and the items given by the end.
+    ``gains``, when given, receives each length's ``difficulty_gain`` of the answers
+    under the design's own chances (``cat.prediction.flatness``)."""
     if not lengths or min(lengths) < 1:
         raise CatError("give test lengths of at least 1 item")
     if per_step < 1:
@@ -54,4 +65,7 @@ def replay_reference_test(
             test.refit(rows)
             asked += k
         out[target] = test.predicted_accuracy()
+        if gains is not None:
+            given = start & ~test.available
+            gains[target] = difficulty_gain(given, right, test.answer_chances())
     return out, start & ~test.available

@@ -56,6 +56,7 @@ def cross_fit_errors(
     parts = splits(responses.n_subjects, None, False, rng, folds)
     truth = responses.accuracy()
     signed: dict[tuple[str, int], list[FloatArray]] = {}
+    gains: dict[tuple[str, int], list[FloatArray]] = {}
     for n, (train_rows, test_rows) in enumerate(parts):
         if progress is not None:
             progress(f"calibrating split {n + 1} of {len(parts)}", n / len(parts))
@@ -66,6 +67,9 @@ def cross_fit_errors(
             for length in lengths:
                 pred = replayed.predicted[design_key(design, length)][0]
                 signed.setdefault((design, length), []).append(pred - truth[test_rows])
+                gains.setdefault((design, length), []).append(
+                    replayed.gain[design_key(design, length)]
+                )
     if progress is not None:
         progress("done", 1.0)
     out = {}
@@ -74,10 +78,21 @@ def cross_fit_errors(
             str(length): [float(e) for e in np.concatenate(signed[(design, length)])]
             for length in lengths
         }
+        gain = {
+            str(length): [
+                float(g) for g in np.concatenate(gains[(design, length)]) if np.isfinite(g)
+            ]
+            for length in lengths
+        }
         policy = default_selection(scenario) if design == IRT else design
         predictor = design_key(design, 0)[2]
         out[design] = PredictionErrors(
-            folds=folds, seed=seed, policy=policy, predictor=predictor, errors=errors
+            folds=folds,
+            seed=seed,
+            policy=policy,
+            predictor=predictor,
+            errors=errors,
+            difficulty_gain=gain,
         )
     return out
 

@@ -27,6 +27,7 @@ from cat.engine.registry import (
 from cat.engine.selection import PoolInfo
 from cat.engine.simulation import CATDesign, CATResult, replay_cat
 from cat.engine.stopping import StoppingRule
+from cat.prediction.flatness import difficulty_gain
 from cat.prediction.intervals import Z90, theta_and_chance
 from cat.prediction.predictors import reference_offset, ridge_accuracy
 from irt.em import EMCalibrator
@@ -172,6 +173,8 @@ class Replayed:
 
     rows: IntArray
     predicted: dict[Key, FloatArray] = field(default_factory=dict)
+    # Per design key: each subject's difficulty gain (cat.prediction.flatness), (E,).
+    gain: dict[Key, FloatArray] = field(default_factory=dict)
     theta_low: dict[Key, FloatArray] = field(default_factory=dict)
     theta_high: dict[Key, FloatArray] = field(default_factory=dict)
 
@@ -201,9 +204,11 @@ def replay_split(
     done: dict[tuple[str, str, int], CATResult] = {}  # one replay of a fixed policy
     for name in policies:
         if name in REFERENCE_DESIGNS:
-            by_length = calibrated.references.replay(name, can_answer, right, lengths)
+            gains: dict[int, FloatArray] = {}
+            by_length = calibrated.references.replay(name, can_answer, right, lengths, gains)
             for length in lengths:
                 out.predicted[(name, length, name)] = by_length[length][None, :]
+                out.gain[(name, length, name)] = gains[length]
             continue
         irt = name == IRT
         selection = default_selection(scenario) if irt else name
@@ -220,6 +225,10 @@ def replay_split(
                 pieces.setdefault(PLUG_IN, []).append(
                     plug_in_accuracy(params, test, result, offset)
                 )
+                if irt:
+                    prob = probability(result.theta_hat, params)
+                    given = _given_mask(can_answer, result)
+                    out.gain[(name, length, PLUG_IN)] = difficulty_gain(given, right, prob)
                 low, high = theta_only_bounds(params, test, result, offset)
                 pieces.setdefault("theta_low", []).append(low)
                 pieces.setdefault("theta_high", []).append(high)

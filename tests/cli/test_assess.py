@@ -373,3 +373,30 @@ def test_a_reference_design_runs_on_the_references_answers(calibrated, tmp_path:
         "--pool", str(pool), "--model", "sim:0.5", "--length", "10", "--out", str(out)
     )
     assert code == 0 and json.loads(out.read_text())["settings"]["design"] == "irt"
+
+
+def test_the_difficulty_check_compares_with_the_references_gains(
+    calibrated, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """cat calibrate --pool stores each reference's cross-fitted difficulty gain; cat
+    assess reports the new model's against the lowest of them."""
+    source, _, answers = calibrated
+    pool = tmp_path / "pool"
+    shutil.copytree(source, pool)
+    done = runner.invoke(app, ["calibrate", str(answers), "--pool", str(pool), "--seed", "1"])
+    assert done.exit_code == 0, done.output
+    manifest = json.loads((pool / "pool.json").read_text())
+    for errors in manifest["design_errors"].values():
+        assert [len(v) for v in errors["difficulty_gain"].values()] == [30, 30]
+    out = tmp_path / "r.json"
+    code, output = _assess(
+        "--pool", str(pool), "--model", "sim:0.3", "--length", "100", "--out", str(out)
+    )
+    assert code == 0, output
+    report = json.loads(out.read_text())
+    check = report["difficulty_check"]
+    stored = manifest["design_errors"][report["settings"]["design"]]["difficulty_gain"]["100"]
+    assert check["references"] == 30 and check["length"] == 100
+    assert check["lowest_reference"] == pytest.approx(min(stored))
+    assert check["flagged"] == (check["gain"] < check["lowest_reference"])
+    assert "difficulty" in output

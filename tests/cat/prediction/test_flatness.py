@@ -1,0 +1,65 @@
+import numpy as np
+import pytest
+
+from cat.assessment.summary import _difficulty_check
+from cat.engine.session import AssessmentSession, SessionConfig
+from cat.prediction.flatness import difficulty_gain
+from irt.simulate import random_params
+from itempool import PredictionErrors
+
+
+def test_answers_that_follow_the_chances_gain_and_flat_ones_do_not() -> None:
+    rng = np.random.default_rng(0)
+    prob = rng.uniform(0.05, 0.95, size=(1, 2000))
+    given = np.ones_like(prob, dtype=bool)
+    following = (rng.random(prob.shape) < prob).astype(float)
+    flat = (rng.random(prob.shape) < 0.5).astype(float)
+    # Expected: ln 2 − E[H(p)] ≈ 0.148 for p ~ U(0.05, 0.95); a flat half: ≈ −0.19.
+    assert difficulty_gain(given, following, prob)[0] > 0.1
+    assert difficulty_gain(given, flat, prob)[0] < -0.1
+    # Only the given items count; none given is undefined.
+    half = given.copy()
+    half[0, 1000:] = False
+    assert difficulty_gain(half, following, prob)[0] == pytest.approx(
+        difficulty_gain(given[:, :1000], following[:, :1000], prob[:, :1000])[0]
+    )
+    assert np.isnan(difficulty_gain(np.zeros_like(given), following, prob)[0])
+
+
+def _session(flat: bool) -> AssessmentSession:
+    params = random_params(300, np.random.default_rng(1), "2pl")
+    session = AssessmentSession(params, SessionConfig(max_items=150))
+    rng = np.random.default_rng(2)
+    index = {item: j for j, item in enumerate(params.item_ids)}
+    while not session.done:
+        for item in session.next_items():
+            j = index[item]
+            p = 0.5 if flat else 1 / (1 + np.exp(-params.a[j] * (1.0 - params.b[j])))
+            session.record(item, int(rng.random() < p))
+    return session
+
+
+def test_a_model_below_every_reference_is_flagged_with_the_reason() -> None:
+    errors = PredictionErrors(
+        folds=5,
+        seed=0,
+        policy="mfi",
+        errors={"150": [0.01, -0.02, 0.03]},
+        difficulty_gain={"150": [0.02, 0.05, 0.08]},
+    )
+    flat, typical = _session(flat=True), _session(flat=False)
+    for session in (flat, typical):
+        positions = np.array([session.params.item_ids.index(i) for i in session.given])
+        check = _difficulty_check(session, positions, errors, None)
+        assert check is not None and check.references == 3 and check.length == 150
+        assert check.lowest_reference == 0.02
+        assert check.flagged == (check.gain < 0.02)
+        if check.flagged:
+            assert check.reason is not None and "hardly depend on item difficulty" in check.reason
+    flat_check = _difficulty_check(
+        flat, np.array([flat.params.item_ids.index(i) for i in flat.given]), errors, None
+    )
+    assert flat_check is not None and flat_check.gain < 0.02 and flat_check.flagged
+    # Without stored gains there is no check.
+    bare = errors.model_copy(update={"difficulty_gain": None})
+    assert _difficulty_check(flat, np.arange(3), bare, None) is None
