@@ -1,16 +1,16 @@
 """How far the predicted accuracy of a reference model lands from its real accuracy when
-the model was not in the calibration: errors stored in a pool, to widen ``cat assess``'s
-interval by what θ alone cannot explain.
+the model was not in the calibration, under each design: errors stored in a pool, by
+which ``cat assess`` chooses its design and sizes its interval.
 
-``cat assess`` predicts full-pool accuracy from one θ. Its interval from θ's uncertainty
-and the chance in the unseen answers is too narrow for a model whose profile one θ does
-not hold (on MMLU-Pro several models sit 5–7 points off). ``cat calibrate --pool
---cross-fit K`` replays every reference model's own answers through the adaptive test
-with the pool calibrated on the other K − 1 folds, under the default design (what
-``cat assess`` runs with no options, ``cat.engine.registry``), and stores the plug-in's
-signed errors per test length in ``pool.json``. ``cat assess``
-then widens its interval to the split-conformal 90% half-width of those errors
-(the ⌈(n + 1)·0.9⌉-th smallest absolute error of n references).
+An interval from θ's uncertainty and the chance in the unseen answers is too narrow for
+a model whose profile one θ does not hold (on MMLU-Pro several models sit 5–7 points
+off). ``cat calibrate --pool`` (K = 5 folds unless ``--cross-fit K``) replays every
+reference model's own answers with the pool and the reference designs' models fitted on
+the other K − 1 folds, under each design of ``cat.engine.registry.DESIGN_NAMES``, and
+stores each design's signed errors (and difficulty gains, ``cat.prediction.flatness``)
+per test length in ``pool.json``. ``cat assess`` runs the design of smallest mean
+absolute error (``choose_design``) and sets its interval to the split-conformal 90%
+half-width of its errors (the ⌈(n + 1)·0.9⌉-th smallest absolute error of n references).
 """
 
 from __future__ import annotations

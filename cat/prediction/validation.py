@@ -3,10 +3,12 @@ through the adaptive test, and compare the predicted full-pool accuracy with the
 
 Every policy is compared with random items scored by the same predictors ("random" is
 always run, ``repeats`` times, beside "random-raw"); the policy "default" is what ``cat
-assess`` runs with no options (``cat.engine.registry``). Intervals come from the
-training subjects only (``cat.prediction.training_only``): a held-out subject's 90%
+assess`` runs with no options on a cross-fitted pool: the designs of
+``cat.engine.registry.DESIGN_NAMES`` are all replayed, and each held-out block takes the
+one of smallest error in the cross-fit inside its training subjects. Intervals come from
+the training subjects only (``cat.prediction.training_only``): a held-out subject's 90%
 interval is its prediction ± the conformal half-width of training subjects' cross-fitted
-errors at the same policy, length and predictor, so coverage can fail. The default's
+errors at the same policy, length and predictor, so coverage can fail. The IRT design's
 interval is the θ-only one widened to that half-width, as ``cat assess`` widens it.
 """
 
