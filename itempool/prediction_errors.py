@@ -25,6 +25,8 @@ class PredictionErrors(BaseModel):
     # Per length, each reference's mean log-likelihood gain per item of the design's own
     # chances over a flat rate (cat.prediction.flatness).
     difficulty_gain: dict[str, list[float]] | None = None
+    # Per length and scenario name: the signed errors of the accuracy per scenario.
+    scenario_errors: dict[str, dict[str, list[float]]] | None = None
 
     @field_validator("errors")
     @classmethod

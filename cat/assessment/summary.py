@@ -29,7 +29,7 @@ from cat.assessment.result import (
     ThetaInterval,
 )
 from cat.engine.session import AssessmentSession
-from cat.prediction.conformal import describe_widening
+from cat.prediction.conformal import conformal_quantile, describe_widening
 from cat.prediction.flatness import difficulty_gain
 from cat.prediction.intervals import Z90 as _Z90
 from cat.prediction.intervals import theta_and_chance, widen
@@ -147,6 +147,10 @@ def summarize(
             for k in range(len(names))
             if (codes == k).any()
         }
+        run_errors = _run_errors(session, prediction_errors, design_errors)
+        widened = _widen_scenarios(scenarios, run_errors, len(session.given))
+        if widened is not None:
+            scenarios, scenario_method = widened
     return AssessmentSummary(
         theta=theta,
         se=se,
@@ -192,6 +196,46 @@ def _design_scenario(session: AssessmentSession) -> Callable[[IntArray], Accurac
     return accuracy
 
 
+def _run_errors(
+    session: AssessmentSession,
+    prediction_errors: PredictionErrors | None,
+    design_errors: Mapping[str, PredictionErrors] | None,
+) -> PredictionErrors | None:
+    """The stored cross-fitted errors of the design the session ran."""
+    errors = (design_errors or {}).get(session.config.design.value)
+    if errors is None and session.design is None:
+        errors = prediction_errors
+    return errors
+
+
+def _widen_scenarios(
+    scenarios: dict[str, ScenarioAccuracy],
+    errors: PredictionErrors | None,
+    length: int,
+) -> tuple[dict[str, ScenarioAccuracy], str] | None:
+    """Each scenario's interval widened, where narrower, to the 90% conformal half-width
+    of the references' cross-fitted errors on that scenario; None without them."""
+    if errors is None or not errors.scenario_errors:
+        return None
+    stored = errors.nearest_length(length)
+    by_name = errors.scenario_errors.get(str(stored), {})
+    if not by_name:
+        return None
+    out = {}
+    for name, entry in scenarios.items():
+        if name in by_name:
+            half = conformal_quantile(np.abs(np.asarray(by_name[name], dtype=np.float64)))
+            low, high = widen(entry.value, entry.low, entry.high, half)
+            entry = entry.model_copy(update={"low": float(low), "high": float(high)})
+        out[name] = entry
+    covered = sum(name in by_name for name in scenarios)
+    method = (
+        f"widened per scenario to the references' cross-fitted errors ({errors.method}, "
+        f"{stored} items; {covered} of {len(scenarios)} scenarios)"
+    )
+    return out, method
+
+
 def _difficulty_check(
     session: AssessmentSession,
     positions: IntArray,
@@ -200,10 +244,7 @@ def _difficulty_check(
 ) -> DifficultyCheck | None:
     """The answers' difficulty gain against the references' cross-fitted gains under the
     same design (``cat.prediction.flatness``); None when the pool stores none."""
-    name = session.config.design.value
-    errors = (design_errors or {}).get(name)
-    if errors is None and session.design is None:
-        errors = prediction_errors
+    errors = _run_errors(session, prediction_errors, design_errors)
     if errors is None or not errors.difficulty_gain or not session.given:
         return None
     stored = errors.nearest_length(len(session.given))

@@ -76,6 +76,7 @@ class ReferenceModels:
         right: FloatArray,
         lengths: list[int],
         gains: dict[int, FloatArray] | None = None,
+        expectations: dict[int, tuple[BoolArray, FloatArray]] | None = None,
     ) -> dict[int, FloatArray]:
         """The predicted accuracy at each of ``lengths`` when the reference ``design``
         chooses the items, answered from ``right`` (E, J); ``gains`` receives each
@@ -87,5 +88,5 @@ class ReferenceModels:
             test = LowRankTest(self.low_rank, can_answer, max(lengths))
         else:
             raise CatError(f"unknown reference design {design!r}")
-        out, _ = replay_reference_test(test, right, lengths, gains=gains)
+        out, _ = replay_reference_test(test, right, lengths, gains=gains, expectations=expectations)
         return out

@@ -36,12 +36,14 @@ def replay_reference_test(
     lengths: list[int],
     per_step: int = 1,
     gains: dict[int, FloatArray] | None = None,
+    expectations: dict[int, tuple[BoolArray, FloatArray]] | None = None,
 ) -> tuple[dict[int, FloatArray], BoolArray]:
     """Ask each examinee up to max(``lengths``) items of ``test``, ``per_step`` at a time,
     answering from ``right`` (E, J; 1/0); the predicted accuracy at each length (an
     examinee with fewer answerable items stops early) and the items given by the end.
     ``gains``, when given, receives each length's ``difficulty_gain`` of the answers
-    under the design's own chances (``cat.prediction.flatness``)."""
+    under the design's own chances (``cat.prediction.flatness``); ``expectations`` each
+    length's (items given, each item's expected chance of a right answer)."""
     if not lengths or min(lengths) < 1:
         raise CatError("give test lengths of at least 1 item")
     if per_step < 1:
@@ -65,7 +67,9 @@ def replay_reference_test(
             test.refit(rows)
             asked += k
         out[target] = test.predicted_accuracy()
+        given = start & ~test.available
         if gains is not None:
-            given = start & ~test.available
             gains[target] = difficulty_gain(given, right, test.answer_chances())
+        if expectations is not None:
+            expectations[target] = (given, test.item_expectations())
     return out, start & ~test.available

@@ -179,15 +179,19 @@ def _cross_fit(
     progress: Callable[[str, float], None] | None,
 ) -> dict[str, PredictionErrors]:
     """The references' cross-fitted errors per design, the IRT design content-balanced
-    when every item has a scenario in the pool."""
+    when every item has a scenario in the pool (then with each design's errors per
+    scenario)."""
     from cat.pools.scenarios import scenarios_of
     from cat.prediction.cross_fit import cross_fit_errors
 
     known = {item.id for item in items}
-    scenario = None
+    scenario, names = None, None
     if all(item.scenario for item in items) and known.issuperset(matrix.item_ids):
-        scenario = scenarios_of(items, matrix.item_ids).codes
-    return cross_fit_errors(matrix, model, folds, list(lengths), seed, scenario, progress)
+        found = scenarios_of(items, matrix.item_ids)
+        scenario, names = found.codes, found.names
+    return cross_fit_errors(
+        matrix, model, folds, list(lengths), seed, scenario, progress, scenario_names=names
+    )
 
 
 def _provenance(

@@ -22,6 +22,7 @@ import numpy as np
 from cat.designs.choice import smallest_error
 from cat.engine.registry import DESIGN_NAMES, DesignName, default_selection
 from cat.errors import CatError
+from cat.prediction.per_scenario import scenario_accuracy, scenario_masks
 from cat.prediction.replay import IRT, design_key, replay_split
 from cat.prediction.validation import splits
 from irt.models import ModelKind
@@ -38,13 +39,15 @@ def cross_fit_errors(
     seed: int,
     scenario: tuple[int, ...] | None = None,
     progress: Callable[[str, float], None] | None = None,
+    scenario_names: tuple[str, ...] | None = None,
 ) -> dict[str, PredictionErrors]:
     """Replay every subject of ``responses`` with the pool (and the reference designs'
     models) fitted on the other folds, under each design of ``DESIGN_NAMES``, and return
     each design's signed errors per length: the IRT design (MFI, content-balanced when
     ``scenario`` codes are given, ML θ, the plug-in;
     ``cat.engine.registry.default_selection``), the mixture and the low-rank design.
-    ``progress(what, fraction done)`` follows the folds."""
+    ``progress(what, fraction done)`` follows the folds. With ``scenario`` codes and their
+    ``scenario_names``, each design's errors per scenario are stored too."""
     if responses.n_subjects < 2 * folds:
         raise CatError(
             f"--cross-fit {folds} needs at least {2 * folds} subjects, "
@@ -57,6 +60,13 @@ def cross_fit_errors(
     truth = responses.accuracy()
     signed: dict[tuple[str, int], list[FloatArray]] = {}
     gains: dict[tuple[str, int], list[FloatArray]] = {}
+    per_scenario: dict[tuple[str, int], list[FloatArray]] = {}
+    masks = scenario_masks(scenario) if scenario and scenario_names else None
+    truth_by_scenario = None
+    if masks is not None:
+        right = (responses.values == 1).astype(np.float64)
+        none = np.zeros_like(responses.observed)
+        truth_by_scenario = scenario_accuracy(masks, responses.observed, none, right, right)
     for n, (train_rows, test_rows) in enumerate(parts):
         if progress is not None:
             progress(f"calibrating split {n + 1} of {len(parts)}", n / len(parts))
@@ -70,6 +80,11 @@ def cross_fit_errors(
                 gains.setdefault((design, length), []).append(
                     replayed.gain[design_key(design, length)]
                 )
+                if truth_by_scenario is not None:
+                    pred_s = replayed.per_scenario[design_key(design, length)]
+                    per_scenario.setdefault((design, length), []).append(
+                        pred_s - truth_by_scenario[test_rows]
+                    )
     if progress is not None:
         progress("done", 1.0)
     out = {}
@@ -84,6 +99,12 @@ def cross_fit_errors(
             ]
             for length in lengths
         }
+        by_scenario = None
+        if truth_by_scenario is not None and scenario_names:
+            by_scenario = {
+                str(length): _per_name(np.vstack(per_scenario[(design, length)]), scenario_names)
+                for length in lengths
+            }
         policy = default_selection(scenario) if design == IRT else design
         predictor = design_key(design, 0)[2]
         out[design] = PredictionErrors(
@@ -93,8 +114,18 @@ def cross_fit_errors(
             predictor=predictor,
             errors=errors,
             difficulty_gain=gain,
+            scenario_errors=by_scenario,
         )
     return out
+
+
+def _per_name(errors: FloatArray, names: tuple[str, ...]) -> dict[str, list[float]]:
+    """Columns of (subjects, S) errors by scenario name, without the undefined ones."""
+    return {
+        name: [float(e) for e in errors[:, k] if np.isfinite(e)]
+        for k, name in enumerate(names)
+        if np.isfinite(errors[:, k]).sum() >= 2
+    }
 
 
 def choose_design(errors: dict[str, PredictionErrors], length: int) -> str:

@@ -29,6 +29,7 @@ from cat.engine.simulation import CATDesign, CATResult, replay_cat
 from cat.engine.stopping import StoppingRule
 from cat.prediction.flatness import difficulty_gain
 from cat.prediction.intervals import Z90, theta_and_chance
+from cat.prediction.per_scenario import scenario_accuracy, scenario_masks
 from cat.prediction.predictors import reference_offset, ridge_accuracy
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
@@ -173,8 +174,10 @@ class Replayed:
 
     rows: IntArray
     predicted: dict[Key, FloatArray] = field(default_factory=dict)
-    # Per design key: each subject's difficulty gain (cat.prediction.flatness), (E,).
+    # Per design key: each subject's difficulty gain (cat.prediction.flatness), (E,),
+    # and, with scenario codes, its predicted accuracy per scenario, (E, S).
     gain: dict[Key, FloatArray] = field(default_factory=dict)
+    per_scenario: dict[Key, FloatArray] = field(default_factory=dict)
     theta_low: dict[Key, FloatArray] = field(default_factory=dict)
     theta_high: dict[Key, FloatArray] = field(default_factory=dict)
 
@@ -200,15 +203,24 @@ def replay_split(
     params, offset, pool = calibrated.params, calibrated.offset, calibrated.pool
     test = responses.subset(subjects=test_rows)
     can_answer, right = test.observed, (test.values == 1).astype(np.float64)
+    masks = scenario_masks(scenario) if scenario else None
     out = Replayed(test_rows)
     done: dict[tuple[str, str, int], CATResult] = {}  # one replay of a fixed policy
     for name in policies:
         if name in REFERENCE_DESIGNS:
             gains: dict[int, FloatArray] = {}
-            by_length = calibrated.references.replay(name, can_answer, right, lengths, gains)
+            expected: dict[int, tuple[BoolArray, FloatArray]] = {}
+            by_length = calibrated.references.replay(
+                name, can_answer, right, lengths, gains, expected
+            )
             for length in lengths:
                 out.predicted[(name, length, name)] = by_length[length][None, :]
                 out.gain[(name, length, name)] = gains[length]
+                if masks is not None:
+                    given, chances = expected[length]
+                    out.per_scenario[(name, length, name)] = scenario_accuracy(
+                        masks, can_answer, given, right, chances
+                    )
             continue
         irt = name == IRT
         selection = default_selection(scenario) if irt else name
@@ -229,6 +241,11 @@ def replay_split(
                     prob = probability(result.theta_hat, params)
                     given = _given_mask(can_answer, result)
                     out.gain[(name, length, PLUG_IN)] = difficulty_gain(given, right, prob)
+                    if masks is not None:
+                        chances = np.clip(prob - offset, 0.0, 1.0)
+                        out.per_scenario[(name, length, PLUG_IN)] = scenario_accuracy(
+                            masks, can_answer, given, right, chances
+                        )
                 low, high = theta_only_bounds(params, test, result, offset)
                 pieces.setdefault("theta_low", []).append(low)
                 pieces.setdefault("theta_high", []).append(high)

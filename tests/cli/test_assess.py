@@ -400,3 +400,13 @@ def test_the_difficulty_check_compares_with_the_references_gains(
     assert check["lowest_reference"] == pytest.approx(min(stored))
     assert check["flagged"] == (check["gain"] < check["lowest_reference"])
     assert "difficulty" in output
+    # Per-scenario intervals are widened to each scenario's cross-fitted errors.
+    design = manifest["design_errors"][report["settings"]["design"]]
+    per_scenario = design["scenario_errors"]["100"]
+    assert set(per_scenario) == set(report["scenarios"])
+    assert report["scenario_interval"].startswith("widened per scenario")
+    for name, entry in report["scenarios"].items():
+        ranked = np.sort(np.abs(per_scenario[name]))
+        half = ranked[min(int(np.ceil((len(ranked) + 1) * 0.9)), len(ranked)) - 1]
+        assert entry["low"] <= max(0.0, entry["value"] - half) + 1e-12
+        assert entry["high"] >= min(1.0, entry["value"] + half) - 1e-12
