@@ -286,7 +286,7 @@ def _design_accuracy(
     assert session.design is not None
     name = session.config.design.value
     value, sd = session.design.predicted()
-    errors = (design_errors or {}).get(name)
+    errors = _run_errors(session, None, design_errors)
     if errors is not None:
         described = describe_widening(errors, len(session.given))
         described["method"] = f"the {name} design's cross-fitted errors ({errors.method})"

@@ -64,7 +64,7 @@ class LowRankTest:
         if can_answer.ndim != 2 or can_answer.shape[1] != model.loadings.shape[0]:
             raise CatError("the examinees' answerable items must cover the model's items")
         self.model = model
-        n_exam, k = can_answer.shape[0], model.dims
+        n_exam = can_answer.shape[0]
         self.available = can_answer.copy()
         self.n_total = can_answer.sum(axis=1)
         self.items = np.zeros((n_exam, max_items), dtype=np.int_)
@@ -72,8 +72,7 @@ class LowRankTest:
         self.count = np.zeros(n_exam, dtype=np.int_)
         self.right_given = np.zeros(n_exam)
         self.u = np.tile(model.prior_mean, (n_exam, 1))
-        self.cov = np.tile(np.linalg.inv(model.prior_precision), (n_exam, 1, 1))
-        self._k = k
+        self.cov = np.tile(model.prior_covariance, (n_exam, 1, 1))
 
     def _objective(
         self, u: FloatArray, v: FloatArray, b: FloatArray, x: FloatArray, mask: FloatArray

@@ -74,7 +74,6 @@ class MixtureTest:
         # Number right of each reference on each examinee's unasked items, kept up to date.
         self.remaining = can_answer.astype(np.float64) @ self.refs.T
         self.right_given = np.zeros(n_exam)
-        self.n_given = np.zeros(n_exam, dtype=np.int_)
 
     def weights(self) -> FloatArray:
         """(E, N) normalised weights of the references."""
@@ -121,7 +120,6 @@ class MixtureTest:
         self.available[rows, items] = False
         self.remaining[rows] -= y
         self.right_given[rows] += right
-        self.n_given[rows] += 1
 
     def skip(self, rows: IntArray, items: IntArray) -> None:
         """Examinees ``rows`` cannot answer ``items`` (one per row): they leave the items
@@ -185,5 +183,4 @@ def mixture_accuracy(
     test.available &= ~given
     test.remaining = test.available.astype(np.float64) @ refs.T
     test.right_given = (hit * can_answer).sum(axis=1)
-    test.n_given = (given & can_answer).sum(axis=1)
     return test.predicted_accuracy()

@@ -10,6 +10,7 @@ from cat.designs.mixture import MixtureTest
 from cat.designs.models import ReferenceModels
 from cat.engine.registry import DesignName
 from cat.errors import CatError
+from cat.prediction.per_scenario import scenario_accuracy
 from irt.types import BoolArray
 
 _ROW = np.array([0])
@@ -25,29 +26,22 @@ class ReferenceDesign:
                 f"the references answered {models.answers.shape[1]} items, the pool has {n_items}"
             )
         can_answer = np.ones((1, n_items), dtype=bool)
-        self.design = DesignName(design)
         self.test: MixtureTest | LowRankTest
-        if self.design is DesignName.MIXTURE:
+        if design == DesignName.MIXTURE:
             self.test = MixtureTest(models.answers, can_answer)
-        elif self.design is DesignName.LOW_RANK:
+        elif design == DesignName.LOW_RANK:
             self.test = LowRankTest(models.low_rank, can_answer, max_items)
         else:
             raise CatError(f"{design!r} is not a reference design")
         self._right = np.zeros(n_items)
         self._given = np.zeros(n_items, dtype=bool)
 
-    def select(self, k: int, held: list[int]) -> list[int]:
-        """The next ``k`` positions, none of ``held`` (asked, not yet answered)."""
-        available = self.test.available
-        keep = available[0, held].copy()
-        available[0, held] = False
-        try:
-            k = min(k, int(available[0].sum()))
-            if k < 1:
-                return []
-            return [int(j) for j in self.test.select(_ROW, k)[0]]
-        finally:
-            available[0, held] = keep
+    def select(self, k: int) -> list[int]:
+        """The next ``k`` positions (fewer when fewer are left)."""
+        k = min(k, int(self.test.available[0].sum()))
+        if k < 1:
+            return []
+        return [int(j) for j in self.test.select(_ROW, k)[0]]
 
     def record(self, position: int, right: int) -> None:
         self.test.record(_ROW, np.array([position]), np.array([float(right)]))
@@ -65,11 +59,15 @@ class ReferenceDesign:
         ``mask`` (all when None) that the examinee can answer: the right answers given
         there plus the expected number right on the rest."""
         mask = np.ones(len(self._given), dtype=bool) if mask is None else mask
-        left = self.test.available[0] & mask
-        n = int((left | (self._given & mask)).sum())
+        answerable = (self.test.available[0] | self._given)[None, :]
+        n = int((answerable[0] & mask).sum())
         if n == 0:
             return float("nan"), float("nan")
-        expected = float(self.test.item_expectations()[0][left].sum())
-        right = float(self._right[self._given & mask].sum())
-        sd = float(self.test.spread(mask)[0])
-        return (right + expected) / n, sd / n
+        value = scenario_accuracy(
+            mask[None, :],
+            answerable,
+            self._given[None, :],
+            self._right[None, :],
+            self.test.item_expectations(),
+        )[0, 0]
+        return float(value), float(self.test.spread(mask)[0]) / n

@@ -137,7 +137,6 @@ class AssessmentSession:
         self._policy = self.config.policy_for(self.scenario)
         self._estimator = self.config.estimator_for()
         self._stopping = self.config.stopping()
-        self._table = self.pool_info or PoolInfo.build(self.params)
         self._rng = np.random.default_rng(self.config.seed)
         self.given: list[str] = []
         self.responses: list[int] = []
@@ -177,7 +176,7 @@ class AssessmentSession:
             return list(self._pending)
         room = self.config.max_items - len(self.given)
         if self.design is not None:
-            positions = self.design.select(min(k, room), [])
+            positions = self.design.select(min(k, room))
             self._pending = [self.params.item_ids[j] for j in positions]
             if not self._pending:
                 self.stop_reason = "pool_exhausted"
@@ -190,7 +189,7 @@ class AssessmentSession:
             state = SelectionState(
                 theta=np.array([self.theta]), available=available[None, :], given=given[None, :]
             )
-            j = int(self._policy.select(self._table, state, self._rng)[0])
+            j = int(self._policy.select(self._info(), state, self._rng)[0])
             available[j] = False
             given[j] = True
             chosen.append(self.params.item_ids[j])
@@ -212,12 +211,18 @@ class AssessmentSession:
         else:
             self.given.append(item_id)
             self.responses.append(int(response))
-        if self.design is not None:
-            self._to_design(item_id, response)
+        self._to_design(item_id, response)
         if not self._pending:
             if self.design is not None:
                 self.design.refit()
             self._update()
+
+    def _info(self) -> PoolInfo:
+        # Built on the first IRT selection only: a reference design never needs the
+        # (grid x items) table, which on 34,000 items takes seconds and ~160 MB.
+        if self.pool_info is None:
+            self.pool_info = PoolInfo.build(self.params)
+        return self.pool_info
 
     def _to_design(self, item_id: str, response: int | None) -> None:
         if self.design is not None:
