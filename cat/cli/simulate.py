@@ -24,7 +24,8 @@ def simulate(
         PolicyName.MFI,
         "--policy",
         help="Item selection: maximum Fisher information, Kullback-Leibler, random, "
-        "randomesque (random among the top k), a-stratified with b-blocking.",
+        "randomesque (random among the top k), a-stratified with b-blocking, "
+        "proportional (drawn in proportion to information).",
     ),
     estimator: EstimatorName = typer.Option(
         EstimatorName.MLE,

@@ -18,7 +18,13 @@ from cat.engine.estimators import (
     MLEstimator,
     WLEEstimator,
 )
-from cat.engine.selection import MaxInfo, Randomesque, RandomItem, SelectionPolicy
+from cat.engine.selection import (
+    MaxInfo,
+    Proportional,
+    Randomesque,
+    RandomItem,
+    SelectionPolicy,
+)
 from cat.engine.selection_kl import KLInfo
 from cat.engine.selection_strata import AStratified
 from cat.errors import CatError
@@ -26,13 +32,15 @@ from cat.errors import CatError
 
 class PolicyName(StrEnum):
     """Item selection: maximum Fisher information, Kullback–Leibler information, random,
-    randomesque (random among the k most informative), a-stratified with b-blocking."""
+    randomesque (random among the k most informative), a-stratified with b-blocking,
+    proportional (drawn with probability proportional to information)."""
 
     MFI = "mfi"
     KL = "kl"
     RANDOM = "random"
     RANDOMESQUE = "randomesque"
     ASTRAT = "astrat"
+    PROPORTIONAL = "proportional"
 
 
 class EstimatorName(StrEnum):
@@ -143,6 +151,7 @@ def make_policy(
         PolicyName.RANDOM: RandomItem,
         PolicyName.RANDOMESQUE: lambda: Randomesque(randomesque_k),
         PolicyName.ASTRAT: lambda: AStratified(n_strata, test_length),
+        PolicyName.PROPORTIONAL: Proportional,
     }
     return policies[PolicyName(name)]()
 

@@ -123,3 +123,32 @@ class Randomesque:
         # Only the top items that are actually available may be drawn.
         keys = np.where(np.isfinite(top_info), rng.random(top.shape), -1.0)
         return np.asarray(top[np.arange(len(top)), keys.argmax(axis=1)], dtype=np.int_)
+
+
+@dataclass(frozen=True)
+class Proportional:
+    """An available item drawn with probability proportional to its information at θ̂
+    raised to ``power`` (the proportional method of Barrada, Olea, Ponsoda & Abad 2008).
+
+    Power 0 is a random item, a large power MFI. With item parameters calibrated on
+    tens of models, MFI keeps choosing the few items whose estimated discrimination is
+    highest by chance and whose difficulty sits at θ̂ (van der Linden & Glas 2000):
+    on MMLU-Pro leave-one-out (31 references) θ̂ after 250 MFI items strays from the
+    θ of all 12,032 answers twice as far as its standard error says; drawing in
+    proportion to information (power 1) cut the plug-in's mean error at 250 items by
+    about 12% over 22 draws, but not at 30 items nor in τ (README, "Does adaptive beat
+    random?"), so it is a policy for research, not the default.
+    """
+
+    power: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.power <= 50 or not np.isfinite(self.power):
+            raise CatError(f"the proportional policy's power must be in 0..50, got {self.power}")
+
+    def select(self, pool: PoolInfo, state: SelectionState, rng: np.random.Generator) -> IntArray:
+        info = np.maximum(pool.at(state.theta).astype(np.float64), 1e-300)
+        # Gumbel-max: argmax of power·log(info) + Gumbel noise draws ∝ info**power.
+        keys = self.power * np.log(info) - np.log(-np.log(rng.random(info.shape)))
+        keys[~state.available] = -np.inf
+        return np.asarray(keys.argmax(axis=1), dtype=np.int_)

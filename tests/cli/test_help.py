@@ -143,7 +143,7 @@ def test_help_at_80_columns_of_the_installed_script() -> None:
     assert "  --no-content-balancing  " in result.stdout
     assert re.search(r"^  --resume +Continue", result.stdout, re.M)
     assert "[default: cat-assess.db]" in result.stdout
-    assert "--policy [mfi|kl|random|randomesque|astrat]" in result.stdout
+    assert "--policy [mfi|kl|random|randomesque|astrat|proportional]" in result.stdout
 
 
 def test_wide_terminal_uses_up_to_100_columns() -> None:

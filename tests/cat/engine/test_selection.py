@@ -5,12 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cat.engine.selection import MaxInfo, PoolInfo, Randomesque, RandomItem, SelectionState
+from cat.engine.selection import (
+    MaxInfo,
+    PoolInfo,
+    Proportional,
+    Randomesque,
+    RandomItem,
+    SelectionState,
+)
 from cat.errors import CatError
 from irt.models import information
 from irt.simulate import random_params
 
-POLICIES = [MaxInfo(), RandomItem(), Randomesque(5)]
+POLICIES = [MaxInfo(), RandomItem(), Randomesque(5), Proportional(), Proportional(0.0)]
 
 
 @pytest.fixture(scope="module")
@@ -75,3 +82,39 @@ def test_random_policy_is_reproducible(pool: PoolInfo) -> None:
     one = RandomItem().select(pool, state, np.random.default_rng(9))
     two = RandomItem().select(pool, state, np.random.default_rng(9))
     assert (one == two).all()
+
+
+def test_proportional_draws_in_proportion_to_information_to_the_power() -> None:
+    small = PoolInfo.build(random_params(6, np.random.default_rng(4), "3pl"))
+    theta = np.full(40_000, 0.3)
+    available = np.ones((theta.size, 6), dtype=bool)
+    available[:, 5] = False
+    info = small.at(theta[:1])[0, :5].astype(np.float64)
+    for power in (0.0, 1.0, 2.0):
+        chosen = Proportional(power).select(
+            small, SelectionState.fresh(theta, available), np.random.default_rng(5)
+        )
+        share = np.bincount(chosen, minlength=6) / theta.size
+        assert share[5] == 0.0
+        expected = info**power / np.sum(info**power)
+        # 40,000 draws: a share's sd is at most 0.0025.
+        np.testing.assert_allclose(share[:5], expected, atol=0.012)
+
+
+def test_proportional_nears_mfi_as_the_power_grows(pool: PoolInfo) -> None:
+    rng = np.random.default_rng(6)
+    theta, available = rng.normal(size=200), rng.random((200, 300)) < 0.5
+    info = np.where(available, pool.at(theta), 0.0)
+    best = info.max(axis=1)
+    state = SelectionState.fresh(theta, available)
+    ratio = [
+        float(np.mean(info[np.arange(200), Proportional(p).select(pool, state, rng)] / best))
+        for p in (0.0, 1.0, 10.0, 50.0)
+    ]
+    assert ratio == sorted(ratio) and ratio[0] < 0.4 and ratio[-1] > 0.99
+
+
+@pytest.mark.parametrize("power", [-1.0, 51.0, float("nan"), float("inf")])
+def test_proportional_refuses_a_bad_power(power: float) -> None:
+    with pytest.raises(CatError, match="power"):
+        Proportional(power)

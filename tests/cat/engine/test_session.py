@@ -40,7 +40,7 @@ def test_a_session_estimates_and_stops() -> None:
     assert len(session.theta_history) == 60
 
 
-@pytest.mark.parametrize("policy", ["mfi", "kl", "randomesque", "random", "astrat"])
+@pytest.mark.parametrize("policy", ["mfi", "kl", "randomesque", "random", "astrat", "proportional"])
 def test_resume_equals_uninterrupted(policy: str) -> None:
     config = SessionConfig(policy=policy, max_items=40, seed=7)  # type: ignore[arg-type]
     whole = AssessmentSession(PARAMS, config, pool_info=POOL)
