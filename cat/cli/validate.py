@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from cat.cli.common import check_writable, fail, fraction_progress, handle_errors, stdout
+from cat.engine.registry import DEFAULT
 from cat.prediction.replay import RANDOM_RAW
 from cat.prediction.validation_report import ValidationReport, validate_responses
 from cat.prediction.verdicts import ValidationRow
@@ -140,4 +141,24 @@ def _print(report: ValidationReport, out: Path) -> None:
         stdout.print(f"random rows: mean ± sd over {report.settings.repeats} draws")
     for verdict in report.verdicts:
         stdout.print(verdict.line(), highlight=False, soft_wrap=True)
+    for line in _scenario_lines(report):
+        stdout.print(line, highlight=False, soft_wrap=True)
     stdout.print(f"results written to {out}")
+
+
+def _scenario_lines(report: ValidationReport) -> list[str]:
+    """Per length, the default's per-scenario intervals: mean and lowest coverage."""
+    names = report.settings.scenarios or []
+    lines = []
+    for r in sorted(report.results, key=_order):
+        if r.policy != DEFAULT or r.scenario_coverage is None or r.scenario_mae_mean is None:
+            continue
+        known = [(c, n) for c, n in zip(r.scenario_coverage, names, strict=False) if c is not None]
+        if not known:
+            continue
+        low, name = min(known)
+        lines.append(
+            f"{r.length} items: default per scenario, coverage {r.scenario_coverage_mean:.2f} "
+            f"on average, lowest {low:.2f} ({name}); MAE {r.scenario_mae_mean:.4f}"
+        )
+    return lines

@@ -22,7 +22,7 @@ import numpy as np
 from cat.designs.choice import smallest_error
 from cat.engine.registry import DESIGN_NAMES, DesignName, default_selection
 from cat.errors import CatError
-from cat.prediction.per_scenario import scenario_accuracy, scenario_masks
+from cat.prediction.per_scenario import scenario_truth
 from cat.prediction.replay import IRT, design_key, replay_split
 from cat.prediction.validation import splits
 from irt.models import ModelKind
@@ -61,12 +61,7 @@ def cross_fit_errors(
     signed: dict[tuple[str, int], list[FloatArray]] = {}
     gains: dict[tuple[str, int], list[FloatArray]] = {}
     per_scenario: dict[tuple[str, int], list[FloatArray]] = {}
-    masks = scenario_masks(scenario) if scenario and scenario_names else None
-    truth_by_scenario = None
-    if masks is not None:
-        right = (responses.values == 1).astype(np.float64)
-        none = np.zeros_like(responses.observed)
-        truth_by_scenario = scenario_accuracy(masks, responses.observed, none, right, right)
+    truth_by_scenario = scenario_truth(responses, scenario) if scenario and scenario_names else None
     for n, (train_rows, test_rows) in enumerate(parts):
         if progress is not None:
             progress(f"calibrating split {n + 1} of {len(parts)}", n / len(parts))

@@ -1,9 +1,11 @@
-"""Predicted and true accuracy per scenario, for the cross-fit's per-scenario errors."""
+"""Predicted and true accuracy per scenario, for the per-scenario errors of the cross-fit
+and of ``cat validate``."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from irt.responses import ResponseMatrix
 from irt.types import BoolArray, FloatArray
 
 
@@ -29,3 +31,13 @@ def scenario_accuracy(
     counts = can_answer.astype(np.float64) @ masks.T.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.asarray(np.where(counts > 0, totals / counts, np.nan))
+
+
+def scenario_truth(responses: ResponseMatrix, scenario: tuple[int, ...] | None) -> FloatArray:
+    """(N, S) each subject's accuracy per scenario (nan where it answered none); (N, 0)
+    without scenario codes."""
+    if not scenario:
+        return np.empty((responses.n_subjects, 0))
+    right = (responses.values == 1).astype(np.float64)
+    none = np.zeros_like(responses.observed)
+    return scenario_accuracy(scenario_masks(scenario), responses.observed, none, right, right)

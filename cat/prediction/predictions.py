@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.stats import kendalltau, spearmanr
@@ -26,13 +27,18 @@ class Predictions:
     high: FloatArray  # (R, E)
     theta_low: FloatArray | None = None  # (R, E), the θ-only interval of a plug-in row
     theta_high: FloatArray | None = None
+    # Rows that predict per scenario (the designs and the default), (E, S): predicted and
+    # true accuracy per scenario and the training-only half-width (nan: not defined).
+    scenario_predicted: FloatArray | None = None
+    scenario_truth: FloatArray | None = None
+    scenario_half_width: FloatArray | None = None
 
     def _covered(self, low: FloatArray, high: FloatArray) -> FloatArray:
         # A hair of slack: a bound equal to the truth up to rounding covers it.
         inside = (low - 1e-12 <= self.truth) & (self.truth <= high + 1e-12)
         return np.asarray(inside.mean(axis=1), dtype=np.float64)
 
-    def metrics(self) -> dict[str, float | str | int | None]:
+    def metrics(self) -> dict[str, Any]:
         """Each figure averaged over the repeats, with its sd over them (None with one)."""
         rows = []
         for pred in self.predicted:
@@ -79,4 +85,31 @@ class Predictions:
                 if self.theta_low is not None and self.theta_high is not None
                 else None
             ),
+            **self._scenario_metrics(),
         }
+
+    def _scenario_metrics(self) -> dict[str, Any]:
+        """Per scenario: the coverage of prediction ± training-only half-width and the
+        MAE over the subjects where both are defined; their means over scenarios."""
+        pred, truth, half = self.scenario_predicted, self.scenario_truth, self.scenario_half_width
+        if pred is None or truth is None or half is None:
+            return {}
+        err = np.abs(pred - truth)
+        defined = np.isfinite(err) & np.isfinite(half)
+        n = defined.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            coverage = np.where(n > 0, ((err <= half + 1e-12) & defined).sum(axis=0) / n, np.nan)
+            mae = np.where(n > 0, np.where(defined, err, 0.0).sum(axis=0) / n, np.nan)
+        return {
+            "scenario_coverage": [None if np.isnan(c) else float(c) for c in coverage],
+            "scenario_coverage_mean": _nanmean(coverage),
+            "scenario_coverage_min": None
+            if np.isnan(coverage).all()
+            else float(np.nanmin(coverage)),
+            "scenario_mae": [None if np.isnan(m) else float(m) for m in mae],
+            "scenario_mae_mean": _nanmean(mae),
+        }
+
+
+def _nanmean(values: FloatArray) -> float | None:
+    return None if np.isnan(values).all() else float(np.nanmean(values))

@@ -35,6 +35,7 @@ from cat.designs.choice import smallest_error
 from cat.engine.registry import DEFAULT, DESIGN_NAMES
 from cat.errors import CatError
 from cat.prediction.conformal import conformal_quantile
+from cat.prediction.per_scenario import scenario_truth
 from cat.prediction.replay import (
     CHOSEN,
     RAW,
@@ -116,6 +117,9 @@ class TrainingOnly:
     half_width: list[dict[Key, float]] = field(default_factory=list)
     choice: list[dict[tuple[str, int], str]] = field(default_factory=list)
     design: list[dict[int, str]] = field(default_factory=list)
+    # Per design key with scenario codes: each scenario's half-width, (S,) (nan where
+    # fewer than two training subjects answer the scenario), as cat assess widens by.
+    scenario_half_width: list[dict[Key, FloatArray]] = field(default_factory=list)
 
 
 def training_only(
@@ -131,8 +135,10 @@ def training_only(
     """Half-widths and choices for every held-out block, from its training subjects'
     absolute errors, each replayed once (one draw of a random policy)."""
     truth = responses.accuracy()
+    truth_by_scenario = scenario_truth(responses, scenario)
     everyone = np.arange(responses.n_subjects)
     errors: list[dict[Key, list[FloatArray]]] = [{} for _ in blocks.members]
+    by_scenario: list[dict[Key, list[FloatArray]]] = [{} for _ in blocks.members]
     pairs = blocks.pairs()
     # One stream per replay: no block's answers can shift another block's random draws.
     streams = iter(rng.spawn(2 * len(pairs)))
@@ -161,14 +167,29 @@ def training_only(
             )
             for key, pred in replayed.predicted.items():
                 errors[x].setdefault(key, []).append(np.abs(pred[0] - truth[rows]))
+            for key, pred_s in replayed.per_scenario.items():
+                by_scenario[x].setdefault(key, []).append(np.abs(pred_s - truth_by_scenario[rows]))
     out = TrainingOnly()
-    for per_key in errors:
+    for per_key, per_scenario in zip(errors, by_scenario, strict=True):
         half, choice, design = half_widths(
             {key: np.concatenate(parts) for key, parts in per_key.items()}
         )
         out.half_width.append(half)
         out.choice.append(choice)
         out.design.append(design)
+        out.scenario_half_width.append(
+            {key: _column_quantiles(np.vstack(parts)) for key, parts in per_scenario.items()}
+        )
+    return out
+
+
+def _column_quantiles(abs_errors: FloatArray) -> FloatArray:
+    """The conformal 90% half-width of each column's finite errors (nan under two)."""
+    out = np.full(abs_errors.shape[1], np.nan)
+    for k, column in enumerate(abs_errors.T):
+        finite = column[np.isfinite(column)]
+        if finite.size >= 2:
+            out[k] = conformal_quantile(finite)
     return out
 
 

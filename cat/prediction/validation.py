@@ -22,6 +22,7 @@ from cat.engine.registry import DEFAULT, DESIGN_NAMES, PolicyName, make_policy
 from cat.errors import CatError
 from cat.prediction.intervals import Z90 as _Z90
 from cat.prediction.intervals import widen
+from cat.prediction.per_scenario import scenario_truth
 from cat.prediction.predictions import Predictions
 from cat.prediction.replay import (
     CHOSEN,
@@ -164,6 +165,7 @@ def validate(
 
     block = blocks.block_of(responses.n_subjects)
     truth_all = responses.accuracy()
+    truth_by_scenario = scenario_truth(responses, scenario)
     collected: dict[Key, list[Predictions]] = {}
 
     def keep(
@@ -173,11 +175,27 @@ def validate(
         half: FloatArray,
         bounds: tuple[FloatArray, FloatArray] | None = None,
         theta: tuple[FloatArray, FloatArray] | None = None,
+        by_scenario: tuple[FloatArray, FloatArray] | None = None,
     ) -> None:
         half = np.broadcast_to(half, pred.shape)
         low, high = bounds if bounds is not None else (pred - half, pred + half)
         t_low, t_high = theta if theta is not None else (None, None)
-        piece = Predictions(*key, rows, pred, truth_all[rows], half, low, high, t_low, t_high)
+        s_pred, s_half = by_scenario if by_scenario is not None else (None, None)
+        s_truth = truth_by_scenario[rows] if by_scenario is not None else None
+        piece = Predictions(
+            *key,
+            rows,
+            pred,
+            truth_all[rows],
+            half,
+            low,
+            high,
+            t_low,
+            t_high,
+            s_pred,
+            s_truth,
+            s_half,
+        )
         collected.setdefault(key, []).append(piece)
 
     outer = []
@@ -204,7 +222,13 @@ def validate(
             bounds = None
             if key[0] == IRT and theta is not None:
                 bounds = widen(pred, theta[0], theta[1], half)  # as cat assess widens
-            keep(key, test_rows, pred, half, bounds, theta)
+            by_scenario = None
+            if key in replayed.per_scenario:
+                by_scenario = (
+                    replayed.per_scenario[key] + held_out_shift,
+                    np.stack([inner.scenario_half_width[b][key] for b in own]),
+                )
+            keep(key, test_rows, pred, half, bounds, theta, by_scenario)
         for policy, length in {(p, n) for p, n, _ in replayed.predicted}:
             if not any((policy, length) in c for c in inner.choice):
                 continue
@@ -223,7 +247,21 @@ def validate(
                         t_low = replayed.theta_low[key][:, k] + held_out_shift
                         t_high = replayed.theta_high[key][:, k] + held_out_shift
                         low[:, k], high[:, k] = widen(pred[:, k], t_low, t_high, half[k])
-                keep((DEFAULT, length, CHOSEN), test_rows, pred, half, (low, high))
+                by_scenario = None
+                if all(key in replayed.per_scenario for key in keys):
+                    by_scenario = (
+                        np.stack([replayed.per_scenario[key][k] for k, key in enumerate(keys)])
+                        + held_out_shift,
+                        np.stack(
+                            [
+                                inner.scenario_half_width[b][key]
+                                for b, key in zip(own, keys, strict=True)
+                            ]
+                        ),
+                    )
+                keep(
+                    (DEFAULT, length, CHOSEN), test_rows, pred, half, (low, high), None, by_scenario
+                )
         for length in lengths:
             # The baseline's interval is its own sampling interval, as a user would use it.
             acc, raw_half = random_raw(
@@ -251,6 +289,12 @@ def _joined(pieces: list[Predictions]) -> Predictions:
             return None
         return np.concatenate(arrays, axis=-1)
 
+    def rows(name: str) -> FloatArray | None:  # (E, S) pieces, stacked by subject
+        arrays = [getattr(p, name) for p in pieces]
+        if any(a is None for a in arrays):
+            return None
+        return np.concatenate(arrays, axis=0)
+
     return Predictions(
         first.policy,
         first.length,
@@ -263,4 +307,7 @@ def _joined(pieces: list[Predictions]) -> Predictions:
         np.concatenate([p.high for p in pieces], axis=1),
         cat("theta_low"),
         cat("theta_high"),
+        rows("scenario_predicted"),
+        rows("scenario_truth"),
+        rows("scenario_half_width"),
     )

@@ -44,6 +44,19 @@ class ValidationRow(BaseModel):
         None, description="Plug-in rows: the coverage of the theta-only interval."
     )
     mean_interval_width_theta_only: float | None = None
+    scenario_coverage: list[float | None] | None = Field(
+        None,
+        description="Rows that predict per scenario (the designs and the default), in "
+        "the order of settings.scenarios: the share of held-out subjects whose scenario "
+        "accuracy lies within prediction ± the half-width of the training subjects' "
+        "cross-fitted errors on that scenario (cat assess's interval is at least as wide).",
+    )
+    scenario_coverage_mean: float | None = None
+    scenario_coverage_min: float | None = None
+    scenario_mae: list[float | None] | None = Field(
+        None, description="Per scenario, the MAE of the predicted scenario accuracy."
+    )
+    scenario_mae_mean: float | None = None
 
 
 class Verdict(BaseModel):

@@ -128,3 +128,28 @@ def test_empty_lengths_is_one_line(tmp_path: Path) -> None:
     )
     assert bad.exit_code == 2 and "--lengths must be positive" in bad.output
     assert len(bad.output.strip().splitlines()) == 1
+
+
+def test_scenarios_give_the_default_per_scenario_intervals(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    params = random_params(120, rng, "3pl")
+    data = simulate_responses(params, rng.normal(size=30), rng)
+    path, items = tmp_path / "r.jsonl", tmp_path / "items.csv"
+    write_jsonl(data, path)
+    names = ("algebra", "ethics", "dosing")
+    items.write_text(
+        "id,topic\n" + "".join(f"{item},{names[j % 3]}\n" for j, item in enumerate(data.item_ids))
+    )
+    out = tmp_path / "valid.json"
+    args = ["validate", str(path), "--lengths", "40", "--repeats", "1", "--out", str(out)]
+    result = runner.invoke(app, [*args, "--scenarios", str(items), "--scenario-column", "topic"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["settings"]["scenarios"] == sorted(names)
+    (default,) = [r for r in report["results"] if r["policy"] == "default"]
+    assert len(default["scenario_coverage"]) == 3 and len(default["scenario_mae"]) == 3
+    assert all(0 <= c <= 1 for c in default["scenario_coverage"])
+    assert default["scenario_coverage_min"] == min(default["scenario_coverage"])
+    assert "40 items: default per scenario, coverage" in result.output
+    # Random items are not scored per scenario.
+    assert all(r["scenario_coverage"] is None for r in report["results"] if r["policy"] == "random")

@@ -227,3 +227,47 @@ def test_interval_blocks() -> None:
     assert sorted(np.concatenate(loo.members).tolist()) == list(range(30))
     with pytest.raises(CatError, match="subjects to calibrate on"):
         interval_blocks(4, splits(4, None, True, rng), 5, rng)
+
+
+def test_per_scenario_intervals_come_from_training_subjects_and_can_fail() -> None:
+    """Each design row and the default predict every scenario's accuracy; its interval is
+    ± the training subjects' cross-fitted errors on that scenario, and a bias only the
+    held-out subjects have makes its coverage fail."""
+    data, codes = _data(), (0, 0, 1) * 50
+    ((_, test),) = splits(data.n_subjects, 0.3, False, np.random.default_rng(5))
+    fair, biased, flipped = (
+        _by_key(
+            validate(
+                d,
+                "3pl",
+                [DEFAULT],
+                [50],
+                np.random.default_rng(5),
+                scenario=codes,
+                held_out_shift=shift,
+            )
+        )
+        for d, shift in ((data, 0.0), (data, 0.25), (_flipped(data, test), 0.0))
+    )
+    in_scenario = np.asarray(codes) == 1
+    for key in [(DEFAULT, 50, "chosen"), ("irt", 50, "plug-in"), ("mixture", 50, "mixture")]:
+        row = fair[key]
+        assert row.scenario_predicted is not None and row.scenario_truth is not None
+        assert row.scenario_half_width is not None
+        assert row.scenario_predicted.shape == row.scenario_half_width.shape == (len(test), 2)
+        # The truth is the accuracy on the scenario's items the subject answered.
+        sub = data.subset(subjects=row.subject)
+        right = (sub.values == 1) & sub.observed & in_scenario
+        np.testing.assert_allclose(
+            row.scenario_truth[:, 1], right.sum(axis=1) / (sub.observed & in_scenario).sum(axis=1)
+        )
+        # Held-out answers move the predictions, never the half-widths.
+        np.testing.assert_array_equal(row.scenario_half_width, flipped[key].scenario_half_width)
+        assert np.all(row.scenario_half_width > 0)
+        honest = row.metrics()
+        assert len(honest["scenario_coverage"]) == 2 and len(honest["scenario_mae"]) == 2
+        assert honest["scenario_coverage_min"] >= 0.6, key
+        shifted = biased[key].metrics()
+        assert shifted["scenario_coverage_mean"] < 0.5 < honest["scenario_coverage_mean"], key
+    # Rows that do not predict per scenario report nothing per scenario.
+    assert "scenario_coverage" not in fair[("random", 50, "ridge")].metrics()
