@@ -14,7 +14,10 @@ only.
 
 Issue 13's targets: the default beats the best random row on both τ and MAE at every
 length; at 250 items τ >= 0.95 and MAE <= 0.012 (MMLU-Pro), <= 0.004 (ARC); coverage of
-the default's 90% interval 0.85–0.95.
+the default's 90% interval 0.85–0.95, per scenario too on MMLU-Pro (rows that predict per
+scenario print each scenario's coverage, mean and lowest, and MAE). Information-proportional
+selection ("proportional", content-balanced where items have scenarios) is replayed
+beside the default, scored by every predictor.
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from cat.engine.registry import DEFAULT, DesignName
+from cat.engine.registry import BALANCED_SUFFIX, DEFAULT, DesignName, PolicyName
 from cat.pools.scenarios import read_item_scenarios
-from cat.prediction.replay import PLUG_IN
+from cat.prediction.replay import CHOSEN, PLUG_IN
 from cat.prediction.validation import validate
 from cat.prediction.verdicts import ValidationRow, verdicts
 from irt.readers import read_responses
@@ -45,24 +48,49 @@ def _sd(x: float | None) -> str:
     return "" if x is None else f"±{x:.3f}"
 
 
-def _table(name: str, rows: list[ValidationRow], seconds: float) -> None:
+def _table(name: str, rows: list[ValidationRow], seconds: float, extra: list[str]) -> None:
     print(f"\n{name}  ({seconds:.0f} s)")
     print(
-        f"{'policy':<12}{'predictor':<10}{'length':>7}{'tau':>14}{'MAE':>15}"
-        f"{'coverage':>10}{'θ-only':>8}"
+        f"{'policy':<18}{'predictor':<10}{'length':>7}{'tau':>14}{'MAE':>15}"
+        f"{'coverage':>10}{'θ-only':>8}{'per scenario: coverage mean/min, MAE':>38}"
     )
     for r in sorted(rows, key=lambda r: (r.length, r.policy, r.predictor)):
         theta = "" if r.coverage_theta_only is None else f"{r.coverage_theta_only:.2f}"
         print(
-            f"{r.policy:<12}{r.predictor:<10}{r.length:>7}"
+            f"{r.policy:<18}{r.predictor:<10}{r.length:>7}"
             f"{r.kendall_tau:>8.3f}{_sd(r.kendall_tau_sd):>6}{r.mae:>9.4f}{_sd(r.mae_sd):>6}"
-            f"{r.coverage:>10.2f}{theta:>8}"
+            f"{r.coverage:>10.2f}{theta:>8}{_per_scenario(r):>38}"
         )
-    print("\nthe default and the IRT design against the best random row of the same run:")
-    coverage = {(r.policy, r.length): r.coverage for r in rows}
-    irt = verdicts(rows, DesignName.IRT.value, PLUG_IN)  # the IRT design alone
-    for verdict in sorted([*verdicts(rows), *irt], key=lambda v: v.length):
-        print(f"  {verdict.line()}; coverage {coverage[(verdict.policy, verdict.length)]:.2f}")
+    print("\nthe default, the IRT design and proportional selection against the best random")
+    print("row of the same run:")
+    by_key = {(r.policy, r.length, r.predictor): r for r in rows}
+    compared = [
+        *verdicts(rows),
+        *verdicts(rows, DesignName.IRT.value, PLUG_IN),  # the IRT design alone
+        *(v for p in extra for v in verdicts(rows, p, PLUG_IN)),
+    ]
+    for verdict in sorted(compared, key=lambda v: v.length):
+        predictor = CHOSEN if verdict.policy == DEFAULT else PLUG_IN
+        row = by_key[(verdict.policy, verdict.length, predictor)]
+        print(f"  {verdict.line()}; coverage {row.coverage:.2f}{_scenario_note(row)}")
+
+
+def _per_scenario(row: ValidationRow) -> str:
+    if row.scenario_coverage_mean is None or row.scenario_mae_mean is None:
+        return ""
+    return (
+        f"{row.scenario_coverage_mean:.2f}/{row.scenario_coverage_min or 0:.2f}, "
+        f"{row.scenario_mae_mean:.4f}"
+    )
+
+
+def _scenario_note(row: ValidationRow) -> str:
+    if row.scenario_coverage_mean is None:
+        return ""
+    return (
+        f", per scenario {row.scenario_coverage_mean:.2f} "
+        f"(lowest {row.scenario_coverage_min or 0:.2f})"
+    )
 
 
 def main() -> None:
@@ -82,10 +110,12 @@ def main() -> None:
             read_item_scenarios(items, data.item_ids, "category").codes if items.exists() else None
         )
         t0 = time.perf_counter()
+        # Information-proportional selection scored by every predictor, beside the default.
+        proportional = PolicyName.PROPORTIONAL.value + (BALANCED_SUFFIX if scenario else "")
         predictions = validate(
             data,
             "3pl",
-            [DEFAULT],
+            [DEFAULT, proportional],
             lengths,
             np.random.default_rng(SEED),
             scenario=scenario,
@@ -93,7 +123,7 @@ def main() -> None:
             **split,
         )
         rows = [ValidationRow.model_validate(p.metrics()) for p in predictions]
-        _table(title, rows, time.perf_counter() - t0)
+        _table(title, rows, time.perf_counter() - t0, [proportional])
 
 
 if __name__ == "__main__":
