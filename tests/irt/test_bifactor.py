@@ -33,14 +33,16 @@ def _simulate(
     general = rng.normal(size=(n, 1))
     specific = rng.normal(size=(n, len(params.groups)))
     at_item = np.where(params.group >= 0, specific[:, np.maximum(params.group, 0)], 0.0)
-    prob = 1 / (1 + np.exp(-params.logits(general, at_item)))
+    prob = params.probability(general, at_item)
     values = (rng.random(prob.shape) < prob).astype(np.int8)
     values[rng.random(values.shape) < missing] = MISSING
     subjects = tuple(f"s{i}" for i in range(n))
     return ResponseMatrix(subjects, params.item_ids, values)
 
 
-def _params(rng: np.random.Generator, group: np.ndarray, n_groups: int) -> BifactorParams:
+def _params(
+    rng: np.random.Generator, group: np.ndarray, n_groups: int, guessing: bool = False
+) -> BifactorParams:
     n = group.size
     return BifactorParams(
         item_ids=tuple(f"i{j}" for j in range(n)),
@@ -49,15 +51,17 @@ def _params(rng: np.random.Generator, group: np.ndarray, n_groups: int) -> Bifac
         d=rng.normal(0, 1, n),
         group=group,
         groups=tuple(f"g{k}" for k in range(n_groups)),
+        c=rng.uniform(0.05, 0.25, n) if guessing else None,
     )
 
 
-def test_the_dimension_reduction_equals_full_quadrature() -> None:
+@pytest.mark.parametrize("guessing", [False, True])
+def test_the_dimension_reduction_equals_full_quadrature(guessing: bool) -> None:
     """Two groups and a general-only item: the bifactor likelihood on (G, S) grids per
     group equals the product-grid integral over (G, S1, S2)."""
     rng = np.random.default_rng(0)
     group = np.array([0, 0, 0, 1, 1, 1, GENERAL_ONLY])
-    params = _params(rng, group, 2)
+    params = _params(rng, group, 2, guessing)
     data = _simulate(params, 40, rng, missing=0.1)
     grid = normal_grid(15, 5.0)
     x, w = grid.points, grid.weights
@@ -65,7 +69,7 @@ def test_the_dimension_reduction_equals_full_quadrature() -> None:
     weight = (w[:, None, None] * w[None, :, None] * w[None, None, :]).ravel()
     at_item = np.stack([s1.ravel(), s2.ravel()], axis=1)[:, np.maximum(group, 0)]
     at_item = np.where(group >= 0, at_item, 0.0)
-    prob = 1 / (1 + np.exp(-params.logits(g.ravel()[:, None], at_item)))  # (nodes, J)
+    prob = params.probability(g.ravel()[:, None], at_item)  # (nodes, J)
     right, observed = data.values == 1, data.observed
     log_f = np.log(prob) @ (right & observed).T + np.log(1 - prob) @ (~right & observed).T
     expected = float(np.sum(np.log(weight @ np.exp(log_f))))
@@ -183,3 +187,40 @@ def test_scores_and_expected_accuracy() -> None:
     assert abs(float(np.mean(scores.expected_accuracy - observed))) < 0.01
     # A subject's general score rises with its right answers on general-only items.
     assert np.corrcoef(scores.general, observed)[0, 1] > 0.8
+
+
+def test_em_cycles_never_lower_the_3pl_log_posterior() -> None:
+    """Each E-step + M-step (Fisher scoring with the priors, c as logit) raises the
+    log posterior: a wrong gradient or information would break this."""
+    rng = np.random.default_rng(5)
+    group = np.repeat([0, 1, GENERAL_ONLY], [12, 12, 4])
+    truth = _params(rng, group, 2, guessing=True)
+    data = _simulate(truth, 500, rng)
+    priors = BifactorPriors()
+    values = []
+    for max_iter in (2, 4, 8, 16):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fit = BifactorCalibrator(priors=priors, guessing=True, max_iter=max_iter).fit(
+                data, group
+            )
+        values.append(fit.logpost_)
+    assert values == sorted(values)
+
+
+@pytest.mark.slow
+def test_3pl_parameters_are_recovered() -> None:
+    rng = np.random.default_rng(6)
+    group = np.repeat([0, 1, 2], 15)
+    truth = _params(rng, group, 3, guessing=True)
+    data = _simulate(truth, 5000, rng)
+    priors = BifactorPriors()
+    fit = BifactorCalibrator(priors=priors, guessing=True).fit(data, group)
+    est = fit.params_
+    assert fit.converged_ and est.c is not None and truth.c is not None
+    assert fit.n_parameters_ == 3 * 45 + 45
+    assert np.corrcoef(est.a_general, truth.a_general)[0, 1] > 0.85
+    assert np.corrcoef(est.d, truth.d)[0, 1] > 0.95
+    assert abs(float(np.mean(est.c - truth.c))) < 0.05
+    truth_logpost = bifactor_log_likelihood(data, truth) + priors.log_density(truth)
+    assert fit.logpost_ >= truth_logpost - 1e-6
