@@ -71,18 +71,18 @@ class BifactorCalibrator:
         bound: float = 6.0,
         tol: float = 1e-4,
         max_iter: int = 500,
-        newton_steps: int = 3,
+        scoring_steps: int = 3,
         priors: BifactorPriors | None = None,
         guessing: bool = False,
     ) -> None:
         if not tol > 0:
             raise IRTError(f"tol must be positive, got {tol}")
-        if max_iter < 1 or newton_steps < 1:
-            raise IRTError("max_iter and newton_steps must be at least 1")
+        if max_iter < 1 or scoring_steps < 1:
+            raise IRTError("max_iter and scoring_steps must be at least 1")
         self.grid = normal_grid(n_quad, bound)
         self.tol = tol
         self.max_iter = max_iter
-        self.newton_steps = newton_steps
+        self.scoring_steps = scoring_steps
         self.priors = priors
         self.guessing = guessing
 
@@ -106,7 +106,7 @@ class BifactorCalibrator:
 
         def em_cycle(current: BifactorParams) -> tuple[BifactorParams, float]:
             counts, loglik = e_step(data, current, x, log_w)
-            new = m_step(current, counts, data, x, self.newton_steps, self.priors)
+            new = m_step(current, counts, data, x, self.scoring_steps, self.priors)
             return new, loglik + (0.0 if self.priors is None else self.priors.log_density(current))
 
         converged = False
