@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from irt.bifactor_model import GENERAL_ONLY, BifactorParams, log_probabilities
+from irt.bifactor_model import GENERAL_ONLY, BifactorParams
 from irt.errors import IRTError
+from irt.models import log_prob_pair
 from irt.quadrature import normal_grid
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray, IntArray
@@ -48,6 +49,15 @@ class Counts:
     r: list[FloatArray]
 
 
+def _floor(params: BifactorParams, items: IntArray) -> FloatArray:
+    """The items' lower asymptotes as a column against their (items, grid) logits."""
+    return np.zeros((items.size, 1)) if params.c is None else params.c[items, None]
+
+
+# The bifactor model has no upper asymptote below 1.
+_CEILING = np.ones((1, 1))
+
+
 def _logsumexp(x: FloatArray, axis: int) -> FloatArray:
     top = np.max(x, axis=axis, keepdims=True)
     return np.asarray(np.squeeze(top, axis=axis) + np.log(np.sum(np.exp(x - top), axis=axis)))
@@ -77,8 +87,7 @@ def posterior(data: Answers, params: BifactorParams, x: FloatArray, log_w: Float
             + params.a_specific[items, None, None] * x[None, None, :]
             + params.d[items, None, None]
         )
-        c = None if params.c is None else params.c[items]
-        log_p, log_q = log_probabilities(z.reshape(items.size, q * q), c)
+        log_p, log_q = log_prob_pair(z.reshape(items.size, q * q), _floor(params, items), _CEILING)
         ll = (data.right[k] @ log_p + data.wrong[k] @ log_q).reshape(n_subjects, q, q)
         ll += log_w[None, None, :]
         own = _logsumexp(ll, axis=2)
@@ -88,7 +97,7 @@ def posterior(data: Answers, params: BifactorParams, x: FloatArray, log_w: Float
         group_log_l += own
     general = data.items[-1]
     z0 = params.a_general[general, None] * x[None, :] + params.d[general, None]
-    log_p0, log_q0 = log_probabilities(z0, None if params.c is None else params.c[general])
+    log_p0, log_q0 = log_prob_pair(z0, _floor(params, general), _CEILING)
     log_ps.append(log_p0)
     if general.size:
         group_log_l += data.right[-1] @ log_p0 + data.wrong[-1] @ log_q0

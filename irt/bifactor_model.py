@@ -62,19 +62,6 @@ class BifactorParams:
         return sigma if self.c is None else self.c + (1.0 - self.c) * sigma
 
 
-def log_probabilities(z: FloatArray, c: FloatArray | None) -> tuple[FloatArray, FloatArray]:
-    """log P and log(1 − P) for logits ``z`` (items first) and lower asymptotes ``c``
-    (one per item, or None), stable for large |z|."""
-    log_sigma = -np.logaddexp(0.0, -z)
-    log_not = log_sigma - z
-    if c is None:
-        return log_sigma, log_not
-    shape = (-1,) + (1,) * (z.ndim - 1)
-    log_c = np.log(np.maximum(c, 1e-300)).reshape(shape)
-    log_not_c = np.log1p(-c).reshape(shape)
-    return np.logaddexp(log_c, log_not_c + log_sigma), log_not_c + log_not
-
-
 @dataclass(frozen=True)
 class BifactorPriors:
     """Normal priors on each item's general slope, specific slope and intercept, and a
