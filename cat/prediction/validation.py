@@ -283,17 +283,13 @@ def _joined(pieces: list[Predictions]) -> Predictions:
     """One row from the held-out subjects of every split."""
     first = pieces[0]
 
-    def cat(name: str) -> FloatArray | None:
+    def cat(name: str, axis: int = -1) -> FloatArray | None:
+        """The pieces' optional field ``name`` joined along the subject ``axis``: the last
+        of (R, E) arrays, the first of (E, S) per-scenario ones."""
         arrays = [getattr(p, name) for p in pieces]
         if any(a is None for a in arrays):
             return None
-        return np.concatenate(arrays, axis=-1)
-
-    def rows(name: str) -> FloatArray | None:  # (E, S) pieces, stacked by subject
-        arrays = [getattr(p, name) for p in pieces]
-        if any(a is None for a in arrays):
-            return None
-        return np.concatenate(arrays, axis=0)
+        return np.concatenate(arrays, axis=axis)
 
     return Predictions(
         first.policy,
@@ -307,7 +303,7 @@ def _joined(pieces: list[Predictions]) -> Predictions:
         np.concatenate([p.high for p in pieces], axis=1),
         cat("theta_low"),
         cat("theta_high"),
-        rows("scenario_predicted"),
-        rows("scenario_truth"),
-        rows("scenario_half_width"),
+        cat("scenario_predicted", axis=0),
+        cat("scenario_truth", axis=0),
+        cat("scenario_half_width", axis=0),
     )
