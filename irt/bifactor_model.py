@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from irt.errors import IRTError
+from irt.mirt_model import GENERAL_FACTOR, MirtParams, Structure
 from irt.types import FloatArray, IntArray
 
 #: The group code of an item that loads on the general factor only.
@@ -60,6 +61,27 @@ class BifactorParams:
         """P(right) for each item at its own specific factor (as ``logits``)."""
         sigma = 1.0 / (1.0 + np.exp(-self.logits(general, specific)))
         return sigma if self.c is None else self.c + (1.0 - self.c) * sigma
+
+    def to_mirt(self) -> MirtParams:
+        """The same model in the compensatory form: factors ("general", *groups), the
+        general slope in column 0 and each item's specific slope in its group's column."""
+        n, k = self.n_items, len(self.groups)
+        slopes = np.zeros((n, 1 + k))
+        pattern = np.zeros((n, 1 + k), dtype=bool)
+        slopes[:, 0], pattern[:, 0] = self.a_general, True
+        loaded = np.flatnonzero(self.group >= 0)
+        slopes[loaded, 1 + self.group[loaded]] = self.a_specific[loaded]
+        pattern[loaded, 1 + self.group[loaded]] = True
+        return MirtParams(
+            item_ids=self.item_ids,
+            slopes=slopes,
+            d=np.asarray(self.d, dtype=float),
+            factors=(GENERAL_FACTOR, *self.groups),
+            correlation=np.eye(1 + k),
+            pattern=pattern,
+            structure=Structure.BIFACTOR,
+            c=self.c,
+        )
 
 
 @dataclass(frozen=True)
@@ -123,6 +145,10 @@ def group_codes(
         if label is None or label == "":
             continue
         codes[j] = names.setdefault(str(label), len(names))
+    if GENERAL_FACTOR in names:
+        raise IRTError(
+            f"a specific factor cannot be named {GENERAL_FACTOR!r}: that is the general one"
+        )
     counts = np.bincount(codes[codes >= 0], minlength=len(names))
     small = [name for name, k in names.items() if counts[k] < min_items]
     if small:

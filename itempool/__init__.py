@@ -1,7 +1,8 @@
 """The item-pool format (DESIGN.md, "Item pool"): one owner below ``synth`` and ``cat``.
 
 A pool folder holds ``pool.json``, ``items.jsonl`` and, once calibrated, ``params.csv``,
-``reference.jsonl``, ``reference_answers.csv.gz`` and ``low_rank.csv``. ``load_pool`` is
+``reference.jsonl``, ``reference_answers.csv.gz``, ``low_rank.csv`` and, for a
+multidimensional pool, ``mirt_params.csv``. ``load_pool`` is
 the one strict reader every command uses; ``check_pool`` lists every problem with its
 file and line.
 """
@@ -12,6 +13,7 @@ from itempool.items import ItemType, PoolItem, QuestionSet
 from itempool.loader import LoadedPool, check_pool, load_pool, read_questions
 from itempool.low_rank_file import LOW_RANK, LowRankPrior, read_low_rank, write_low_rank
 from itempool.manifest import PoolManifest, ReferenceRow
+from itempool.mirt_file import MIRT_PARAMS, MultidimensionalEntry, check_mirt_params
 from itempool.params_check import PARAMS, check_params, read_checked_params
 from itempool.prediction_errors import PredictionErrors
 from itempool.problems import Problem
@@ -25,12 +27,14 @@ __all__ = [
     "ITEMS",
     "LOW_RANK",
     "MANIFEST",
+    "MIRT_PARAMS",
     "PARAMS",
     "REFERENCE",
     "REFERENCE_ANSWERS",
     "ItemType",
     "LoadedPool",
     "LowRankPrior",
+    "MultidimensionalEntry",
     "PoolFormatError",
     "PoolItem",
     "PoolManifest",
@@ -38,6 +42,7 @@ __all__ = [
     "Problem",
     "QuestionSet",
     "ReferenceRow",
+    "check_mirt_params",
     "check_params",
     "check_pool",
     "load_pool",

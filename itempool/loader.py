@@ -1,11 +1,12 @@
 """The one strict reader of a pool folder (DESIGN.md, "Item pool").
 
 A pool is ``pool.json`` (manifest) and ``items.jsonl`` (questions), plus, once
-calibrated, ``params.csv`` (item parameters) and ``reference.jsonl`` (the calibration
-subjects). ``check_pool`` reads all of it and lists every problem with its file and line,
-so that a pool from a stranger can be fixed in one pass; ``load_pool`` refuses a pool
-with any problem. Every command that reads a pool (``cat synth``, ``cat calibrate``,
-``cat assess``, ``cat pool ...``) goes through ``load_pool``.
+calibrated, ``params.csv`` (item parameters), ``reference.jsonl`` (the calibration
+subjects) and, for a multidimensional pool, ``mirt_params.csv``. ``check_pool`` reads
+all of it and lists every problem with its file and line, so that a pool from a stranger
+can be fixed in one pass; ``load_pool`` refuses a pool with any problem. Every command
+that reads a pool (``cat synth``, ``cat calibrate``, ``cat assess``, ``cat pool ...``)
+goes through ``load_pool``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from irt.errors import IRTError
+from irt.mirt_model import MirtParams
 from irt.models import ItemParams
 from irt.params_io import read_params
 from itempool.checks import (
@@ -27,19 +29,22 @@ from itempool.checks import (
 from itempool.errors import PoolFormatError
 from itempool.items import PoolItem, QuestionSet
 from itempool.manifest import PoolManifest, ReferenceRow
+from itempool.mirt_file import check_mirt_params
 from itempool.params_check import PARAMS, check_params
 from itempool.problems import Problem
 
 
 @dataclass(frozen=True)
 class LoadedPool:
-    """A pool that passed ``check_pool``; ``params`` (if calibrated) follow item order."""
+    """A pool that passed ``check_pool``; ``params`` (if calibrated) and ``mirt`` (the
+    multidimensional model, if it has one) follow item order."""
 
     dir: Path
     manifest: PoolManifest
     items: tuple[PoolItem, ...]
     params: ItemParams | None
     references: list[ReferenceRow]
+    mirt: MirtParams | None = None
 
     def questions(self) -> QuestionSet:
         """The pool's name, language and questions: what asking a model needs."""
@@ -54,6 +59,7 @@ class _Contents:
     items: list[PoolItem] | None = None
     item_lines: dict[str, int] | None = None
     references: list[ReferenceRow] | None = None
+    mirt: MirtParams | None = None
 
 
 def check_pool(pool_dir: str | Path) -> list[Problem]:
@@ -81,6 +87,7 @@ def load_pool(pool_dir: str | Path) -> LoadedPool:
         items=tuple(contents.items),
         params=params,
         references=contents.references or [],
+        mirt=contents.mirt,
     )
 
 
@@ -123,4 +130,10 @@ def _inspect(folder: Path, questions_only: bool = False) -> tuple[_Contents, lis
         problems.extend(check_params(folder / PARAMS, model, contents.item_lines, ITEMS))
     if (folder / REFERENCE).is_file():
         contents.references = check_references(folder / REFERENCE, problems)
+    if contents.manifest is not None:
+        ids = [item.id for item in contents.items] if contents.items is not None else None
+        contents.mirt, mirt_problems = check_mirt_params(
+            folder, contents.manifest.multidimensional, ids
+        )
+        problems.extend(mirt_problems)
     return contents, problems

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from irt.models import ModelKind
 from itempool.low_rank_file import LowRankPrior
+from itempool.mirt_file import MultidimensionalEntry
 from itempool.prediction_errors import PredictionErrors
 
 
@@ -36,6 +37,8 @@ class PoolManifest(BaseModel):
     design_errors: dict[str, PredictionErrors] | None = None
     # The references' low-rank model's K, penalty and prior (its items: low_rank.csv).
     low_rank: LowRankPrior | None = None
+    # The multidimensional model of mirt_params.csv (cat calibrate --model bifactor|mirt).
+    multidimensional: MultidimensionalEntry | None = None
 
     @field_validator("language", mode="before")
     @classmethod

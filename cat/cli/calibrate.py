@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from rich.table import Table
 
 from cat.cli.common import check_writable, fail, handle_errors, progress_bar, say, stdout
 from cat.pools.calibration_job import CalibrationReport, calibrate_responses
+from cat.pools.mirt_calibration import MultidimensionalModel
 from cat.prediction.cross_fit import choose_design
 from irt.fit import CalibrationMethod
 from irt.models import ModelKind
@@ -21,14 +23,49 @@ from itempool import PredictionErrors
 DEFAULT_CROSS_FIT_FOLDS = 5
 
 
+class CalibrateModel(StrEnum):
+    """``--model``: a unidimensional model, or a multidimensional one (``bifactor``)
+    fitted beside the unidimensional 3PL."""
+
+    ONE_PL = "1pl"
+    TWO_PL = "2pl"
+    THREE_PL = "3pl"
+    FOUR_PL = "4pl"
+    BIFACTOR = "bifactor"
+
+
 @handle_errors
 def calibrate(
     responses: Path = typer.Argument(
         ..., help="Response matrix: .jsonl or wide .csv (optionally .gz).", show_default=False
     ),
-    model: ModelKind = typer.Option(ModelKind.THREE_PL, "--model", help="IRT model."),
+    model: CalibrateModel = typer.Option(
+        CalibrateModel.THREE_PL,
+        "--model",
+        help="IRT model. bifactor: a general factor plus one specific factor per scenario "
+        "(from --groups or the --pool's items), fitted beside the 3PL, which the pool keeps "
+        "in params.csv.",
+    ),
     out: Path | None = typer.Option(
-        None, "--out", help="Write item parameters here (params.csv format)."
+        None,
+        "--out",
+        help="Write item parameters here (params.csv format; mirt_params.csv format for "
+        "--model bifactor).",
+    ),
+    groups: Path | None = typer.Option(
+        None,
+        "--groups",
+        help="--model bifactor: a questions file (CSV: first column the item id; or JSONL "
+        "with 'id') naming each item's scenario in --group-column; each scenario becomes a "
+        "specific factor. Default: the --pool's items.jsonl scenarios.",
+    ),
+    group_column: str = typer.Option(
+        "scenario", "--group-column", help="Column of --groups holding the scenario."
+    ),
+    guessing: bool = typer.Option(
+        True,
+        "--guessing/--no-guessing",
+        help="--model bifactor: a lower asymptote c per item (bifactor 3PL) or none (2PL).",
     ),
     report: Path | None = typer.Option(None, "--report", help="Write a JSON fit report here."),
     method: CalibrationMethod = typer.Option(
@@ -95,6 +132,8 @@ def calibrate(
       cat calibrate responses.jsonl --model 3pl --out params.csv --report fit.json
 
       cat calibrate responses.csv --model 2pl --no-priors --out params.csv
+
+      cat calibrate responses.jsonl --model bifactor --groups items.csv --out mirt.csv
     """
     lengths = _lengths(cross_fit_lengths)
     if no_cross_fit and cross_fit is not None:
@@ -102,7 +141,9 @@ def calibrate(
     if cross_fit is None and pool is not None and not no_cross_fit:
         cross_fit = DEFAULT_CROSS_FIT_FOLDS
     check_writable(out, report, abilities)
-    with progress_bar(f"calibrating {model.value.upper()}", total=1.0) as update:
+    multidimensional = model is CalibrateModel.BIFACTOR
+    uni = ModelKind.THREE_PL if multidimensional else ModelKind(model.value)
+    with progress_bar(f"calibrating {uni.value.upper()}", total=1.0) as update:
 
         def progress(done: float, status: str) -> None:
             update(completed=done, description=status)
@@ -112,7 +153,7 @@ def calibrate(
 
         outcome = calibrate_responses(
             responses,
-            model=model,
+            model=uni,
             method=method,
             out=out,
             report=report,
@@ -129,6 +170,10 @@ def calibrate(
             id_column=id_column,
             progress=progress,
             cross_fit_progress=cross_fitting,
+            multidimensional=MultidimensionalModel.BIFACTOR if multidimensional else None,
+            groups=groups,
+            group_column=group_column,
+            guessing=guessing,
         )
     for message in outcome.report.data_notes:
         say(f"note: {message}")
@@ -176,8 +221,17 @@ def _print_summary(report: CalibrationReport, out: Path | None, pool: Path | Non
     state = "converged" if report.converged else "NOT converged"
     table.add_row("iterations", f"{report.n_iter} ({state})")
     table.add_row("time", f"{report.seconds:.2f} s")
-    for name in ("a", "b", "c"):
-        s = report.parameters[name]
+    if report.aic is not None and report.bic is not None:
+        table.add_row("AIC / BIC", f"{report.aic:,.1f} / {report.bic:,.1f}")
+    companion = report.unidimensional
+    if companion is not None:
+        table.add_row("factors", f"{len(report.factors or [])}: {', '.join(report.factors or [])}")
+        table.add_row(
+            f"{companion['model'].upper()} beside it",
+            f"log-likelihood {companion['loglik']:,.3f}, AIC {companion['aic']:,.1f}, "
+            f"BIC {companion['bic']:,.1f}",
+        )
+    for name, s in report.parameters.items():
         table.add_row(
             name, f"mean {s['mean']:.3f}  sd {s['sd']:.3f}  range [{s['min']:.3f}, {s['max']:.3f}]"
         )
@@ -187,9 +241,10 @@ def _print_summary(report: CalibrationReport, out: Path | None, pool: Path | Non
     if out is not None:
         say(f"parameters written to {out}")
     if pool is not None:
+        extra = ", mirt_params.csv" if companion is not None else ""
         say(
             f"pool {pool} updated: params.csv, reference.jsonl, reference_answers.csv.gz, "
-            "low_rank.csv, pool.json"
+            f"low_rank.csv{extra}, pool.json"
         )
 
 

@@ -8,8 +8,14 @@ E[σ(u·v_j + b_j)] under the Laplace posterior (the probit approximation of the
 
 Selection asks the item that most reduces the variance of the predicted number right on
 the unasked items: its own Bernoulli variance p(1 − p), which leaves the sum once asked,
-plus the rank-one drop of gᵀΣg, with g = Σ_rest p(1 − p)·v_j and Σ the posterior
-covariance of u.
+plus the rank-one drop of gᵀΣg, with g = Σ_rest ∂p_j/∂u and Σ the posterior covariance
+of u (a c-optimal design for the predicted score).
+
+The same machinery runs any compensatory multidimensional logistic model with a Gaussian
+prior: a model may carry lower asymptotes (``floor``, the M3PL's c), as the bifactor
+design's does (``LowRankModel.from_mirt``). Then p = c + (1 − c)·σ(z), the MAP steps
+are Fisher scoring with weight w = p′²/(p(1 − p)), p′ = (1 − c)·σ(z)(1 − σ(z)), and the
+rank-one drop is w·(gᵀΣv_j)²/(1 + w·v_jᵀΣv_j).
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import numpy as np
 
 from cat.errors import CatError
 from irt.low_rank import sigmoid
+from irt.mirt_model import MirtParams
+from irt.models import log_prob_pair
 from irt.types import BoolArray, FloatArray, IntArray
 
 NEWTON_STEPS = 20
@@ -29,12 +37,26 @@ HALVINGS = 12
 @dataclass(frozen=True)
 class LowRankModel:
     """The references' low-rank fit: item ``loadings`` (J, K) and ``intercepts`` (J,), and
-    the prior of a new subject's factors (``prior_mean`` (K,), ``prior_precision`` (K, K))."""
+    the prior of a new subject's factors (``prior_mean`` (K,), ``prior_precision`` (K, K));
+    ``floor`` (J,), when given, the items' lower asymptotes."""
 
     loadings: FloatArray
     intercepts: FloatArray
     prior_mean: FloatArray
     prior_precision: FloatArray
+    floor: FloatArray | None = None
+
+    @classmethod
+    def from_mirt(cls, params: MirtParams) -> LowRankModel:
+        """A multidimensional IRT model with its own prior on θ, N(0, R)."""
+        precision = np.asarray(np.linalg.inv(params.correlation), dtype=np.float64)
+        return cls(
+            np.asarray(params.slopes, dtype=np.float64),
+            np.asarray(params.d, dtype=np.float64),
+            np.zeros(params.n_factors),
+            precision,
+            None if params.c is None else np.asarray(params.c, dtype=np.float64),
+        )
 
     @classmethod
     def from_fit(
@@ -74,13 +96,38 @@ class LowRankTest:
         self.u = np.tile(model.prior_mean, (n_exam, 1))
         self.cov = np.tile(model.prior_covariance, (n_exam, 1, 1))
 
+    def _floor(self, items: IntArray | slice) -> FloatArray:
+        floor = self.model.floor
+        return np.zeros(1) if floor is None else np.asarray(floor[items])
+
     def _objective(
-        self, u: FloatArray, v: FloatArray, b: FloatArray, x: FloatArray, mask: FloatArray
+        self,
+        u: FloatArray,
+        v: FloatArray,
+        b: FloatArray,
+        x: FloatArray,
+        mask: FloatArray,
+        floor: FloatArray,
     ) -> FloatArray:
         z = np.einsum("ek,elk->el", u, v) + b
-        nll = (mask * (np.logaddexp(0.0, z) - x * z)).sum(axis=1)
+        if self.model.floor is None:
+            nll = (mask * (np.logaddexp(0.0, z) - x * z)).sum(axis=1)
+        else:
+            log_p, log_q = log_prob_pair(z, floor, np.ones(1))
+            nll = -(mask * (x * log_p + (1 - x) * log_q)).sum(axis=1)
         d = u - self.model.prior_mean
         return np.asarray(nll + 0.5 * np.einsum("ek,kl,el->e", d, self.model.prior_precision, d))
+
+    @staticmethod
+    def _score_and_weight(
+        z: FloatArray, x: FloatArray, floor: FloatArray
+    ) -> tuple[FloatArray, FloatArray]:
+        """d log-likelihood / dz at answers x, and the Fisher weight p′²/(p(1 − p))."""
+        sig = sigmoid(z)
+        p = floor + (1 - floor) * sig
+        slope = (1 - floor) * sig * (1 - sig)
+        q = np.clip(p * (1 - p), 1e-300, None)
+        return (x - p) * slope / q, slope**2 / q
 
     def _fit(self, rows: IntArray) -> None:
         width = int(self.count[rows].max())
@@ -88,20 +135,21 @@ class LowRankTest:
         mask = (np.arange(width)[None, :] < self.count[rows, None]).astype(np.float64)
         v = self.model.loadings[items]  # (E, L, K)
         b = self.model.intercepts[items]
+        floor = self._floor(items)
         x = self.right[rows, :width]
         u = self.u[rows].copy()
         prec = self.model.prior_precision
-        current = self._objective(u, v, b, x, mask)
+        current = self._objective(u, v, b, x, mask, floor)
         for _ in range(NEWTON_STEPS):
-            p = sigmoid(np.einsum("ek,elk->el", u, v) + b)
-            grad = np.einsum("el,elk->ek", mask * (p - x), v) + (u - self.model.prior_mean) @ prec
-            hess = np.einsum("el,elk,elm->ekm", mask * p * (1 - p), v, v) + prec
+            score, weight = self._score_and_weight(np.einsum("ek,elk->el", u, v) + b, x, floor)
+            grad = -np.einsum("el,elk->ek", mask * score, v) + (u - self.model.prior_mean) @ prec
+            hess = np.einsum("el,elk,elm->ekm", mask * weight, v, v) + prec
             step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
             scale = np.ones(len(rows))
             moving = np.ones(len(rows), dtype=bool)
             for _ in range(HALVINGS):
                 trial = u - scale[:, None] * step
-                value = self._objective(trial, v, b, x, mask)
+                value = self._objective(trial, v, b, x, mask, floor)
                 better = value <= current + 1e-12
                 accept = moving & better
                 u[accept], current[accept] = trial[accept], value[accept]
@@ -111,8 +159,8 @@ class LowRankTest:
                     break
             if np.max(np.abs(step * scale[:, None])) < 1e-6:
                 break
-        p = sigmoid(np.einsum("ek,elk->el", u, v) + b)
-        hess = np.einsum("el,elk,elm->ekm", mask * p * (1 - p), v, v) + prec
+        _, weight = self._score_and_weight(np.einsum("ek,elk->el", u, v) + b, x, floor)
+        hess = np.einsum("el,elk,elm->ekm", mask * weight, v, v) + prec
         self.u[rows] = u
         self.cov[rows] = np.linalg.inv(hess)
 
@@ -121,20 +169,30 @@ class LowRankTest:
         v, b = self.model.loadings, self.model.intercepts
         z = self.u[rows] @ v.T + b
         spread = np.einsum("jk,ekm,jm->ej", v, self.cov[rows], v)
-        return sigmoid(z / np.sqrt(1.0 + np.pi * spread / 8.0)), sigmoid(z)
+        floor = self._floor(slice(None))
+        mean = floor + (1 - floor) * sigmoid(z / np.sqrt(1.0 + np.pi * spread / 8.0))
+        return mean, floor + (1 - floor) * sigmoid(z)
+
+    def _slopes_and_weights(self, rows: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """(p, ∂p/∂z, Fisher weight) of every item at the plug-in u."""
+        z = self.u[rows] @ self.model.loadings.T + self.model.intercepts
+        floor = self._floor(slice(None))
+        sig = sigmoid(z)
+        p = floor + (1 - floor) * sig
+        slope = (1 - floor) * sig * (1 - sig)
+        return p, slope, slope**2 / np.clip(p * (1 - p), 1e-300, None)
 
     def select(self, rows: IntArray, k: int = 1) -> IntArray:
         """(len(rows), k) the k items whose answers most reduce the predicted score's
         variance for each examinee in ``rows``."""
         v = self.model.loadings
-        _, p = self._probabilities(rows)
-        var = p * (1 - p)
+        p, slope, weight = self._slopes_and_weights(rows)
         avail = self.available[rows]
-        g = (var * avail) @ v  # (E, K)
+        g = (slope * avail) @ v  # (E, K)
         sg = np.einsum("ekm,em->ek", self.cov[rows], g)
         gsv = sg @ v.T  # (E, J): gᵀΣv_j
         vsv = np.einsum("jk,ekm,jm->ej", v, self.cov[rows], v)
-        gain = var + var * gsv**2 / (1.0 + var * vsv)
+        gain = p * (1 - p) + weight * gsv**2 / (1.0 + weight * vsv)
         scores = np.where(avail, -gain, np.inf)
         if k == 1:
             return np.asarray(np.argmin(scores, axis=1)[:, None], dtype=np.int_)
@@ -162,15 +220,14 @@ class LowRankTest:
 
     def spread(self, mask: BoolArray | None = None) -> FloatArray:
         """(E,) the sd of the number right on the unasked items (those in ``mask`` (J,)
-        only, when given): u's posterior through g = Σ p(1 − p)·v_j, and the Bernoulli
+        only, when given): u's posterior through g = Σ ∂p_j/∂u, and the Bernoulli
         chance of the answers not seen."""
         rows = np.arange(len(self.u))
-        _, p = self._probabilities(rows)
+        p, slope, _ = self._slopes_and_weights(rows)
         left = self.available if mask is None else self.available & mask
-        var = p * (1 - p) * left
-        g = var @ self.model.loadings
+        g = (slope * left) @ self.model.loadings
         through_u = np.einsum("ek,ekm,em->e", g, self.cov, g)
-        return np.asarray(np.sqrt(through_u + var.sum(axis=1)))
+        return np.asarray(np.sqrt(through_u + (p * (1 - p) * left).sum(axis=1)))
 
     def item_expectations(self) -> FloatArray:
         """(E, J) each item's chance of a right answer under u's Laplace posterior."""

@@ -11,12 +11,15 @@ from typing import Any
 from cat.designs.low_rank import LowRankModel
 from cat.errors import CatError
 from cat.pools.reference_models import low_rank_entry
+from irt.mirt_io import write_mirt_params
+from irt.mirt_model import MirtParams
 from irt.models import ItemParams
 from irt.params_io import write_params
 from irt.responses import ResponseMatrix
 from irt.scoring import Abilities
 from itempool import (
     LOW_RANK,
+    MIRT_PARAMS,
     REFERENCE_ANSWERS,
     PoolFormatError,
     write_low_rank,
@@ -90,6 +93,9 @@ def record_calibration(
     manifest.pop("prediction_errors", None)
     manifest.pop("design_errors", None)
     manifest.pop("low_rank", None)
+    # A multidimensional model of earlier answers would no longer match these.
+    if manifest.pop("multidimensional", None) is not None:
+        (pool_dir / MIRT_PARAMS).unlink(missing_ok=True)
     if prediction_errors is not None:
         manifest["prediction_errors"] = prediction_errors
     if design_errors is not None:
@@ -104,6 +110,16 @@ def record_calibration(
     if low_rank is not None:
         write_low_rank(pool_dir, params.item_ids, low_rank.intercepts, low_rank.loadings)
         manifest["low_rank"] = low_rank_entry(low_rank)
+    _atomic_write(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+
+
+def record_multidimensional(pool_dir: Path, params: MirtParams, entry: dict[str, Any]) -> None:
+    """Store a multidimensional model in ``pool_dir`` beside its unidimensional
+    calibration: ``mirt_params.csv`` and ``pool.json``'s ``multidimensional`` entry."""
+    manifest_path = pool_dir / "pool.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    write_mirt_params(params, pool_dir / MIRT_PARAMS)
+    manifest["multidimensional"] = entry
     _atomic_write(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
 
 

@@ -13,23 +13,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from cat.designs.models import ReferenceModels
 from cat.engine.registry import DesignName
 from cat.errors import CatError
-from cat.pools.calibration import record_calibration, reference_rows
+from cat.pools.calibration import record_calibration, record_multidimensional, reference_rows
 from cat.pools.loading import check_output_folders, read_pool_questions
+from cat.pools.mirt_calibration import (
+    MultidimensionalFit,
+    MultidimensionalModel,
+    fit_multidimensional,
+    information_criteria,
+    n_parameters,
+)
+from cat.pools.scenarios import ItemScenarios, read_item_scenarios, scenarios_of
 from cat.provenance import package_version, utc_now
 from cat.results import ResultModel
 from irt.checks import check_responses
 from irt.fit import CalibrationMethod, CalibrationResult, FitProgress, parameter_summary
 from irt.fit import calibrate as fit_items
+from irt.mirt_io import write_mirt_params
+from irt.mirt_model import MirtParams
 from irt.models import ItemParams, ModelKind
 from irt.params_io import write_abilities, write_params
 from irt.priors import ItemPriors
 from irt.readers import read_responses
 from irt.responses import ResponseMatrix
 from irt.scoring import AbilityMethod, score_abilities
-from itempool import LOW_RANK, REFERENCE_ANSWERS, PredictionErrors
+from itempool import (
+    LOW_RANK,
+    MIRT_PARAMS,
+    REFERENCE_ANSWERS,
+    MultidimensionalEntry,
+    PredictionErrors,
+    QuestionSet,
+)
 
 
 class CalibrationReport(ResultModel):
@@ -55,6 +74,14 @@ class CalibrationReport(ResultModel):
     input: str
     package_version: str
     created: str
+    # AIC, BIC and the free parameters of the model fitted.
+    n_parameters: int | None = None
+    aic: float | None = None
+    bic: float | None = None
+    # A multidimensional fit (--model bifactor): its factors and the unidimensional
+    # companion fit it is compared with (model, loglik, aic, bic, n_parameters, seconds).
+    factors: list[str] | None = None
+    unidimensional: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +90,8 @@ class CalibrationOutcome:
 
     report: CalibrationReport
     params: ItemParams
+    #: The multidimensional model, when one was asked for.
+    mirt: MirtParams | None = None
     #: Per design (``cat.engine.registry.DESIGN_NAMES``), the references' errors.
     cross_fit: dict[str, PredictionErrors] | None = None
     written: list[Path] = field(default_factory=list)
@@ -88,6 +117,10 @@ def calibrate_responses(
     id_column: bool = True,
     progress: FitProgress | None = None,
     cross_fit_progress: Callable[[str, float], None] | None = None,
+    multidimensional: MultidimensionalModel | str | None = None,
+    groups: Path | None = None,
+    group_column: str = "scenario",
+    guessing: bool = True,
 ) -> CalibrationOutcome:
     """Fit ``model`` to the response matrix in ``responses`` and write what is asked:
     item parameters to ``out``, abilities to ``abilities``, the fit report to ``report``,
@@ -95,8 +128,16 @@ def calibrate_responses(
     provenance in pool.json. ``cross_fit`` K (with ``pool``) replays each reference with
     the pool calibrated on the other K − 1 folds and stores the prediction errors that
     ``cat assess`` widens its interval by (``cross_fit_progress(what, fraction done)``
-    follows its folds)."""
+    follows its folds).
+
+    ``multidimensional`` ("bifactor") fits that model as well, on the scenarios of
+    ``groups`` (a questions file, its ``group_column``) or of the pool's items, and writes
+    its items to ``out`` (``mirt_params.csv`` layout) and ``mirt_params.csv`` in the pool;
+    ``model`` is then the unidimensional companion the pool keeps in ``params.csv``."""
     model, method, scoring = ModelKind(model), CalibrationMethod(method), AbilityMethod(scoring)
+    multi = None if multidimensional is None else MultidimensionalModel(multidimensional)
+    if multi is None and groups is not None:
+        raise CatError("--groups names the specific factors of --model bifactor; give that model")
     if out is None and pool is None:
         raise CatError("say where the parameters go: --out PARAMS.csv and/or --pool DIR")
     if pool is not None and not pool.is_dir():
@@ -113,6 +154,9 @@ def calibrate_responses(
         questions = read_pool_questions(pool)  # refuse a broken pool before the fit
     matrix = read_responses(responses, id_column=id_column)
     notes = check_responses(matrix)
+    item_groups = None
+    if multi is not None:
+        item_groups = _item_groups(matrix, groups, group_column, questions)
     result = fit_items(
         matrix,
         model,
@@ -125,9 +169,20 @@ def calibrate_responses(
         progress=progress,
     )
     fit_report = _report(responses, matrix, result, notes)
+    mirt_fit = None
+    if multi is not None:
+        if progress is not None:
+            progress(1.0, f"fitting the {multi.value} model")
+        mirt_fit = fit_multidimensional(
+            matrix, multi, item_groups, guessing, priors, tol=tol, max_iter=max_iter
+        )
+        fit_report = _multidimensional_report(fit_report, multi, mirt_fit, matrix.n_subjects)
     written: list[Path] = []
     if out is not None:
-        write_params(result.params, out)
+        if mirt_fit is not None:
+            write_mirt_params(mirt_fit.params, out)
+        else:
+            write_params(result.params, out)
         written.append(out)
     scores = None
     if abilities is not None or pool is not None:
@@ -163,10 +218,96 @@ def calibrate_responses(
             pool / name
             for name in ("params.csv", "reference.jsonl", REFERENCE_ANSWERS, LOW_RANK, "pool.json")
         )
+        if mirt_fit is not None:
+            entry = MultidimensionalEntry.of(mirt_fit.params, _mirt_figures(fit_report))
+            record_multidimensional(pool, mirt_fit.params, entry.model_dump(mode="json"))
+            written.append(pool / MIRT_PARAMS)
     if report is not None:
         fit_report.write_json(report)
         written.append(report)
-    return CalibrationOutcome(fit_report, result.params, errors, written)
+    mirt = None if mirt_fit is None else mirt_fit.params
+    return CalibrationOutcome(fit_report, result.params, mirt, errors, written)
+
+
+def _item_groups(
+    matrix: ResponseMatrix, groups: Path | None, column: str, questions: QuestionSet | None
+) -> ItemScenarios | None:
+    """Each item's scenario from ``groups`` or else from the pool's items."""
+    if groups is not None:
+        return read_item_scenarios(groups, tuple(matrix.item_ids), column)
+    if questions is None:
+        return None
+    known = {item.id for item in questions.items}
+    missing = [i for i in matrix.item_ids if i not in known]
+    if missing:
+        raise CatError(f"{len(missing)} answered item(s) are not in the pool (e.g. {missing[0]})")
+    return scenarios_of(questions.items, matrix.item_ids)
+
+
+def _multidimensional_report(
+    uni: CalibrationReport, multi: MultidimensionalModel, fit: MultidimensionalFit, n: int
+) -> CalibrationReport:
+    """The report of the multidimensional fit, the unidimensional one beside it."""
+    companion = {
+        "model": uni.model,
+        "loglik": uni.loglik,
+        "n_parameters": uni.n_parameters,
+        "aic": uni.aic,
+        "bic": uni.bic,
+        "converged": uni.converged,
+        "seconds": uni.seconds,
+    }
+    slopes = fit.params.slopes
+    summary = {
+        "a_general": slopes[:, 0],
+        "a_specific": slopes[:, 1:].sum(axis=1),
+        "d": fit.params.d,
+    }
+    if fit.params.c is not None:
+        summary["c"] = fit.params.c
+    return uni.model_copy(
+        update={
+            "model": multi.value,
+            "loglik": fit.loglik,
+            "logpost": fit.logpost,
+            "n_iter": fit.n_iter,
+            "converged": fit.converged,
+            "seconds": round(uni.seconds + fit.seconds, 4),
+            "priors": fit.priors,
+            "settings": {**fit.settings, "guessing": fit.params.guessing},
+            "parameters": {name: _stats(values) for name, values in summary.items()},
+            "n_parameters": fit.n_parameters,
+            **fit.criteria(n),
+            "factors": list(fit.params.factors),
+            "unidimensional": companion,
+        }
+    )
+
+
+def _stats(values: Any) -> dict[str, float]:
+    arr = np.asarray(values, dtype=np.float64)
+    return {
+        "mean": float(arr.mean()),
+        "sd": float(arr.std()),
+        "min": float(arr.min()),
+        "max": float(arr.max()),
+    }
+
+
+def _mirt_figures(report: CalibrationReport) -> dict[str, Any]:
+    return {
+        "model": report.model,
+        "loglik": report.loglik,
+        "n_parameters": report.n_parameters,
+        "aic": report.aic,
+        "bic": report.bic,
+        "converged": report.converged,
+        "n_iter": report.n_iter,
+        "priors": report.priors,
+        "unidimensional": report.unidimensional,
+        "date": report.created,
+        "package_version": report.package_version,
+    }
 
 
 def _cross_fit(
@@ -181,7 +322,6 @@ def _cross_fit(
     """The references' cross-fitted errors per design, the IRT design content-balanced
     when every item has a scenario in the pool (then with each design's errors per
     scenario)."""
-    from cat.pools.scenarios import scenarios_of
     from cat.prediction.cross_fit import cross_fit_errors
 
     known = {item.id for item in items}
@@ -218,6 +358,7 @@ def _report(
     source: Path, matrix: ResponseMatrix, result: CalibrationResult, notes: list[str]
 ) -> CalibrationReport:
     observed = matrix.observed
+    k = n_parameters(result.model, matrix.n_items)
     return CalibrationReport(
         model=result.model.value,
         method=result.method.value,
@@ -238,4 +379,6 @@ def _report(
         input=str(source),
         package_version=package_version(),
         created=utc_now(),
+        n_parameters=k,
+        **information_criteria(result.loglik, k, matrix.n_subjects),
     )

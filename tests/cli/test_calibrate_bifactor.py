@@ -1,0 +1,152 @@
+"""``cat calibrate --model bifactor``: the multidimensional fit beside the 3PL, its file,
+its report and its place in a pool."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cat.cli.app import app
+from irt.bifactor_model import BifactorParams, group_codes
+from irt.mirt_io import read_mirt_params
+from irt.readers import write_jsonl
+from irt.responses import ResponseMatrix
+from itempool import PoolItem, load_pool
+from tests.synth.pools import write_pool
+
+runner = CliRunner()
+SCENARIOS = ["dosing", "ethics", "triage"]
+N_ITEMS = 24
+
+
+def _scenario(j: int) -> str:
+    return SCENARIOS[j % len(SCENARIOS)]
+
+
+@pytest.fixture
+def responses(tmp_path: Path) -> Path:
+    """400 subjects answering items with strong specific factors (slopes 1.2)."""
+    rng = np.random.default_rng(5)
+    codes, names = group_codes([_scenario(j) for j in range(N_ITEMS)])
+    truth = BifactorParams(
+        item_ids=tuple(f"i{j:03d}" for j in range(N_ITEMS)),
+        a_general=rng.uniform(0.8, 1.6, N_ITEMS),
+        a_specific=np.full(N_ITEMS, 1.2),
+        d=rng.normal(0, 1, N_ITEMS),
+        group=codes,
+        groups=names,
+    )
+    g = rng.normal(size=(400, 1))
+    s = rng.normal(size=(400, len(names)))
+    p = truth.probability(g, s[:, codes])
+    values = (rng.random(p.shape) < p).astype(np.int8)
+    data = ResponseMatrix(
+        values=values,
+        subject_ids=tuple(f"m{k}" for k in range(400)),
+        item_ids=truth.item_ids,
+    )
+    path = tmp_path / "responses.jsonl"
+    write_jsonl(data, path)
+    return path
+
+
+def _groups_file(tmp_path: Path) -> Path:
+    path = tmp_path / "items.csv"
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "scenario"])
+        for j in range(N_ITEMS):
+            writer.writerow([f"i{j:03d}", _scenario(j)])
+    return path
+
+
+def test_writes_the_bifactor_items_and_a_report_beside_the_3pl(
+    responses: Path, tmp_path: Path
+) -> None:
+    out, report = tmp_path / "mirt.csv", tmp_path / "fit.json"
+    args = ["calibrate", str(responses), "--model", "bifactor", "--no-guessing"]
+    args += ["--groups", str(_groups_file(tmp_path)), "--out", str(out), "--report", str(report)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    params = read_mirt_params(out)
+    assert params.factors == ("general", *SCENARIOS)
+    assert params.c is None
+    # Every item loads on the general factor and its own scenario's factor only.
+    assert params.pattern[:, 0].all() and (params.pattern[:, 1:].sum(axis=1) == 1).all()
+    # The specific slopes (truth 1.2) are found, not left at 0.
+    assert float(np.mean(params.slopes[:, 1:].sum(axis=1))) > 0.8
+    fit = json.loads(report.read_text())
+    assert fit["model"] == "bifactor" and fit["factors"] == ["general", *SCENARIOS]
+    assert fit["n_parameters"] == 3 * N_ITEMS
+    uni = fit["unidimensional"]
+    assert uni["model"] == "3pl" and uni["n_parameters"] == 3 * N_ITEMS
+    # On data with strong specific factors the bifactor model fits better, by AIC too.
+    assert fit["loglik"] > uni["loglik"] + 50 and fit["aic"] < uni["aic"]
+    assert "3PL beside it" in result.output and "AIC / BIC" in result.output
+
+
+def test_a_pool_keeps_its_3pl_and_gains_the_bifactor_model(responses: Path, tmp_path: Path) -> None:
+    items = [
+        PoolItem(
+            id=f"i{j:03d}",
+            question="Which?",
+            options={"A": "a", "B": "b"},
+            answer="A",
+            scenario=_scenario(j),
+        )
+        for j in range(N_ITEMS)
+    ]
+    pool = write_pool(tmp_path / "p", items)
+    manifest = json.loads((pool / "pool.json").read_text())
+    (pool / "pool.json").write_text(json.dumps({**manifest, "scenarios": SCENARIOS}))
+    args = ["calibrate", str(responses), "--model", "bifactor", "--no-guessing"]
+    result = runner.invoke(app, [*args, "--pool", str(pool), "--no-cross-fit"])
+    assert result.exit_code == 0, result.output
+    assert "mirt_params.csv" in result.output
+    loaded = load_pool(pool)
+    assert loaded.params is not None and loaded.params.model.value == "3pl"
+    assert loaded.mirt is not None and loaded.mirt.factors == ("general", *SCENARIOS)
+    entry = loaded.manifest.multidimensional
+    assert entry is not None and entry.structure == "bifactor" and entry.fit is not None
+    assert entry.fit["unidimensional"]["model"] == "3pl"
+    validate = runner.invoke(app, ["pool", "validate", str(pool)])
+    assert validate.exit_code == 0, validate.output
+    # A later unidimensional calibration drops the model of the earlier answers.
+    again = runner.invoke(app, ["calibrate", str(responses), "--pool", str(pool), "--no-cross-fit"])
+    assert again.exit_code == 0, again.output
+    assert not (pool / "mirt_params.csv").exists()
+    assert load_pool(pool).mirt is None
+
+
+def test_a_pool_whose_mirt_file_lacks_its_manifest_entry_is_refused(
+    responses: Path, tmp_path: Path
+) -> None:
+    pool = write_pool(tmp_path / "p", [])
+    (pool / "mirt_params.csv").write_text("item_id,factor,a_general,a_specific,d\n")
+    result = runner.invoke(app, ["pool", "validate", str(pool)])
+    assert result.exit_code != 0
+    assert "mirt_params.csv: pool.json has no multidimensional entry" in result.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--model", "3pl", "--groups", "GROUPS"], "--groups names the specific factors"),
+        (["--model", "bifactor"], "needs each item's scenario"),
+        (["--model", "bifactor", "--groups", "GROUPS", "--group-column", "x"], "column"),
+    ],
+)
+def test_bad_bifactor_requests_are_one_line(
+    responses: Path, tmp_path: Path, extra: list[str], message: str
+) -> None:
+    groups = str(_groups_file(tmp_path))
+    extra = [groups if x == "GROUPS" else x for x in extra]
+    args = ["calibrate", str(responses), "--out", str(tmp_path / "o.csv"), *extra]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
