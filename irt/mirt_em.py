@@ -1,0 +1,306 @@
+"""The compensatory multidimensional 2PL/3PL (``irt.mirt_model``) calibrated by EM on a
+full product grid (Bock & Aitkin 1981; ``irt.mirt_estep``) with Fisher-scoring item
+M-steps and updates of the factor correlations (``irt.mirt_mstep``): parameter-expanded
+EM (Liu, Rubin & Wu 1998) until it settles, then plain EM to the exact optimum, both
+SQUAREM-accelerated (Varadhan & Roland 2008).
+
+    P(x_ij = 1) = c_j + (1 − c_j)·σ(a_j·θ_i + d_j),     θ_i ~ N(0, R)
+
+Defaults follow R mirt's ``mirt``: 61/31/15/9/7 equally spaced points per dimension on
+[−6, 6] for 1..5 factors with normalised N(0, R) weights, no priors, stop when no
+parameter (slopes, d, logit c, correlations) moves more than ``tol`` in a cycle.
+
+Identification:
+
+- Confirmatory (``model`` a boolean loading pattern, items × factors): slopes outside
+  the pattern are 0; every factor has unit variance and mean 0, so each factor is
+  identified up to its sign. With ``correlated=True`` every correlation is free,
+  otherwise R = I. After the fit each factor is turned so that its slopes sum to a
+  positive number (its correlations turn with it).
+- Exploratory (``model`` = K in 1..5): R = I and, as in R mirt, factor k (1-based)
+  loads on items 1..J−k+1 only, so the last k−1 items have zero slopes on it (a
+  triangle of K(K−1)/2 zeros that removes the rotational indeterminacy); signs as
+  above. The unrotated slopes are reported; ``irt.mirt_rotation.rotate`` rotates them
+  (varimax or oblimin) for interpretation, which leaves the likelihood unchanged.
+
+Item standard errors come from the cross-product of per-subject scores
+(``irt.mirt_se``).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from irt.errors import ConvergenceWarning, IRTError
+from irt.mirt_estep import (
+    MirtScores,
+    Patterns,
+    e_step,
+    mirt_log_likelihood,
+    mirt_scores,
+    product_grid,
+)
+from irt.mirt_model import MirtParams, Structure
+from irt.mirt_mstep import (
+    GAMMA_BOUNDS,
+    MAX_INTERCEPT,
+    MAX_SLOPE,
+    MirtPriors,
+    angles_from_correlation,
+    correlation_from_angles,
+    correlation_step,
+    expanded_step,
+    m_step,
+)
+from irt.mirt_se import MirtStandardErrors, item_standard_errors
+from irt.mirt_start import start_values
+from irt.responses import ResponseMatrix
+from irt.types import BoolArray, FloatArray
+
+__all__ = [
+    "MirtCalibrator",
+    "MirtPriors",
+    "MirtScores",
+    "MirtStandardErrors",
+    "mirt_log_likelihood",
+    "mirt_scores",
+]
+
+# The SQUAREM step, in units of a plain EM step, is at most this long.
+_MAX_EXTRAPOLATION = 64.0
+
+
+class MirtCalibrator:
+    """Fit the multidimensional 2PL (3PL with ``guessing``) by EM.
+
+    ``model`` is either the number of exploratory factors K (1..5) or a boolean loading
+    pattern (items × factors) for a confirmatory model, whose factors ``factors`` names
+    (F1, F2, ... by default). ``n_quad`` points per dimension (R mirt's default for the
+    number of factors when None) on [−``bound``, ``bound``]; ``priors`` make the fit
+    Bayes modal. ``expanded=False`` skips the parameter-expanded phase (it is skipped
+    with priors anyway).
+
+    ``fit(responses)`` sets ``params_``, ``loglik_`` (marginal log-likelihood),
+    ``logpost_`` (plus the log prior), ``n_iter_``, ``converged_``, ``n_parameters_``,
+    ``aic_``, ``bic_`` (from the log-likelihood), ``seconds_`` and ``se_`` (item standard
+    errors, when ``standard_errors``).
+    """
+
+    def __init__(
+        self,
+        model: int | BoolArray | Sequence[Sequence[bool]],
+        factors: Sequence[str] | None = None,
+        *,
+        correlated: bool = False,
+        guessing: bool = False,
+        priors: MirtPriors | None = None,
+        n_quad: int | None = None,
+        bound: float = 6.0,
+        tol: float = 1e-4,
+        max_iter: int = 500,
+        scoring_steps: int = 3,
+        standard_errors: bool = True,
+        expanded: bool = True,
+    ) -> None:
+        if not tol > 0:
+            raise IRTError(f"tol must be positive, got {tol}")
+        if max_iter < 1 or scoring_steps < 1:
+            raise IRTError("max_iter and scoring_steps must be at least 1")
+        self.pattern: BoolArray | None
+        if isinstance(model, int | np.integer):
+            k = int(model)
+            if not 1 <= k <= 5:
+                raise IRTError(f"an exploratory model has 1 to 5 factors, got {k}")
+            if correlated:
+                raise IRTError(
+                    "exploratory factors are fitted orthogonal; rotate them obliquely "
+                    "afterwards (irt.mirt_rotation.rotate(params, 'oblimin'))"
+                )
+            self.pattern = None
+        else:
+            self.pattern = _checked_pattern(model)
+            k = self.pattern.shape[1]
+        names = tuple(factors) if factors is not None else tuple(f"F{i + 1}" for i in range(k))
+        if len(names) != k:
+            raise IRTError(f"{k} factors but {len(names)} factor names")
+        if len(set(names)) != k:
+            raise IRTError("factor names repeat")
+        self.n_factors = k
+        self.factors = names
+        self.structure = Structure.EXPLORATORY if self.pattern is None else Structure.CONFIRMATORY
+        self.correlated = bool(correlated) and k > 1
+        self.guessing = guessing
+        self.priors = priors
+        self.n_quad = n_quad
+        self.bound = bound
+        self.points = product_grid(k, n_quad, bound)
+        self.tol = tol
+        self.max_iter = max_iter
+        self.scoring_steps = scoring_steps
+        self.standard_errors = standard_errors
+        self.expanded = expanded
+
+    def _pattern_for(self, n_items: int) -> BoolArray:
+        k = self.n_factors
+        if self.pattern is None:
+            if n_items < k + 1:
+                raise IRTError(
+                    f"an exploratory model with {k} factors needs at least {k + 1} items "
+                    f"(its last factor loads on J − {k - 1} items), got {n_items}"
+                )
+            # Factor k (0-based) loads on items 0..J−1−k: R mirt's triangle of zeros.
+            return np.arange(n_items)[:, None] <= (n_items - 1 - np.arange(k))[None, :]
+        if self.pattern.shape[0] != n_items:
+            raise IRTError(
+                f"the loading pattern has {self.pattern.shape[0]} rows for {n_items} items"
+            )
+        return self.pattern
+
+    def fit(self, responses: ResponseMatrix) -> MirtCalibrator:
+        t0 = time.perf_counter()
+        pattern = self._pattern_for(responses.n_items)
+        data = Patterns.of(responses)
+        params = start_values(responses, pattern, self.factors, self.structure, self.guessing)
+        points = self.points
+
+        def em_cycle(current: MirtParams) -> tuple[MirtParams, float]:
+            expected = e_step(data, current, points)
+            new = m_step(current, expected, points, self.scoring_steps, self.priors)
+            if expanded:
+                new = expanded_step(new, expected.mass, points, self.correlated)
+            elif self.correlated:
+                corr = correlation_step(current.correlation, expected.mass, points)
+                new = replace(new, correlation=corr)
+            return new, expected.loglik + self._log_prior(current)
+
+        # Two phases: parameter-expanded EM, fast where the slopes' scale and the
+        # correlations are poorly determined (a correlation running to ±1), until it
+        # settles; then plain EM, whose fixed point is exactly the maximum of the
+        # quadrature likelihood (the expanded step's is not on a coarse grid: see
+        # irt.mirt_mstep). With priors the expansion is skipped: the slopes' prior is
+        # not invariant under the rescaling, so it is no EM for the posterior mode, and
+        # it fights the prior for many cycles.
+        expanded = self.expanded and self.priors is None
+        converged = False
+        n_iter = 0
+        while n_iter < self.max_iter:
+            # SQUAREM (Varadhan & Roland 2008): two EM cycles, an extrapolated point along
+            # them, kept only if its log posterior is no lower than the second cycle's.
+            first, _ = em_cycle(params)
+            second, logpost = em_cycle(first)
+            n_iter += 2
+            v0, v1, v2 = (self._vector(p) for p in (params, first, second))
+            r, v = v1 - v0, v2 - v1 - (v1 - v0)
+            new = second
+            if np.any(v):
+                alpha = -min(float(np.linalg.norm(r) / np.linalg.norm(v)), _MAX_EXTRAPOLATION)
+                jump = self._from_vector(params, v0 - 2 * alpha * r + alpha**2 * v)
+                landed, jump_logpost = em_cycle(jump)
+                n_iter += 1
+                if np.isfinite(jump_logpost) and jump_logpost >= logpost - 1e-9:
+                    new = landed
+            change = max(_change(new, second), _change(second, first))
+            params = new
+            if change < self.tol:
+                if expanded:
+                    expanded = False
+                    continue
+                converged = True
+                break
+        if not converged:
+            warnings.warn(
+                f"multidimensional EM stopped after {n_iter} cycles without converging",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        params = _oriented(params)
+        self.loglik_ = e_step(data, params, points).loglik
+        self.logpost_ = self.loglik_ + self._log_prior(params)
+        self.params_ = params
+        self.n_iter_ = n_iter
+        self.converged_ = converged
+        n_corr = self.n_factors * (self.n_factors - 1) // 2 if self.correlated else 0
+        self.n_parameters_ = int(
+            np.count_nonzero(pattern) + (2 if self.guessing else 1) * params.n_items + n_corr
+        )
+        self.aic_ = -2.0 * self.loglik_ + 2.0 * self.n_parameters_
+        self.bic_ = -2.0 * self.loglik_ + self.n_parameters_ * float(np.log(data.n_subjects))
+        self.se_ = (
+            item_standard_errors(data, params, points, self.priors)
+            if self.standard_errors
+            else None
+        )
+        self.seconds_ = time.perf_counter() - t0
+        return self
+
+    def _log_prior(self, params: MirtParams) -> float:
+        return 0.0 if self.priors is None else self.priors.log_density(params)
+
+    def _vector(self, params: MirtParams) -> FloatArray:
+        """The free parameters in one vector (c as logit(c), the correlations as the
+        angles of ``correlation_from_angles``), for SQUAREM."""
+        parts = [params.slopes[params.pattern], params.d]
+        if params.c is not None:
+            parts.append(np.log(params.c / (1 - params.c)))
+        if self.correlated:
+            parts.append(angles_from_correlation(params.correlation))
+        return np.concatenate(parts)
+
+    def _from_vector(self, like: MirtParams, values: FloatArray) -> MirtParams:
+        """Parameters from ``_vector``'s layout, within bounds."""
+        n_free, n = int(np.count_nonzero(like.pattern)), like.n_items
+        slopes = np.zeros_like(like.slopes)
+        slopes[like.pattern] = np.clip(values[:n_free], -MAX_SLOPE, MAX_SLOPE)
+        at = n_free + n
+        d = np.clip(values[n_free:at], -MAX_INTERCEPT, MAX_INTERCEPT)
+        c = None
+        if like.c is not None:
+            c = 1.0 / (1.0 + np.exp(-np.clip(values[at : at + n], *GAMMA_BOUNDS)))
+            at += n
+        corr = like.correlation
+        if self.correlated:
+            corr = correlation_from_angles(values[at:], self.n_factors)
+        return replace(like, slopes=slopes, d=d, c=c, correlation=corr)
+
+
+def _checked_pattern(model: object) -> BoolArray:
+    raw = np.asarray(model)
+    if raw.ndim != 2 or raw.size == 0:
+        raise IRTError(
+            f"a loading pattern must be a non-empty items × factors matrix, got shape {raw.shape}"
+        )
+    if raw.dtype != bool and not np.all((raw == 0) | (raw == 1)):
+        raise IRTError("a loading pattern must hold booleans (or 0/1)")
+    pattern = raw.astype(bool)
+    few = np.flatnonzero(pattern.sum(axis=0) < 2)
+    if few.size:
+        raise IRTError(
+            f"each factor needs at least 2 items in the loading pattern; factor "
+            f"{', '.join(str(int(i) + 1) for i in few)} has fewer"
+        )
+    return pattern
+
+
+def _change(a: MirtParams, b: MirtParams) -> float:
+    """The largest absolute change of a slope, intercept, logit(c) or correlation."""
+    parts = [np.abs(a.slopes - b.slopes).ravel(), np.abs(a.d - b.d)]
+    if a.c is not None and b.c is not None:
+        parts.append(np.abs(np.log(a.c / (1 - a.c)) - np.log(b.c / (1 - b.c))))
+    parts.append(np.abs(a.correlation - b.correlation).ravel())
+    return float(np.max(np.concatenate(parts)))
+
+
+def _oriented(params: MirtParams) -> MirtParams:
+    """Each factor turned so that its slopes sum to a positive number (the likelihood is
+    symmetric); its correlations turn with it."""
+    sign = np.where(params.slopes.sum(axis=0) < 0, -1.0, 1.0)
+    return replace(
+        params,
+        slopes=params.slopes * sign,
+        correlation=params.correlation * np.outer(sign, sign),
+    )
