@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 
 from cat.assessment.examinees import Examinee
+from cat.assessment.profile import Profile, bifactor_profile
 from cat.assessment.result import (
     AssessmentResult,
     AssessmentSettings,
@@ -26,12 +28,13 @@ from cat.assessment.run import run_assessment
 from cat.assessment.summary import Reference, summarize
 from cat.designs.models import ReferenceModels
 from cat.engine.registry import (
+    ALL_DESIGN_NAMES,
     AUTO,
     DEFAULT_CONTENT_BALANCING,
     DEFAULT_ESTIMATOR,
     DEFAULT_POLICY,
-    DESIGN_NAMES,
     REFERENCE_DESIGNS,
+    DesignName,
 )
 from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
@@ -41,7 +44,7 @@ from cat.pools.scenarios import scenarios_of
 from cat.prediction.cross_fit import choose_design
 from cat.provenance import package_version, utc_now
 from irt.models import ItemParams
-from itempool import LoadedPool, PredictionErrors
+from itempool import LoadedPool, PoolFormatError, PredictionErrors, read_reference_answers
 from itempool.problems import describe_errors
 from synth.store import RunStore
 
@@ -88,7 +91,14 @@ def assess(
         raise CatError(f"the batch size must be at least 1, got {batch_size}")
     design_errors = pool.manifest.design_errors or {}
     chosen = resolve_design(design, design_errors, length)
+    if chosen == DesignName.BIFACTOR and pool.mirt is None:
+        raise CatError(
+            f"pool {pool.dir} has no multidimensional model for --design bifactor: "
+            "calibrate it with cat calibrate --model bifactor --pool"
+        )
     models = load_reference_models(pool, params) if chosen in REFERENCE_DESIGNS else None
+    if models is not None and pool.mirt is not None:
+        models = models.with_mirt(pool.mirt)
     config = _config(
         design=chosen,
         policy=policy,
@@ -126,6 +136,9 @@ def assess(
         pool.manifest.prediction_errors,
         design_errors,
     )
+    profile = None
+    if pool.mirt is not None:
+        profile = _profile(pool, session, summary.predicted_accuracy.value)
     return AssessmentResult(
         model=name,
         pool=PoolReference(
@@ -146,7 +159,22 @@ def assess(
         created=utc_now(),
         truth=None if truth is None else Truth(accuracy=truth),
         usage=None if usage is None else Usage(**usage, pool_items=params.n_items),
+        profile=profile,
     )
+
+
+def _profile(pool: LoadedPool, session: AssessmentSession, predicted: float) -> Profile:
+    """The bifactor profile of the answers given (``cat.assessment.profile``)."""
+    assert pool.mirt is not None
+    index = {item: j for j, item in enumerate(pool.mirt.item_ids)}
+    positions = np.array([index[item] for item in session.given], dtype=np.int_)
+    responses = np.asarray(session.responses, dtype=np.float64)
+    try:
+        answers = read_reference_answers(pool.dir, pool.mirt.item_ids)
+    except PoolFormatError as exc:
+        raise CatError(str(exc)) from exc
+    accuracy = np.array([r.accuracy for r in pool.references if r.accuracy is not None])
+    return bifactor_profile(pool.mirt, positions, responses, predicted, accuracy, answers)
 
 
 def _config(**settings: Any) -> SessionConfig:
@@ -206,6 +234,8 @@ def resolve_design(design: str, design_errors: dict[str, PredictionErrors], leng
     at ``length`` (``cat.prediction.cross_fit.choose_design``)."""
     if design == AUTO:
         return choose_design(design_errors, length)
-    if design not in DESIGN_NAMES:
-        raise CatError(f"unknown design {design!r}; choose from {AUTO}, {', '.join(DESIGN_NAMES)}")
+    if design not in ALL_DESIGN_NAMES:
+        raise CatError(
+            f"unknown design {design!r}; choose from {AUTO}, {', '.join(ALL_DESIGN_NAMES)}"
+        )
     return design

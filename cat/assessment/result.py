@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cat.assessment.profile import Profile
 from cat.engine.session import SessionConfig
 from cat.results import ResultModel
 
@@ -189,6 +190,8 @@ class _Tail(_Part):
     created: str
     truth: Truth | None = None
     usage: Usage | None = None
+    # A multidimensional pool's factor scores and ranks (cat.assessment.profile).
+    profile: Profile | None = None
 
 
 class AssessmentResult(_Tail, AssessmentSummary, _Header):
@@ -201,4 +204,5 @@ class AssessmentResult(_Tail, AssessmentSummary, _Header):
         "rank",
         "truth",
         "usage",
+        "profile",
     )

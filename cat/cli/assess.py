@@ -51,7 +51,8 @@ def assess(
         help="auto: the design whose cross-fitted errors on the pool's references were "
         "smallest (cat calibrate --pool --cross-fit stores them; otherwise irt); irt: "
         "items by --policy at θ̂ and the IRT prediction; mixture, low-rank: items and "
-        "prediction from the references' own answers.",
+        "prediction from the references' own answers; bifactor (a pool calibrated with "
+        "--model bifactor): items and prediction from the bifactor model.",
     ),
     policy: PolicyName = typer.Option(
         DEFAULT_POLICY, "--policy", help="Item selection of the irt design."
@@ -156,7 +157,9 @@ def _print(result: AssessmentResult) -> None:
     table.add_row("θ", f"{result.theta:+.3f}  (90%: {ci.low:+.3f} … {ci.high:+.3f})")
     table.add_row("predicted accuracy", f"{acc.value:.3f}  (90%: {acc.low:.3f} … {acc.high:.3f})")
     info = result.accuracy_interval
-    if result.settings.design is not DesignName.IRT:
+    if result.settings.design is DesignName.BIFACTOR:
+        table.add_row("design", "bifactor: items and prediction from the bifactor model")
+    elif result.settings.design is not DesignName.IRT:
         table.add_row(
             "design",
             f"{result.settings.design.value}: items and prediction from the references' answers",
@@ -193,12 +196,36 @@ def _print(result: AssessmentResult) -> None:
             f"{usage.calls} new, {usage.calls_from_store} from the store; {tokens:,} tokens",
         )
     stdout.print(table)
+    profile = result.profile
+    if profile is not None:
+        ranks = []
+        if profile.general_rank is not None:
+            ranks.append(
+                f"general factor {profile.general_rank.position} of {profile.general_rank.of}"
+            )
+        if profile.total_rank is not None:
+            ranks.append(
+                f"predicted total {profile.total_rank.position} of {profile.total_rank.of}"
+            )
+        general = profile.factors[0]
+        say(
+            f"{profile.model} profile: general factor {general.score:+.2f} (sd {general.sd:.2f})"
+            + (f"; rank on the {', on the '.join(ranks)}" if ranks else "")
+        )
     if result.scenarios:
+        scores = {} if profile is None else {f.factor: f for f in profile.factors[1:]}
         per = Table(title="Predicted accuracy per scenario")
-        for col in ("scenario", "items given", "predicted", "90% interval"):
+        columns = ["scenario", "items given", "predicted", "90% interval"]
+        if scores:
+            columns.append("specific factor")
+        for col in columns:
             per.add_column(col, justify="left" if col == "scenario" else "right", no_wrap=True)
         for name, s in result.scenarios.items():
-            per.add_row(name, str(s.n_given), f"{s.value:.3f}", f"{s.low:.3f} … {s.high:.3f}")
+            row = [name, str(s.n_given), f"{s.value:.3f}", f"{s.low:.3f} … {s.high:.3f}"]
+            if scores:
+                factor = scores.get(name)
+                row.append("—" if factor is None else f"{factor.score:+.2f} ± {factor.sd:.2f}")
+            per.add_row(*row)
         stdout.print(per)
         if result.scenario_interval is not None:
             say(f"per-scenario intervals: {result.scenario_interval}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,15 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from cat.cli.common import check_writable, fail, handle_errors, progress_bar, say, stdout
+from cat.cli.common import (
+    ModelChoice,
+    check_writable,
+    fail,
+    handle_errors,
+    progress_bar,
+    say,
+    stdout,
+)
 from cat.pools.calibration_job import CalibrationReport, calibrate_responses
 from cat.pools.mirt_calibration import MultidimensionalModel
 from cat.prediction.cross_fit import choose_design
@@ -23,24 +30,13 @@ from itempool import PredictionErrors
 DEFAULT_CROSS_FIT_FOLDS = 5
 
 
-class CalibrateModel(StrEnum):
-    """``--model``: a unidimensional model, or a multidimensional one (``bifactor``)
-    fitted beside the unidimensional 3PL."""
-
-    ONE_PL = "1pl"
-    TWO_PL = "2pl"
-    THREE_PL = "3pl"
-    FOUR_PL = "4pl"
-    BIFACTOR = "bifactor"
-
-
 @handle_errors
 def calibrate(
     responses: Path = typer.Argument(
         ..., help="Response matrix: .jsonl or wide .csv (optionally .gz).", show_default=False
     ),
-    model: CalibrateModel = typer.Option(
-        CalibrateModel.THREE_PL,
+    model: ModelChoice = typer.Option(
+        ModelChoice.THREE_PL,
         "--model",
         help="IRT model. bifactor: a general factor plus one specific factor per scenario "
         "(from --groups or the --pool's items), fitted beside the 3PL, which the pool keeps "
@@ -141,7 +137,7 @@ def calibrate(
     if cross_fit is None and pool is not None and not no_cross_fit:
         cross_fit = DEFAULT_CROSS_FIT_FOLDS
     check_writable(out, report, abilities)
-    multidimensional = model is CalibrateModel.BIFACTOR
+    multidimensional = model is ModelChoice.BIFACTOR
     uni = ModelKind.THREE_PL if multidimensional else ModelKind(model.value)
     with progress_bar(f"calibrating {uni.value.upper()}", total=1.0) as update:
 

@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from enum import StrEnum
 from pathlib import Path
 from typing import ParamSpec, TextIO, TypeVar
 
@@ -221,3 +222,14 @@ def fraction_progress(description: str) -> Iterator[Callable[[str, float], None]
             update(completed=done, description=what)
 
         yield progress
+
+
+class ModelChoice(StrEnum):
+    """``--model`` of ``cat calibrate`` and ``cat validate``: a unidimensional model, or
+    ``bifactor``, fitted beside the 3PL."""
+
+    ONE_PL = "1pl"
+    TWO_PL = "2pl"
+    THREE_PL = "3pl"
+    FOUR_PL = "4pl"
+    BIFACTOR = "bifactor"

@@ -106,6 +106,22 @@ def _print_info(summary: PoolSummary) -> None:
         table.add_row("I(θ)", *(f"{v:.2f}" for v in info.values))
         stdout.print(table)
         say(f"maximum information {info.max_value:.2f} at θ = {info.max_theta:+.2f}")
+    multi = summary.multidimensional
+    if multi is not None:
+        guessing = "with" if multi.guessing else "without"
+        table = _table(
+            f"{multi.structure.capitalize()} model ({guessing} lower asymptotes): slopes",
+            ["factor", "items", "mean", "min", "max"],
+        )
+        for f in multi.factors:
+            table.add_row(f.factor, str(f.n_items), *(f"{v:.3f}" for v in (f.mean, f.min, f.max)))
+        stdout.print(table)
+        fit, uni = multi.fit or {}, (multi.fit or {}).get("unidimensional") or {}
+        if fit.get("aic") is not None and uni.get("aic") is not None:
+            say(
+                f"AIC {fit['aic']:,.1f}, BIC {fit['bic']:,.1f} "
+                f"({uni['model'].upper()}: AIC {uni['aic']:,.1f}, BIC {uni['bic']:,.1f})"
+            )
     ref = summary.reference
     if ref is not None:
         title = (

@@ -8,12 +8,18 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from cat.cli.common import check_writable, fail, fraction_progress, handle_errors, stdout
+from cat.cli.common import (
+    ModelChoice,
+    check_writable,
+    fail,
+    fraction_progress,
+    handle_errors,
+    stdout,
+)
 from cat.engine.registry import DEFAULT
 from cat.prediction.replay import RANDOM_RAW
 from cat.prediction.validation_report import ValidationReport, validate_responses
 from cat.prediction.verdicts import ValidationRow
-from irt.models import ModelKind
 
 
 def _int_list(text: str, what: str) -> list[int]:
@@ -39,7 +45,19 @@ def validate(
         "training subjects' answers) and takes the one of smallest cross-fitted error "
         "on the training subjects; any of them, or mfi, kl, astrat... by name.",
     ),
-    model: ModelKind = typer.Option(ModelKind.THREE_PL, "--model", help="IRT model."),
+    model: ModelChoice = typer.Option(
+        ModelChoice.THREE_PL,
+        "--model",
+        help="IRT model. bifactor: the 3PL designs and, beside them, the bifactor design "
+        "(a specific factor per --scenarios scenario), which the default may choose.",
+    ),
+    folds: int | None = typer.Option(
+        None,
+        "--folds",
+        min=2,
+        show_default=False,
+        help="Hold out K random folds in turn (instead of --holdout).",
+    ),
     holdout: float = typer.Option(0.3, "--holdout", help="Share of subjects held out."),
     leave_one_out: bool = typer.Option(
         False, "--leave-one-out", help="Hold out each subject in turn (small sets)."
@@ -90,8 +108,9 @@ def validate(
             responses,
             lengths=length_list,
             policies=policy_list,
-            model=model,
+            model=model.value,
             holdout=holdout,
+            folds=folds,
             leave_one_out=leave_one_out,
             seed=seed,
             id_column=id_column,

@@ -255,6 +255,15 @@ def low_rank_accuracy(
 ) -> FloatArray:
     """The low-rank predicted accuracy of E examinees given the items ``given`` (E, J)
     with answers ``right`` (E, J; read where given) by any design."""
+    return scored_test(model, can_answer, given, right).predicted_accuracy()
+
+
+def scored_test(
+    model: LowRankModel, can_answer: BoolArray, given: BoolArray, right: FloatArray
+) -> LowRankTest:
+    """The design's state for E examinees after the items ``given`` (E, J) with answers
+    ``right`` (E, J; read where given), whatever chose them: ``u`` their MAP factors and
+    ``cov`` their Laplace covariances."""
     given = np.asarray(given, dtype=bool) & np.asarray(can_answer, dtype=bool)
     n_given = given.sum(axis=1)
     test = LowRankTest(model, can_answer, max(int(n_given.max()), 1))
@@ -266,4 +275,4 @@ def low_rank_accuracy(
     test.available &= ~given
     test.right_given = (given * (right > 0.5)).sum(axis=1).astype(np.float64)
     test.refit(np.flatnonzero(n_given > 0))
-    return test.predicted_accuracy()
+    return test

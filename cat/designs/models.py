@@ -1,12 +1,13 @@
 """The reference designs' models of one set of references: their answers, for the
-mixture, and their low-rank fit; each design's predictor for any item set and its replay
+mixture, their low-rank fit and, for a multidimensional pool, their bifactor fit; each
+design's predictor for any item set and its replay
 (``cat validate`` and ``cat calibrate``'s cross-fit use both, ``cat assess`` the state
 of one design in ``cat.designs.session_state``)."""
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -18,13 +19,22 @@ from cat.engine.registry import REFERENCE_DESIGNS, DesignName
 from cat.errors import CatError
 from irt.errors import ConvergenceWarning
 from irt.low_rank import LowRankCalibrator
+from irt.mirt_model import MirtParams
 from irt.responses import ResponseMatrix
 from irt.types import BoolArray, FloatArray
 
-__all__ = ["LOW_RANK", "MIXTURE", "REFERENCE_DESIGNS", "ReferenceModels", "low_rank_dims"]
+__all__ = [
+    "BIFACTOR",
+    "LOW_RANK",
+    "MIXTURE",
+    "REFERENCE_DESIGNS",
+    "ReferenceModels",
+    "low_rank_dims",
+]
 
 #: The reference designs, each a policy scored by its own predictor of the same name.
 MIXTURE, LOW_RANK = DesignName.MIXTURE.value, DesignName.LOW_RANK.value
+BIFACTOR = DesignName.BIFACTOR.value
 
 
 def low_rank_dims(n_references: int) -> int:
@@ -41,15 +51,17 @@ LOW_RANK_PENALTY = 1.0
 
 @dataclass(frozen=True)
 class ReferenceModels:
-    """The training subjects' answers (N, J) and their low-rank model."""
+    """The training subjects' answers (N, J), their low-rank model and, when asked for,
+    the bifactor model (``mirt``, in the low-rank design's form)."""
 
     answers: FloatArray
     low_rank: LowRankModel
+    mirt: LowRankModel | None = None
 
     @classmethod
     def fit(cls, train: ResponseMatrix, dims: int | None = None) -> ReferenceModels:
-        """Both models from the training subjects ``train``; ``dims`` by default from
-        their number (``low_rank_dims``)."""
+        """The mixture's and the low-rank model from the training subjects ``train``;
+        ``dims`` by default from their number (``low_rank_dims``)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             k = dims or low_rank_dims(train.n_subjects)
@@ -58,6 +70,22 @@ class ReferenceModels:
             reference_answers(train.values, train.observed),
             LowRankModel.from_fit(fit.person_, fit.loadings_, fit.intercepts_),
         )
+
+    def with_mirt(self, params: MirtParams) -> ReferenceModels:
+        """The same models and, for the bifactor design, the multidimensional ``params``."""
+        return replace(self, mirt=LowRankModel.from_mirt(params))
+
+    def test(self, design: str, can_answer: BoolArray, max_items: int) -> ReferenceTest:
+        """A fresh state of the reference ``design`` for the examinees of ``can_answer``."""
+        if design == MIXTURE:
+            return MixtureTest(self.answers, can_answer)
+        if design == LOW_RANK:
+            return LowRankTest(self.low_rank, can_answer, max_items)
+        if design == BIFACTOR:
+            if self.mirt is None:
+                raise CatError("the bifactor design needs a multidimensional (bifactor) model")
+            return LowRankTest(self.mirt, can_answer, max_items)
+        raise CatError(f"unknown reference design {design!r}")
 
     def score(
         self, can_answer: BoolArray, given: BoolArray, right: FloatArray
@@ -81,12 +109,6 @@ class ReferenceModels:
         """The predicted accuracy at each of ``lengths`` when the reference ``design``
         chooses the items, answered from ``right`` (E, J); ``gains`` receives each
         length's difficulty gain (``cat.designs.replay.replay_reference_test``)."""
-        test: ReferenceTest
-        if design == MIXTURE:
-            test = MixtureTest(self.answers, can_answer)
-        elif design == LOW_RANK:
-            test = LowRankTest(self.low_rank, can_answer, max(lengths))
-        else:
-            raise CatError(f"unknown reference design {design!r}")
+        test = self.test(design, can_answer, max(lengths))
         out, _ = replay_reference_test(test, right, lengths, gains=gains, expectations=expectations)
         return out

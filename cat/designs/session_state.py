@@ -8,7 +8,6 @@ import numpy as np
 from cat.designs.low_rank import LowRankTest
 from cat.designs.mixture import MixtureTest
 from cat.designs.models import ReferenceModels
-from cat.engine.registry import DesignName
 from cat.errors import CatError
 from cat.prediction.per_scenario import scenario_accuracy
 from irt.types import BoolArray
@@ -17,8 +16,8 @@ _ROW = np.array([0])
 
 
 class ReferenceDesign:
-    """The mixture or low-rank design (``design``) of one examinee on a pool of
-    ``n_items``, over at most ``max_items`` answers."""
+    """The mixture, low-rank or bifactor design (``design``) of one examinee on a pool
+    of ``n_items``, over at most ``max_items`` answers."""
 
     def __init__(self, design: str, models: ReferenceModels, n_items: int, max_items: int) -> None:
         if models.answers.shape[1] != n_items:
@@ -26,13 +25,9 @@ class ReferenceDesign:
                 f"the references answered {models.answers.shape[1]} items, the pool has {n_items}"
             )
         can_answer = np.ones((1, n_items), dtype=bool)
-        self.test: MixtureTest | LowRankTest
-        if design == DesignName.MIXTURE:
-            self.test = MixtureTest(models.answers, can_answer)
-        elif design == DesignName.LOW_RANK:
-            self.test = LowRankTest(models.low_rank, can_answer, max_items)
-        else:
-            raise CatError(f"{design!r} is not a reference design")
+        test = models.test(design, can_answer, max_items)
+        assert isinstance(test, MixtureTest | LowRankTest)
+        self.test: MixtureTest | LowRankTest = test
         self._right = np.zeros(n_items)
         self._given = np.zeros(n_items, dtype=bool)
 

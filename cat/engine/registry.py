@@ -68,9 +68,27 @@ class DesignName(StrEnum):
     IRT = "irt"
     MIXTURE = "mixture"
     LOW_RANK = "low-rank"
+    BIFACTOR = "bifactor"
 
 
-DESIGN_NAMES: tuple[str, ...] = tuple(d.value for d in DesignName)
+#: The designs every calibrated pool can run (a multidimensional one adds ``BIFACTOR``).
+DESIGN_NAMES: tuple[str, ...] = (
+    DesignName.IRT.value,
+    DesignName.MIXTURE.value,
+    DesignName.LOW_RANK.value,
+)
+#: The design a multidimensional pool (``cat calibrate --model bifactor``) adds: the
+#: bifactor model's CAT (``cat.designs.low_rank`` on ``LowRankModel.from_mirt``).
+MULTIDIMENSIONAL_DESIGNS: tuple[str, ...] = (DesignName.BIFACTOR.value,)
+ALL_DESIGN_NAMES: tuple[str, ...] = (*DESIGN_NAMES, *MULTIDIMENSIONAL_DESIGNS)
+
+
+def design_names(multidimensional: bool) -> tuple[str, ...]:
+    """The designs replayed and chosen among: ``DESIGN_NAMES``, and the bifactor design
+    when the pool (or ``cat validate --model bifactor``) has a multidimensional model."""
+    return ALL_DESIGN_NAMES if multidimensional else DESIGN_NAMES
+
+
 #: ``cat assess --design auto``: the pool's design of smallest cross-fitted error.
 AUTO = "auto"
 
@@ -82,10 +100,16 @@ class DesignChoice(StrEnum):
     IRT = "irt"
     MIXTURE = "mixture"
     LOW_RANK = "low-rank"
+    BIFACTOR = "bifactor"
 
 
-#: The designs that choose items from the references' answers instead of item parameters.
-REFERENCE_DESIGNS: tuple[str, ...] = (DesignName.MIXTURE.value, DesignName.LOW_RANK.value)
+#: The designs that choose items by their own model of the references (their answers,
+#: their low-rank fit, the bifactor model) instead of the unidimensional parameters.
+REFERENCE_DESIGNS: tuple[str, ...] = (
+    DesignName.MIXTURE.value,
+    DesignName.LOW_RANK.value,
+    DesignName.BIFACTOR.value,
+)
 
 # What `cat assess` runs with no options, in one place: `cat assess`, `cat.assess`,
 # `cat calibrate --cross-fit` and the "default" policy of `cat validate` all read it here.

@@ -201,6 +201,7 @@ def calibrate_responses(
                 cross_fit_lengths,
                 seed,
                 cross_fit_progress,
+                item_groups if mirt_fit is not None else None,
             )
         provenance = _provenance(responses, matrix, result, scoring)
         rows = reference_rows(matrix, scores)
@@ -318,19 +319,31 @@ def _cross_fit(
     lengths: Sequence[int],
     seed: int,
     progress: Callable[[str, float], None] | None,
+    bifactor_groups: ItemScenarios | None = None,
 ) -> dict[str, PredictionErrors]:
     """The references' cross-fitted errors per design, the IRT design content-balanced
     when every item has a scenario in the pool (then with each design's errors per
-    scenario)."""
+    scenario). With ``bifactor_groups`` (the bifactor model's), the bifactor design too,
+    and those groups are the scenarios."""
     from cat.prediction.cross_fit import cross_fit_errors
 
     known = {item.id for item in items}
     scenario, names = None, None
-    if all(item.scenario for item in items) and known.issuperset(matrix.item_ids):
+    if bifactor_groups is not None:
+        scenario, names = bifactor_groups.codes, bifactor_groups.names
+    elif all(item.scenario for item in items) and known.issuperset(matrix.item_ids):
         found = scenarios_of(items, matrix.item_ids)
         scenario, names = found.codes, found.names
     return cross_fit_errors(
-        matrix, model, folds, list(lengths), seed, scenario, progress, scenario_names=names
+        matrix,
+        model,
+        folds,
+        list(lengths),
+        seed,
+        scenario,
+        progress,
+        scenario_names=names,
+        multidimensional=bifactor_groups is not None,
     )
 
 

@@ -9,6 +9,7 @@ JSON file.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -96,6 +97,28 @@ class ReferenceSummary(_Figures):
     top: list[ReferenceEntry]
 
 
+class FactorLoadings(_Figures):
+    """One factor of a multidimensional pool: how many items load on it and their
+    slopes' mean and range."""
+
+    factor: str
+    n_items: int
+    mean: float
+    min: float
+    max: float
+
+
+class MultidimensionalSummary(_Figures):
+    """A multidimensional pool's model (``mirt_params.csv``): structure, lower
+    asymptotes or not, each factor's loadings, and the fit's figures beside the
+    unidimensional model's where recorded."""
+
+    structure: str
+    guessing: bool
+    factors: list[FactorLoadings]
+    fit: dict[str, Any] | None = None
+
+
 class PoolSummary(_Figures):
     """What ``cat pool info`` shows; the parts that need a calibration are None without."""
 
@@ -104,6 +127,7 @@ class PoolSummary(_Figures):
     parameters: ParameterSummary | None
     information: InformationCurve | None
     reference: ReferenceSummary | None
+    multidimensional: MultidimensionalSummary | None = None
 
 
 def summarize_pool(pool: LoadedPool) -> PoolSummary:
@@ -122,6 +146,32 @@ def summarize_pool(pool: LoadedPool) -> PoolSummary:
         parameters=None if params is None else summarize_parameters(params),
         information=None if params is None else information_curve(params),
         reference=summarize_references(pool) if pool.references else None,
+        multidimensional=None if pool.mirt is None else summarize_mirt(pool),
+    )
+
+
+def summarize_mirt(pool: LoadedPool) -> MultidimensionalSummary:
+    """The loadings of each factor of the pool's multidimensional model."""
+    mirt = pool.mirt
+    assert mirt is not None
+    factors = []
+    for k, name in enumerate(mirt.factors):
+        slopes = mirt.slopes[mirt.pattern[:, k], k]
+        factors.append(
+            FactorLoadings(
+                factor=name,
+                n_items=int(slopes.size),
+                mean=float(slopes.mean()) if slopes.size else 0.0,
+                min=float(slopes.min()) if slopes.size else 0.0,
+                max=float(slopes.max()) if slopes.size else 0.0,
+            )
+        )
+    entry = pool.manifest.multidimensional
+    return MultidimensionalSummary(
+        structure=mirt.structure.value,
+        guessing=mirt.guessing,
+        factors=factors,
+        fit=None if entry is None else entry.fit,
     )
 
 

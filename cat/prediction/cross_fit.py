@@ -6,7 +6,7 @@ An interval from θ's uncertainty and the chance in the unseen answers is too na
 a model whose profile one θ does not hold (on MMLU-Pro several models sit 5–7 points
 off). ``cat calibrate --pool`` (K = 5 folds unless ``--cross-fit K``) replays every
 reference model's own answers with the pool and the reference designs' models fitted on
-the other K − 1 folds, under each design of ``cat.engine.registry.DESIGN_NAMES``, and
+the other K − 1 folds, under each design of ``cat.engine.registry.design_names``, and
 stores each design's signed errors (and difficulty gains, ``cat.prediction.flatness``)
 per test length in ``pool.json``. ``cat assess`` runs the design of smallest mean
 absolute error (``choose_design``) and sets its interval to the split-conformal 90%
@@ -20,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from cat.designs.choice import smallest_error
-from cat.engine.registry import DESIGN_NAMES, DesignName, default_selection
+from cat.engine.registry import DesignName, default_selection, design_names
 from cat.errors import CatError
 from cat.prediction.per_scenario import scenario_truth
 from cat.prediction.replay import IRT, design_key, replay_split
@@ -40,14 +40,19 @@ def cross_fit_errors(
     scenario: tuple[int, ...] | None = None,
     progress: Callable[[str, float], None] | None = None,
     scenario_names: tuple[str, ...] | None = None,
+    multidimensional: bool = False,
 ) -> dict[str, PredictionErrors]:
     """Replay every subject of ``responses`` with the pool (and the reference designs'
-    models) fitted on the other folds, under each design of ``DESIGN_NAMES``, and return
+    models) fitted on the other folds, under each design of ``design_names``, and return
     each design's signed errors per length: the IRT design (MFI, content-balanced when
     ``scenario`` codes are given, ML θ, the plug-in;
     ``cat.engine.registry.default_selection``), the mixture and the low-rank design.
     ``progress(what, fraction done)`` follows the folds. With ``scenario`` codes and their
-    ``scenario_names``, each design's errors per scenario are stored too."""
+    ``scenario_names``, each design's errors per scenario are stored too;
+    ``multidimensional`` adds the bifactor design (one bifactor fit per fold)."""
+    designs = design_names(multidimensional)
+    if multidimensional and not scenario:
+        raise CatError("the bifactor design's cross-fit needs each item's scenario")
     if responses.n_subjects < 2 * folds:
         raise CatError(
             f"--cross-fit {folds} needs at least {2 * folds} subjects, "
@@ -66,9 +71,9 @@ def cross_fit_errors(
         if progress is not None:
             progress(f"calibrating split {n + 1} of {len(parts)}", n / len(parts))
         replayed = replay_split(
-            responses, kind, train_rows, test_rows, list(DESIGN_NAMES), lengths, rng, scenario
+            responses, kind, train_rows, test_rows, list(designs), lengths, rng, scenario
         )
-        for design in DESIGN_NAMES:
+        for design in designs:
             for length in lengths:
                 pred = replayed.predicted[design_key(design, length)][0]
                 signed.setdefault((design, length), []).append(pred - truth[test_rows])
@@ -83,7 +88,7 @@ def cross_fit_errors(
     if progress is not None:
         progress("done", 1.0)
     out = {}
-    for design in DESIGN_NAMES:
+    for design in designs:
         errors = {
             str(length): [float(e) for e in np.concatenate(signed[(design, length)])]
             for length in lengths

@@ -13,7 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
-from cat.designs.models import LOW_RANK, MIXTURE, REFERENCE_DESIGNS, ReferenceModels
+from cat.designs.models import BIFACTOR, LOW_RANK, MIXTURE, REFERENCE_DESIGNS, ReferenceModels
 from cat.engine.registry import (
     BALANCED_SUFFIX,
     DEFAULT_ESTIMATOR,
@@ -27,6 +27,9 @@ from cat.engine.registry import (
 from cat.engine.selection import PoolInfo
 from cat.engine.simulation import CATDesign, CATResult, replay_cat
 from cat.engine.stopping import StoppingRule
+from cat.errors import CatError
+from cat.pools.mirt_calibration import fit_multidimensional
+from cat.pools.scenarios import ItemScenarios
 from cat.prediction.flatness import difficulty_gain
 from cat.prediction.intervals import Z90, theta_and_chance
 from cat.prediction.per_scenario import scenario_accuracy, scenario_masks
@@ -45,6 +48,9 @@ RANDOM_RAW = "random-raw"
 IRT = DesignName.IRT.value
 #: (policy, length, predictor): one row of ``cat validate``.
 Key = tuple[str, int, str]
+#: The bifactor fits of replays stop at this parameter change (the pool's own fit at
+#: 1e-4): tens of refits in a validation, and rankings that do not move below it.
+REPLAY_TOL = 1e-3
 
 
 def is_random(policy: str) -> bool:
@@ -151,10 +157,22 @@ class Calibrated:
     offset: float
     pool: PoolInfo
     train: ResponseMatrix
+    _bifactor: ReferenceModels | None = field(default=None, repr=False)
 
     @cached_property
     def references(self) -> ReferenceModels:
         return ReferenceModels.fit(self.train)
+
+    def with_bifactor(self, scenario: tuple[int, ...]) -> ReferenceModels:
+        """The reference models and the bifactor model of the training subjects, one
+        specific factor per ``scenario`` code, fitted on first use."""
+        if self._bifactor is None:
+            names = tuple(str(k) for k in range(max(scenario) + 1))
+            fit = fit_multidimensional(
+                self.train, BIFACTOR, ItemScenarios(scenario, names), tol=REPLAY_TOL
+            )
+            self._bifactor = self.references.with_mirt(fit.params)
+        return self._bifactor
 
 
 def calibrate_split(
@@ -210,9 +228,12 @@ def replay_split(
         if name in REFERENCE_DESIGNS:
             gains: dict[int, FloatArray] = {}
             expected: dict[int, tuple[BoolArray, FloatArray]] = {}
-            by_length = calibrated.references.replay(
-                name, can_answer, right, lengths, gains, expected
-            )
+            models = calibrated.references
+            if name == BIFACTOR:
+                if not scenario:
+                    raise CatError("the bifactor design needs each item's scenario (--scenarios)")
+                models = calibrated.with_bifactor(scenario)
+            by_length = models.replay(name, can_answer, right, lengths, gains, expected)
             for length in lengths:
                 out.predicted[(name, length, name)] = by_length[length][None, :]
                 out.gain[(name, length, name)] = gains[length]

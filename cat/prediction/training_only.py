@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cat.designs.choice import smallest_error
-from cat.engine.registry import DEFAULT, DESIGN_NAMES
+from cat.engine.registry import ALL_DESIGN_NAMES, DEFAULT
 from cat.errors import CatError
 from cat.prediction.conformal import conformal_quantile
 from cat.prediction.per_scenario import scenario_truth
@@ -213,7 +213,7 @@ def half_widths(
             pooled[(policy, length, CHOSEN)] = abs_errors[(policy, length, pick)]
     design: dict[int, str] = {}
     for length in sorted({length for _, length in candidates}):
-        designs = [d for d in DESIGN_NAMES if design_key(d, length) in abs_errors]
+        designs = [d for d in ALL_DESIGN_NAMES if design_key(d, length) in abs_errors]
         if designs:
             pick = smallest_error({d: abs_errors[design_key(d, length)] for d in designs})
             design[length] = pick

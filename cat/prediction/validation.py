@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from cat.engine.registry import DEFAULT, DESIGN_NAMES, PolicyName, make_policy
+from cat.engine.registry import DEFAULT, PolicyName, design_names, make_policy
 from cat.errors import CatError
 from cat.prediction.intervals import Z90 as _Z90
 from cat.prediction.intervals import widen
@@ -133,6 +133,7 @@ def validate(
     repeats: int = 5,
     interval_folds: int = 5,
     held_out_shift: float = 0.0,
+    multidimensional: bool = False,
 ) -> list[Predictions]:
     """Predictions of every held-out subject for each policy ("default": what ``cat
     assess`` runs), "random" (always, ``repeats`` times) and length, plus the random-raw
@@ -140,17 +141,23 @@ def validate(
     cross-fitted in ``interval_folds`` folds (``cat.prediction.training_only``).
     ``scenario`` (a code per item) lets policies named "...+cb" balance content.
     ``held_out_shift`` is added to every held-out prediction before its interval is
-    built, as a deliberately biased predictor would be off (0 but in tests)."""
+    built, as a deliberately biased predictor would be off (0 but in tests).
+    ``multidimensional`` adds the bifactor design (``scenario`` codes its specific
+    factors) to the designs the default chooses among, as on a pool calibrated with
+    ``cat calibrate --model bifactor``."""
     kind = ModelKind(model)
     if not lengths or min(lengths) < 1:
         raise CatError("give test lengths of at least 1 item")
     if repeats < 1:
         raise CatError(f"--repeats must be at least 1, got {repeats}")
     # The default is whichever design the training subjects' errors favour: all are run.
-    expanded = [d for p in policies for d in (DESIGN_NAMES if p == DEFAULT else (p,))]
+    designs = design_names(multidimensional)
+    if multidimensional and not scenario:
+        raise CatError("the bifactor design needs each item's scenario (--scenarios)")
+    expanded = [d for p in policies for d in (designs if p == DEFAULT else (p,))]
     run = list(dict.fromkeys([*expanded, RANDOM]))
     for name in run:  # unknown names fail before any calibration
-        if name not in DESIGN_NAMES:
+        if name not in designs:
             make_policy(name, max(lengths), scenario=scenario)
     parts = splits(responses.n_subjects, holdout, leave_one_out, rng, folds)
     blocks = interval_blocks(responses.n_subjects, parts, interval_folds, rng)

@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from cat.designs.models import BIFACTOR
 from cat.engine.registry import DEFAULT, default_selection
 from cat.errors import CatError
 from cat.pools.scenarios import read_item_scenarios
@@ -89,6 +90,9 @@ class ValidationSettings(BaseModel):
     leave_one_out: bool
     seed: int
     scenarios: list[str] | None = Field(description="Scenario names, when given.")
+    multidimensional: str | None = Field(
+        None, description='"bifactor" when its design was replayed beside the others.'
+    )
     estimator: str = "mle"
     interval: str = INTERVAL
     predictors: str = PREDICTORS
@@ -151,6 +155,7 @@ def validate_responses(
     seed: int = 0,
     id_column: bool = True,
     scenarios: str | Path | None = None,
+    folds: int | None = None,
     scenario_column: str = "scenario",
     progress: Progress | None = None,
     repeats: int = 5,
@@ -170,7 +175,11 @@ def validate_responses(
     "random-raw" (plain accuracy on random items) are always reported as the baselines,
     and ``verdicts`` say per length whether the default beats the best of them.
     Intervals come from the training subjects only, cross-fitted in ``interval_folds``
-    folds. ``progress`` is told what is being done and the fraction done.
+    folds. ``progress`` is told what is being done and the fraction done. ``model``
+    "bifactor" calibrates the 3PL and, with a specific factor per scenario, the bifactor
+    model, whose design ("bifactor") is replayed beside the others and chosen by the
+    default where its training-only errors are smallest. ``folds`` K holds out K random
+    folds in turn instead of ``holdout``.
 
     Raises:
         CatError: unreadable data, an unknown model or policy, or settings that leave
@@ -178,7 +187,10 @@ def validate_responses(
     """
     if seed < 0:
         raise CatError(f"the seed must be a non-negative whole number, got {seed}")
-    kind = _model_kind(model)
+    multidimensional = str(model).lower() == BIFACTOR
+    kind = ModelKind.THREE_PL if multidimensional else _model_kind(model)
+    if multidimensional and scenarios is None:
+        raise CatError("--model bifactor needs each item's scenario: give --scenarios ITEMS")
     matrix, source = _load(responses, id_column)
     item_scenarios = (
         None
@@ -191,12 +203,14 @@ def validate_responses(
         list(policies),
         list(lengths),
         np.random.default_rng(seed),
-        holdout=None if leave_one_out else holdout,
+        holdout=None if leave_one_out or folds else holdout,
         leave_one_out=leave_one_out,
         progress=progress,
         scenario=None if item_scenarios is None else item_scenarios.codes,
+        folds=folds,
         repeats=repeats,
         interval_folds=interval_folds,
+        multidimensional=multidimensional,
     )
     settings = ValidationSettings(
         responses=source,
@@ -206,10 +220,11 @@ def validate_responses(
         repeats=repeats,
         interval_folds=interval_folds,
         lengths=list(lengths),
-        holdout=None if leave_one_out else holdout,
+        holdout=None if leave_one_out or folds else holdout,
         leave_one_out=leave_one_out,
         seed=seed,
         scenarios=None if item_scenarios is None else list(item_scenarios.names),
+        multidimensional=BIFACTOR if multidimensional else None,
         n_subjects=matrix.n_subjects,
         n_items=matrix.n_items,
         package_version=package_version(),

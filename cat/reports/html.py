@@ -15,6 +15,7 @@ from pathlib import Path
 
 from cat.assessment.result import AssessmentResult, Neighbour
 from cat.reports.plots import information_figure, ranking_figure, save, theta_figure
+from cat.reports.profile_plot import profile_figure
 from cat.reports.values import finite, model_interval, references
 from irt.models import ItemParams
 
@@ -22,8 +23,9 @@ __all__ = ["write_report"]
 
 
 def write_report(result: AssessmentResult, params: ItemParams, out_dir: Path) -> Path:
-    """Write ``index.html``, ``theta.png``, ``ranking.png`` and ``information.png`` into
-    ``out_dir`` (created with its parents) and return the path of ``index.html``.
+    """Write ``index.html``, ``theta.png``, ``ranking.png``, ``information.png`` and,
+    where the pool has scenarios, ``profile.png`` into ``out_dir`` (created with its
+    parents) and return the path of ``index.html``.
 
     ``params`` are the pool's item parameters, used for the test information curve."""
     out_dir = Path(out_dir)
@@ -35,6 +37,9 @@ def write_report(result: AssessmentResult, params: ItemParams, out_dir: Path) ->
         save(theta_figure(result), out_dir / "theta.png")
         save(ranking_figure(result).figure, out_dir / "ranking.png")
         save(information_figure(result, params), out_dir / "information.png")
+        profile = profile_figure(result)
+        if profile is not None:
+            save(profile, out_dir / "profile.png")
     index = out_dir / "index.html"
     index.write_text(_page(result), encoding="utf-8")
     return index
@@ -161,6 +166,7 @@ def _page(result: AssessmentResult) -> str:
         "<h2>Summary</h2>",
         f"<table>{_rows(_summary(result))}</table>",
         _scenarios(result),
+        _profile(result),
         "<h2>Plots</h2>",
         _figure(
             "theta.png",
@@ -249,6 +255,27 @@ def _scenarios(result: AssessmentResult) -> str:
         ],
     )
     return table and f"<h2>Predicted accuracy by scenario</h2>{table}"
+
+
+def _profile(result: AssessmentResult) -> str:
+    if not result.scenarios:
+        return ""
+    text = "Predicted accuracy per scenario with its 90% interval (dashed: overall)"
+    profile = result.profile
+    lines = []
+    if profile is not None:
+        text += "; right: each scenario's specific factor score with its 90% band"
+        general = profile.factors[0]
+        ranks = []
+        if profile.general_rank is not None:
+            ranks.append(f"rank {profile.general_rank.position} of {profile.general_rank.of}")
+        lines.append(
+            f"<p>{_e(profile.model)} model: general factor {_e(_f(general.score))} "
+            f"(sd {_e(_f(general.sd))}){_e('; ' + ', '.join(ranks)) if ranks else ''}</p>"
+        )
+    return "".join(
+        ["<h2>Profile</h2>", *lines, _figure("profile.png", "profile across scenarios", text)]
+    )
 
 
 def _neighbours(result: AssessmentResult) -> str:

@@ -116,6 +116,12 @@ def test_a_pool_keeps_its_3pl_and_gains_the_bifactor_model(responses: Path, tmp_
     assert entry.fit["unidimensional"]["model"] == "3pl"
     validate = runner.invoke(app, ["pool", "validate", str(pool)])
     assert validate.exit_code == 0, validate.output
+    info = runner.invoke(app, ["pool", "info", str(pool), "--json", str(tmp_path / "i.json")])
+    assert info.exit_code == 0, info.output
+    assert "Bifactor model (without lower" in info.output  # the title wraps to the table
+    figures = json.loads((tmp_path / "i.json").read_text())["multidimensional"]
+    assert [f["factor"] for f in figures["factors"]] == ["general", *SCENARIOS]
+    assert [f["n_items"] for f in figures["factors"]] == [N_ITEMS, 8, 8, 8]
     # A later unidimensional calibration drops the model of the earlier answers.
     again = runner.invoke(app, ["calibrate", str(responses), "--pool", str(pool), "--no-cross-fit"])
     assert again.exit_code == 0, again.output
@@ -150,3 +156,65 @@ def test_bad_bifactor_requests_are_one_line(
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
     assert message in result.output
+
+
+def _bifactor_pool(responses: Path, tmp_path: Path, *extra: str) -> Path:
+    items = [
+        PoolItem(
+            id=f"i{j:03d}",
+            question="Which?",
+            options={"A": "a", "B": "b"},
+            answer="A",
+            scenario=_scenario(j),
+        )
+        for j in range(N_ITEMS)
+    ]
+    pool = write_pool(tmp_path / "p", items)
+    manifest = json.loads((pool / "pool.json").read_text())
+    (pool / "pool.json").write_text(json.dumps({**manifest, "scenarios": SCENARIOS}))
+    args = ["calibrate", str(responses), "--model", "bifactor", "--no-guessing"]
+    result = runner.invoke(app, [*args, "--pool", str(pool), *extra])
+    assert result.exit_code == 0, result.output
+    return pool
+
+
+def test_the_cross_fit_of_a_bifactor_pool_includes_the_bifactor_design(
+    responses: Path, tmp_path: Path
+) -> None:
+    pool = _bifactor_pool(responses, tmp_path, "--cross-fit", "2", "--cross-fit-lengths", "12")
+    designs = load_pool(pool).manifest.design_errors
+    assert designs is not None and set(designs) == {"irt", "mixture", "low-rank", "bifactor"}
+    bifactor = designs["bifactor"]
+    assert bifactor.policy == "bifactor" and len(bifactor.errors["12"]) == 400
+    assert bifactor.scenario_errors is not None
+    assert set(bifactor.scenario_errors["12"]) == set(SCENARIOS)
+    # Errors are of accuracies: a design that predicted nothing would be off by ~0.5.
+    assert float(np.mean(np.abs(bifactor.errors["12"]))) < 0.1
+
+
+def test_assess_prints_the_profile_of_a_bifactor_pool(responses: Path, tmp_path: Path) -> None:
+    pool = _bifactor_pool(responses, tmp_path, "--no-cross-fit")
+    out = tmp_path / "result.json"
+    args = ["assess", "--pool", str(pool), "--model", "replay:" + str(responses) + "#m3"]
+    report = tmp_path / "report"
+    options = ["--length", "12", "--design", "bifactor", "--out", str(out), "--report", str(report)]
+    result = runner.invoke(app, [*args, *options])
+    assert result.exit_code == 0, result.output
+    assert (report / "profile.png").stat().st_size > 1000
+    page = (report / "index.html").read_text()
+    assert "<h2>Profile</h2>" in page and "bifactor model: general factor" in page
+    saved = json.loads(out.read_text())
+    assert saved["settings"]["design"] == "bifactor" and saved["n_items"] == 12
+    profile = saved["profile"]
+    assert [f["factor"] for f in profile["factors"]] == ["general", *SCENARIOS]
+    assert all(0 < f["sd"] <= 1.0 for f in profile["factors"])  # the prior's sd is 1
+    assert profile["general_rank"]["of"] == 401 and profile["total_rank"]["of"] == 401
+    assert 1 <= profile["general_rank"]["position"] <= 401
+    assert set(saved["scenarios"]) == set(SCENARIOS)
+    assert "bifactor profile: general factor" in result.output
+    assert "specific factor" in result.output
+    # Without a multidimensional model the bifactor design is refused in one line.
+    plain = runner.invoke(app, ["calibrate", str(responses), "--pool", str(pool), "--no-cross-fit"])
+    assert plain.exit_code == 0, plain.output
+    refused = runner.invoke(app, [*args, "--length", "12", "--design", "bifactor"])
+    assert refused.exit_code == 2 and "no multidimensional model" in refused.output

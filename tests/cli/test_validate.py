@@ -153,3 +153,30 @@ def test_scenarios_give_the_default_per_scenario_intervals(tmp_path: Path) -> No
     assert "40 items: default per scenario, coverage" in result.output
     # Random items are not scored per scenario.
     assert all(r["scenario_coverage"] is None for r in report["results"] if r["policy"] == "random")
+
+
+def test_model_bifactor_replays_the_bifactor_design_beside_the_others(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    params = random_params(60, rng, "3pl")
+    data = simulate_responses(params, rng.normal(size=24), rng)
+    path, items = tmp_path / "r.jsonl", tmp_path / "items.csv"
+    write_jsonl(data, path)
+    names = ("algebra", "ethics", "dosing")
+    items.write_text(
+        "id,topic\n" + "".join(f"{item},{names[j % 3]}\n" for j, item in enumerate(data.item_ids))
+    )
+    out = tmp_path / "valid.json"
+    args = ["validate", str(path), "--lengths", "20", "--repeats", "1", "--out", str(out)]
+    args += ["--model", "bifactor", "--folds", "3", "--policies", "default,bifactor"]
+    result = runner.invoke(app, [*args, "--scenarios", str(items), "--scenario-column", "topic"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["settings"]["multidimensional"] == "bifactor"
+    assert report["settings"]["model"] == "3pl" and report["settings"]["holdout"] is None
+    (bifactor,) = [r for r in report["results"] if r["policy"] == "bifactor"]
+    assert bifactor["predictor"] == "bifactor" and bifactor["n_subjects"] == 24
+    assert len(bifactor["scenario_mae"]) == 3
+    # Accuracies of 3PL examinees on 60 items: a working design errs a few points.
+    assert bifactor["mae"] < 0.1
+    without = runner.invoke(app, args)
+    assert without.exit_code == 2 and "needs each item's scenario" in without.output
