@@ -34,6 +34,9 @@ class MultidimensionalEntry(BaseModel):
     guessing: bool
     # The fit's figures beside the unidimensional model's (loglik, AIC, BIC, ...).
     fit: dict[str, Any] | None = None
+    # What predictions take off each unasked item's expected score: the model's drift
+    # on its references (irt.scenario_factors).
+    offset: float = 0.0
 
     @model_validator(mode="after")
     def _shapes(self) -> MultidimensionalEntry:
@@ -48,13 +51,16 @@ class MultidimensionalEntry(BaseModel):
         return self
 
     @classmethod
-    def of(cls, params: MirtParams, fit: dict[str, Any] | None = None) -> MultidimensionalEntry:
+    def of(
+        cls, params: MirtParams, fit: dict[str, Any] | None = None, offset: float = 0.0
+    ) -> MultidimensionalEntry:
         return cls(
             structure=params.structure,
             factors=list(params.factors),
             correlation=[[float(x) for x in row] for row in params.correlation],
             guessing=params.guessing,
             fit=fit,
+            offset=offset,
         )
 
 

@@ -33,8 +33,8 @@ from cat.engine.registry import (
     DEFAULT_CONTENT_BALANCING,
     DEFAULT_ESTIMATOR,
     DEFAULT_POLICY,
+    MULTIDIMENSIONAL_DESIGNS,
     REFERENCE_DESIGNS,
-    DesignName,
 )
 from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
@@ -91,14 +91,15 @@ def assess(
         raise CatError(f"the batch size must be at least 1, got {batch_size}")
     design_errors = pool.manifest.design_errors or {}
     chosen = resolve_design(design, design_errors, length)
-    if chosen == DesignName.BIFACTOR and pool.mirt is None:
+    entry = pool.manifest.multidimensional
+    if chosen in MULTIDIMENSIONAL_DESIGNS and pool.mirt is None:
         raise CatError(
-            f"pool {pool.dir} has no multidimensional model for --design bifactor: "
-            "calibrate it with cat calibrate --model bifactor --pool"
+            f"pool {pool.dir} has no multidimensional model for --design {chosen}: "
+            f"calibrate it with cat calibrate --model {chosen} --pool"
         )
     models = load_reference_models(pool, params) if chosen in REFERENCE_DESIGNS else None
     if models is not None and pool.mirt is not None:
-        models = models.with_mirt(pool.mirt)
+        models = models.with_mirt(pool.mirt, 0.0 if entry is None else entry.offset)
     config = _config(
         design=chosen,
         policy=policy,

@@ -14,7 +14,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from cat.designs.low_rank import LowRankModel, scored_test
-from irt.mirt_model import MirtParams
+from irt.mirt_model import MirtParams, Structure
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray, IntArray
 
@@ -84,15 +84,16 @@ def bifactor_profile(
     reference_answers: ResponseMatrix | None = None,
 ) -> Profile:
     """The profile of one examinee: factor scores from its answers, the general-factor
-    rank against ``reference_answers``' scores and the predicted-total rank against the
-    references' observed ``reference_accuracy``, each when given."""
+    rank (bifactor models) against ``reference_answers``' scores and the predicted-total
+    rank against the references' observed ``reference_accuracy``, each when given."""
     scores, sds = factor_scores(params, positions, responses)
     factors = [
         FactorScore(factor=name, score=float(u), sd=float(s))
         for name, u, s in zip(params.factors, scores, sds, strict=True)
     ]
     general = None
-    if reference_answers is not None and reference_answers.n_subjects:
+    bifactor = params.structure is Structure.BIFACTOR
+    if bifactor and reference_answers is not None and reference_answers.n_subjects:
         general = _position(float(scores[0]), reference_general_scores(params, reference_answers))
     total = None
     if reference_accuracy is not None and len(reference_accuracy):

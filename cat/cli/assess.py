@@ -208,16 +208,21 @@ def _print(result: AssessmentResult) -> None:
                 f"predicted total {profile.total_rank.position} of {profile.total_rank.of}"
             )
         general = profile.factors[0]
+        text = (
+            f"general {general.score:+.2f} (sd {general.sd:.2f})"
+            if profile.model == "bifactor"
+            else f"{len(profile.factors)} correlated factors (scores below)"
+        )
         say(
-            f"{profile.model} profile: general factor {general.score:+.2f} (sd {general.sd:.2f})"
+            f"{profile.model} profile: {text}"
             + (f"; rank on the {', on the '.join(ranks)}" if ranks else "")
         )
     if result.scenarios:
-        scores = {} if profile is None else {f.factor: f for f in profile.factors[1:]}
+        scores = {} if profile is None else {f.factor: f for f in profile.factors}
         per = Table(title="Predicted accuracy per scenario")
         columns = ["scenario", "items given", "predicted", "90% interval"]
         if scores:
-            columns.append("specific factor")
+            columns.append("factor score")
         for col in columns:
             per.add_column(col, justify="left" if col == "scenario" else "right", no_wrap=True)
         for name, s in result.scenarios.items():

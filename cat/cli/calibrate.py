@@ -39,14 +39,15 @@ def calibrate(
         ModelChoice.THREE_PL,
         "--model",
         help="IRT model. bifactor: a general factor plus one specific factor per scenario "
-        "(from --groups or the --pool's items), fitted beside the 3PL, which the pool keeps "
-        "in params.csv.",
+        "(from --groups or the --pool's items); mirt: --dims K exploratory factors, or one "
+        "correlated factor per scenario. Either is fitted beside the 3PL, which the pool "
+        "keeps in params.csv.",
     ),
     out: Path | None = typer.Option(
         None,
         "--out",
         help="Write item parameters here (params.csv format; mirt_params.csv format for "
-        "--model bifactor).",
+        "--model bifactor|mirt).",
     ),
     groups: Path | None = typer.Option(
         None,
@@ -58,10 +59,19 @@ def calibrate(
     group_column: str = typer.Option(
         "scenario", "--group-column", help="Column of --groups holding the scenario."
     ),
+    dims: int | None = typer.Option(
+        None,
+        "--dims",
+        min=1,
+        max=5,
+        show_default=False,
+        help="--model mirt: K exploratory factors (1-5; unrotated, identified as R mirt "
+        "does). Without it, --model mirt fits one correlated factor per scenario (2-5).",
+    ),
     guessing: bool = typer.Option(
         True,
         "--guessing/--no-guessing",
-        help="--model bifactor: a lower asymptote c per item (bifactor 3PL) or none (2PL).",
+        help="--model bifactor|mirt: a lower asymptote c per item (3PL) or none (2PL).",
     ),
     report: Path | None = typer.Option(None, "--report", help="Write a JSON fit report here."),
     method: CalibrationMethod = typer.Option(
@@ -137,7 +147,7 @@ def calibrate(
     if cross_fit is None and pool is not None and not no_cross_fit:
         cross_fit = DEFAULT_CROSS_FIT_FOLDS
     check_writable(out, report, abilities)
-    multidimensional = model is ModelChoice.BIFACTOR
+    multidimensional = model in (ModelChoice.BIFACTOR, ModelChoice.MIRT)
     uni = ModelKind.THREE_PL if multidimensional else ModelKind(model.value)
     with progress_bar(f"calibrating {uni.value.upper()}", total=1.0) as update:
 
@@ -166,7 +176,8 @@ def calibrate(
             id_column=id_column,
             progress=progress,
             cross_fit_progress=cross_fitting,
-            multidimensional=MultidimensionalModel.BIFACTOR if multidimensional else None,
+            multidimensional=MultidimensionalModel(model.value) if multidimensional else None,
+            dims=dims,
             groups=groups,
             group_column=group_column,
             guessing=guessing,

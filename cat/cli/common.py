@@ -226,10 +226,11 @@ def fraction_progress(description: str) -> Iterator[Callable[[str, float], None]
 
 class ModelChoice(StrEnum):
     """``--model`` of ``cat calibrate`` and ``cat validate``: a unidimensional model, or
-    ``bifactor``, fitted beside the 3PL."""
+    ``bifactor`` (and, in ``cat calibrate``, ``mirt``), fitted beside the 3PL."""
 
     ONE_PL = "1pl"
     TWO_PL = "2pl"
     THREE_PL = "3pl"
     FOUR_PL = "4pl"
     BIFACTOR = "bifactor"
+    MIRT = "mirt"

@@ -38,16 +38,19 @@ HALVINGS = 12
 class LowRankModel:
     """The references' low-rank fit: item ``loadings`` (J, K) and ``intercepts`` (J,), and
     the prior of a new subject's factors (``prior_mean`` (K,), ``prior_precision`` (K, K));
-    ``floor`` (J,), when given, the items' lower asymptotes."""
+    ``floor`` (J,), when given, the items' lower asymptotes; ``offset`` what the
+    predictions take off each unasked item's expected score (the model's drift on its
+    references, as the unidimensional plug-in's)."""
 
     loadings: FloatArray
     intercepts: FloatArray
     prior_mean: FloatArray
     prior_precision: FloatArray
     floor: FloatArray | None = None
+    offset: float = 0.0
 
     @classmethod
-    def from_mirt(cls, params: MirtParams) -> LowRankModel:
+    def from_mirt(cls, params: MirtParams, offset: float = 0.0) -> LowRankModel:
         """A multidimensional IRT model with its own prior on θ, N(0, R)."""
         precision = np.asarray(np.linalg.inv(params.correlation), dtype=np.float64)
         return cls(
@@ -56,6 +59,7 @@ class LowRankModel:
             np.zeros(params.n_factors),
             precision,
             None if params.c is None else np.asarray(params.c, dtype=np.float64),
+            offset,
         )
 
     @classmethod
@@ -230,12 +234,14 @@ class LowRankTest:
         return np.asarray(np.sqrt(through_u + (p * (1 - p) * left).sum(axis=1)))
 
     def item_expectations(self) -> FloatArray:
-        """(E, J) each item's chance of a right answer under u's Laplace posterior."""
-        return self._probabilities(np.arange(len(self.u)))[0]
+        """(E, J) each item's chance of a right answer under u's Laplace posterior, less
+        the model's ``offset``."""
+        mean_p = self._probabilities(np.arange(len(self.u)))[0]
+        return mean_p if not self.model.offset else np.clip(mean_p - self.model.offset, 0, 1)
 
     def answer_chances(self) -> FloatArray:
-        """(E, J) the chances the model's likelihood gives a right answer (as above)."""
-        return self.item_expectations()
+        """(E, J) the chances the model's likelihood gives a right answer."""
+        return self._probabilities(np.arange(len(self.u)))[0]
 
     def refit(self, rows: IntArray) -> None:
         """Re-estimate u for examinees ``rows`` after their latest answers."""
@@ -244,9 +250,7 @@ class LowRankTest:
 
     def predicted_accuracy(self) -> FloatArray:
         """(E,) right answers given plus the expected number right on the rest."""
-        rows = np.arange(len(self.u))
-        mean_p, _ = self._probabilities(rows)
-        rest = (mean_p * self.available).sum(axis=1)
+        rest = (self.item_expectations() * self.available).sum(axis=1)
         return np.asarray((self.right_given + rest) / np.maximum(self.n_total, 1))
 
 

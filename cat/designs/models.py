@@ -15,17 +15,19 @@ from cat.designs.low_rank import LowRankModel, LowRankTest, low_rank_accuracy
 from cat.designs.mixture import MixtureTest, mixture_accuracy
 from cat.designs.references import reference_answers
 from cat.designs.replay import ReferenceTest, replay_reference_test
+from cat.designs.scenario_design import ScenarioFactorTest
 from cat.engine.registry import REFERENCE_DESIGNS, DesignName
 from cat.errors import CatError
 from irt.errors import ConvergenceWarning
 from irt.low_rank import LowRankCalibrator
 from irt.mirt_model import MirtParams
 from irt.responses import ResponseMatrix
-from irt.types import BoolArray, FloatArray
+from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = [
     "BIFACTOR",
     "LOW_RANK",
+    "MIRT",
     "MIXTURE",
     "REFERENCE_DESIGNS",
     "ReferenceModels",
@@ -34,7 +36,7 @@ __all__ = [
 
 #: The reference designs, each a policy scored by its own predictor of the same name.
 MIXTURE, LOW_RANK = DesignName.MIXTURE.value, DesignName.LOW_RANK.value
-BIFACTOR = DesignName.BIFACTOR.value
+BIFACTOR, MIRT = DesignName.BIFACTOR.value, DesignName.MIRT.value
 
 
 def low_rank_dims(n_references: int) -> int:
@@ -57,6 +59,9 @@ class ReferenceModels:
     answers: FloatArray
     low_rank: LowRankModel
     mirt: LowRankModel | None = None
+    # Each item's factor, for the mirt design's per-scenario selection (a model whose
+    # every item loads on one factor).
+    scenario: IntArray | None = None
 
     @classmethod
     def fit(cls, train: ResponseMatrix, dims: int | None = None) -> ReferenceModels:
@@ -71,9 +76,12 @@ class ReferenceModels:
             LowRankModel.from_fit(fit.person_, fit.loadings_, fit.intercepts_),
         )
 
-    def with_mirt(self, params: MirtParams) -> ReferenceModels:
-        """The same models and, for the bifactor design, the multidimensional ``params``."""
-        return replace(self, mirt=LowRankModel.from_mirt(params))
+    def with_mirt(self, params: MirtParams, offset: float = 0.0) -> ReferenceModels:
+        """The same models and, for the bifactor or mirt design, the multidimensional
+        ``params`` (predictions less ``offset`` per unasked item)."""
+        simple = params.pattern.sum(axis=1) == 1
+        scenario = np.argmax(params.pattern, axis=1) if simple.all() else None
+        return replace(self, mirt=LowRankModel.from_mirt(params, offset), scenario=scenario)
 
     def test(self, design: str, can_answer: BoolArray, max_items: int) -> ReferenceTest:
         """A fresh state of the reference ``design`` for the examinees of ``can_answer``."""
@@ -81,9 +89,13 @@ class ReferenceModels:
             return MixtureTest(self.answers, can_answer)
         if design == LOW_RANK:
             return LowRankTest(self.low_rank, can_answer, max_items)
-        if design == BIFACTOR:
+        if design in (BIFACTOR, MIRT):
             if self.mirt is None:
-                raise CatError("the bifactor design needs a multidimensional (bifactor) model")
+                raise CatError(f"the {design} design needs the pool's multidimensional model")
+            if design == MIRT:
+                if self.scenario is None:
+                    raise CatError("the mirt design needs a model with one factor per item")
+                return ScenarioFactorTest(self.mirt, can_answer, max_items, self.scenario)
             return LowRankTest(self.mirt, can_answer, max_items)
         raise CatError(f"unknown reference design {design!r}")
 

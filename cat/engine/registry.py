@@ -69,6 +69,7 @@ class DesignName(StrEnum):
     MIXTURE = "mixture"
     LOW_RANK = "low-rank"
     BIFACTOR = "bifactor"
+    MIRT = "mirt"
 
 
 #: The designs every calibrated pool can run (a multidimensional one adds ``BIFACTOR``).
@@ -77,16 +78,26 @@ DESIGN_NAMES: tuple[str, ...] = (
     DesignName.MIXTURE.value,
     DesignName.LOW_RANK.value,
 )
-#: The design a multidimensional pool (``cat calibrate --model bifactor``) adds: the
-#: bifactor model's CAT (``cat.designs.low_rank`` on ``LowRankModel.from_mirt``).
-MULTIDIMENSIONAL_DESIGNS: tuple[str, ...] = (DesignName.BIFACTOR.value,)
+#: The designs of multidimensional pools, each run on its pool's model with the low-rank
+#: design's machinery (``cat.designs``): ``bifactor`` (cat calibrate --model bifactor)
+#: and ``mirt`` (--model mirt: a correlated factor per scenario,
+#: ``cat.designs.scenario_design``).
+MULTIDIMENSIONAL_DESIGNS: tuple[str, ...] = (DesignName.BIFACTOR.value, DesignName.MIRT.value)
 ALL_DESIGN_NAMES: tuple[str, ...] = (*DESIGN_NAMES, *MULTIDIMENSIONAL_DESIGNS)
 
 
-def design_names(multidimensional: bool) -> tuple[str, ...]:
-    """The designs replayed and chosen among: ``DESIGN_NAMES``, and the bifactor design
-    when the pool (or ``cat validate --model bifactor``) has a multidimensional model."""
-    return ALL_DESIGN_NAMES if multidimensional else DESIGN_NAMES
+def design_names(multidimensional: str | None = None) -> tuple[str, ...]:
+    """The designs replayed and chosen among: ``DESIGN_NAMES``, and the design of a
+    multidimensional model ("bifactor" or "mirt") when the pool (or ``cat validate
+    --model``) has one."""
+    if multidimensional is None:
+        return DESIGN_NAMES
+    if multidimensional not in MULTIDIMENSIONAL_DESIGNS:
+        raise CatError(
+            f"no design for a {multidimensional!r} model; "
+            f"choose from {', '.join(MULTIDIMENSIONAL_DESIGNS)}"
+        )
+    return (*DESIGN_NAMES, multidimensional)
 
 
 #: ``cat assess --design auto``: the pool's design of smallest cross-fitted error.
@@ -101,6 +112,7 @@ class DesignChoice(StrEnum):
     MIXTURE = "mixture"
     LOW_RANK = "low-rank"
     BIFACTOR = "bifactor"
+    MIRT = "mirt"
 
 
 #: The designs that choose items by their own model of the references (their answers,
@@ -109,6 +121,7 @@ REFERENCE_DESIGNS: tuple[str, ...] = (
     DesignName.MIXTURE.value,
     DesignName.LOW_RANK.value,
     DesignName.BIFACTOR.value,
+    DesignName.MIRT.value,
 )
 
 # What `cat assess` runs with no options, in one place: `cat assess`, `cat.assess`,

@@ -121,6 +121,7 @@ def calibrate_responses(
     groups: Path | None = None,
     group_column: str = "scenario",
     guessing: bool = True,
+    dims: int | None = None,
 ) -> CalibrationOutcome:
     """Fit ``model`` to the response matrix in ``responses`` and write what is asked:
     item parameters to ``out``, abilities to ``abilities``, the fit report to ``report``,
@@ -133,11 +134,16 @@ def calibrate_responses(
     ``multidimensional`` ("bifactor") fits that model as well, on the scenarios of
     ``groups`` (a questions file, its ``group_column``) or of the pool's items, and writes
     its items to ``out`` (``mirt_params.csv`` layout) and ``mirt_params.csv`` in the pool;
-    ``model`` is then the unidimensional companion the pool keeps in ``params.csv``."""
+    ``model`` is then the unidimensional companion the pool keeps in ``params.csv``;
+    "mirt" fits ``dims`` exploratory factors, or one correlated factor per group."""
     model, method, scoring = ModelKind(model), CalibrationMethod(method), AbilityMethod(scoring)
     multi = None if multidimensional is None else MultidimensionalModel(multidimensional)
     if multi is None and groups is not None:
         raise CatError("--groups names the specific factors of --model bifactor; give that model")
+    if multi is None and dims is not None:
+        raise CatError("--dims is the number of factors of --model mirt; give that model")
+    if dims is not None and groups is not None:
+        raise CatError("--model mirt takes --dims K (exploratory) or --groups (one factor each)")
     if out is None and pool is None:
         raise CatError("say where the parameters go: --out PARAMS.csv and/or --pool DIR")
     if pool is not None and not pool.is_dir():
@@ -155,7 +161,7 @@ def calibrate_responses(
     matrix = read_responses(responses, id_column=id_column)
     notes = check_responses(matrix)
     item_groups = None
-    if multi is not None:
+    if multi is not None and (multi is MultidimensionalModel.BIFACTOR or dims is None):
         item_groups = _item_groups(matrix, groups, group_column, questions)
     result = fit_items(
         matrix,
@@ -174,7 +180,15 @@ def calibrate_responses(
         if progress is not None:
             progress(1.0, f"fitting the {multi.value} model")
         mirt_fit = fit_multidimensional(
-            matrix, multi, item_groups, guessing, priors, tol=tol, max_iter=max_iter
+            matrix,
+            multi,
+            item_groups,
+            guessing,
+            priors,
+            tol=tol,
+            max_iter=max_iter,
+            dims=dims,
+            unidimensional=result.params,
         )
         fit_report = _multidimensional_report(fit_report, multi, mirt_fit, matrix.n_subjects)
     written: list[Path] = []
@@ -201,7 +215,8 @@ def calibrate_responses(
                 cross_fit_lengths,
                 seed,
                 cross_fit_progress,
-                item_groups if mirt_fit is not None else None,
+                item_groups,
+                multi.value if multi is not None and dims is None else None,
             )
         provenance = _provenance(responses, matrix, result, scoring)
         rows = reference_rows(matrix, scores)
@@ -220,7 +235,9 @@ def calibrate_responses(
             for name in ("params.csv", "reference.jsonl", REFERENCE_ANSWERS, LOW_RANK, "pool.json")
         )
         if mirt_fit is not None:
-            entry = MultidimensionalEntry.of(mirt_fit.params, _mirt_figures(fit_report))
+            entry = MultidimensionalEntry.of(
+                mirt_fit.params, _mirt_figures(fit_report), mirt_fit.offset
+            )
             record_multidimensional(pool, mirt_fit.params, entry.model_dump(mode="json"))
             written.append(pool / MIRT_PARAMS)
     if report is not None:
@@ -319,18 +336,19 @@ def _cross_fit(
     lengths: Sequence[int],
     seed: int,
     progress: Callable[[str, float], None] | None,
-    bifactor_groups: ItemScenarios | None = None,
+    groups: ItemScenarios | None = None,
+    multidimensional: str | None = None,
 ) -> dict[str, PredictionErrors]:
     """The references' cross-fitted errors per design, the IRT design content-balanced
     when every item has a scenario in the pool (then with each design's errors per
-    scenario). With ``bifactor_groups`` (the bifactor model's), the bifactor design too,
-    and those groups are the scenarios."""
+    scenario). With a ``multidimensional`` model ("bifactor" or "mirt") and its
+    ``groups``, that model's design too, and those groups are the scenarios."""
     from cat.prediction.cross_fit import cross_fit_errors
 
     known = {item.id for item in items}
     scenario, names = None, None
-    if bifactor_groups is not None:
-        scenario, names = bifactor_groups.codes, bifactor_groups.names
+    if multidimensional is not None and groups is not None:
+        scenario, names = groups.codes, groups.names
     elif all(item.scenario for item in items) and known.issuperset(matrix.item_ids):
         found = scenarios_of(items, matrix.item_ids)
         scenario, names = found.codes, found.names
@@ -343,7 +361,7 @@ def _cross_fit(
         scenario,
         progress,
         scenario_names=names,
-        multidimensional=bifactor_groups is not None,
+        multidimensional=multidimensional,
     )
 
 

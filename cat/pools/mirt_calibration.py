@@ -22,9 +22,14 @@ from cat.pools.scenarios import ItemScenarios
 from irt.bifactor import BifactorCalibrator, BifactorPriors
 from irt.bifactor_model import GENERAL_ONLY, group_codes
 from irt.errors import ConvergenceWarning, IRTError
+from irt.mirt_em import MirtCalibrator, MirtPriors
 from irt.mirt_model import MirtParams
-from irt.models import ModelKind
+from irt.models import ItemParams, ModelKind
 from irt.responses import ResponseMatrix
+from irt.scenario_factors import RIDGE, fit_scenario_factors
+
+#: A product grid past this many factors is too large (R mirt's limit for EM too).
+MAX_GRID_FACTORS = 5
 
 
 class MultidimensionalModel(StrEnum):
@@ -60,6 +65,9 @@ class MultidimensionalFit:
     seconds: float
     priors: dict[str, dict[str, Any]]
     settings: dict[str, Any] = field(default_factory=dict)
+    # What predictions take off each unasked item's expected score (the model's drift on
+    # the subjects it was fitted to; 0 where not measured).
+    offset: float = 0.0
 
     def criteria(self, n_subjects: int) -> dict[str, float]:
         return information_criteria(self.loglik, self.n_parameters, n_subjects)
@@ -83,12 +91,22 @@ def fit_multidimensional(
     priors: bool = True,
     tol: float = 1e-4,
     max_iter: int = 500,
+    dims: int | None = None,
+    unidimensional: ItemParams | None = None,
 ) -> MultidimensionalFit:
     """Fit ``model`` to ``matrix``: the bifactor model with one specific factor per
-    group of ``groups``."""
+    group of ``groups``; or ``mirt``, exploratory with ``dims`` factors by EM, else one
+    correlated factor per group on the ``unidimensional`` fit's items
+    (``irt.scenario_factors``)."""
     model = MultidimensionalModel(model)
-    if model is not MultidimensionalModel.BIFACTOR:
-        raise CatError(f"--model {model.value} is not available yet; use --model bifactor")
+    if model is MultidimensionalModel.MIRT and dims is None and groups is not None:
+        if unidimensional is None:
+            raise CatError("--model mirt builds its scenario factors on a unidimensional fit")
+        return _fit_scenario_factors(matrix, groups, unidimensional)
+    if model is MultidimensionalModel.MIRT:
+        return _fit_mirt(matrix, groups, dims, guessing, priors, tol, max_iter)
+    if dims is not None:
+        raise CatError("--dims is for --model mirt; the bifactor model has one factor per group")
     if groups is None:
         raise CatError(
             "--model bifactor needs each item's scenario: give --groups ITEMS "
@@ -115,6 +133,106 @@ def fit_multidimensional(
         priors=_describe(prior, guessing),
         settings={"tol": tol, "max_iter": max_iter, "n_quad": 31, "bound": 6.0},
     )
+
+
+def _fit_mirt(
+    matrix: ResponseMatrix,
+    groups: ItemScenarios | None,
+    dims: int | None,
+    guessing: bool,
+    priors: bool,
+    tol: float,
+    max_iter: int,
+) -> MultidimensionalFit:
+    """The exploratory fit of ``dims`` factors by EM (``irt.mirt_em``)."""
+    if dims is None:
+        raise CatError("--model mirt needs --dims K (exploratory) or each item's scenario")
+    if not 1 <= dims <= MAX_GRID_FACTORS:
+        raise CatError(f"--dims takes 1 to {MAX_GRID_FACTORS} factors, got {dims}")
+    prior = MirtPriors() if priors else None
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            calibrator = MirtCalibrator(
+                dims,
+                guessing=guessing,
+                priors=prior,
+                tol=tol,
+                max_iter=max_iter,
+                standard_errors=False,
+            ).fit(matrix)
+    except IRTError as exc:
+        raise CatError(f"--model mirt: {exc}") from exc
+    described: dict[str, dict[str, Any]] = {}
+    if prior is not None:
+        described = {
+            "slopes": {"dist": "normal", "mean": prior.slope_mean, "sd": prior.slope_sd},
+            "d": {"dist": "normal", "mean": 0.0, "sd": prior.d_sd},
+        }
+        if guessing:
+            described["c"] = {"dist": "beta", "alpha": prior.c_alpha, "beta": prior.c_beta}
+    return MultidimensionalFit(
+        params=calibrator.params_,
+        loglik=float(calibrator.loglik_),
+        logpost=float(calibrator.logpost_),
+        n_parameters=int(calibrator.n_parameters_),
+        n_iter=int(calibrator.n_iter_),
+        converged=bool(calibrator.converged_),
+        seconds=time.perf_counter() - t0,
+        priors=described,
+        settings={"tol": tol, "max_iter": max_iter, "bound": 6.0},
+    )
+
+
+def _fit_scenario_factors(
+    matrix: ResponseMatrix, groups: ItemScenarios, unidimensional: ItemParams
+) -> MultidimensionalFit:
+    """One correlated factor per scenario on the unidimensional fit's items, its
+    marginal log-likelihood by the Laplace approximation."""
+    if "" in groups.names:
+        raise CatError("--model mirt: every item needs a scenario to load on")
+    t0 = time.perf_counter()
+    try:
+        found = fit_scenario_factors(unidimensional, matrix, groups.codes, groups.names)
+    except IRTError as exc:
+        raise CatError(f"--model mirt: {exc}") from exc
+    s_count = len(groups.names)
+    k = n_parameters(unidimensional.model, matrix.n_items) + s_count + s_count * (s_count + 1) // 2
+    loglik = laplace_log_likelihood(found.params, matrix)
+    return MultidimensionalFit(
+        params=found.params,
+        loglik=loglik,
+        logpost=loglik,
+        # The factors' means and covariance, less the location and scale the
+        # unidimensional fit already fixed.
+        n_parameters=k - 2,
+        n_iter=1,
+        converged=True,
+        seconds=time.perf_counter() - t0,
+        priors={},
+        settings={"items": f"the {unidimensional.model.value.upper()} fit's", "ridge": RIDGE},
+        offset=found.offset,
+    )
+
+
+def laplace_log_likelihood(params: MirtParams, matrix: ResponseMatrix) -> float:
+    """The marginal log-likelihood by the Laplace approximation at each subject's MAP û
+    (prior N(0, R)): Σ_i ℓ_i(û) − ½ûᵀR⁻¹û − ½ log det R + ½ log det Cov_i, with Cov_i
+    the inverse of the Fisher information plus R⁻¹. Close to the exact integral when
+    every subject answers many items per factor."""
+    from cat.designs.low_rank import LowRankModel, scored_test
+
+    observed = matrix.observed
+    right = (matrix.values == 1) & observed
+    test = scored_test(LowRankModel.from_mirt(params), observed, observed, right.astype(float))
+    p = np.clip(params.probability(test.u), 1e-12, 1 - 1e-12)
+    fit = np.where(observed, np.where(right, np.log(p), np.log1p(-p)), 0.0).sum(axis=1)
+    precision = np.linalg.inv(params.correlation)
+    prior = -0.5 * np.einsum("ek,kl,el->e", test.u, precision, test.u)
+    _, log_det_r = np.linalg.slogdet(params.correlation)
+    _, log_det_cov = np.linalg.slogdet(test.cov)
+    return float(np.sum(fit + prior - 0.5 * log_det_r + 0.5 * log_det_cov))
 
 
 def _describe(prior: BifactorPriors | None, guessing: bool) -> dict[str, dict[str, Any]]:

@@ -40,7 +40,7 @@ def cross_fit_errors(
     scenario: tuple[int, ...] | None = None,
     progress: Callable[[str, float], None] | None = None,
     scenario_names: tuple[str, ...] | None = None,
-    multidimensional: bool = False,
+    multidimensional: str | None = None,
 ) -> dict[str, PredictionErrors]:
     """Replay every subject of ``responses`` with the pool (and the reference designs'
     models) fitted on the other folds, under each design of ``design_names``, and return
@@ -49,10 +49,11 @@ def cross_fit_errors(
     ``cat.engine.registry.default_selection``), the mixture and the low-rank design.
     ``progress(what, fraction done)`` follows the folds. With ``scenario`` codes and their
     ``scenario_names``, each design's errors per scenario are stored too;
-    ``multidimensional`` adds the bifactor design (one bifactor fit per fold)."""
+    ``multidimensional`` ("bifactor" or "mirt") adds that model's design (one fit of it
+    per fold)."""
     designs = design_names(multidimensional)
     if multidimensional and not scenario:
-        raise CatError("the bifactor design's cross-fit needs each item's scenario")
+        raise CatError(f"the {multidimensional} design's cross-fit needs each item's scenario")
     if responses.n_subjects < 2 * folds:
         raise CatError(
             f"--cross-fit {folds} needs at least {2 * folds} subjects, "

@@ -13,10 +13,18 @@ from functools import cached_property
 
 import numpy as np
 
-from cat.designs.models import BIFACTOR, LOW_RANK, MIXTURE, REFERENCE_DESIGNS, ReferenceModels
+from cat.designs.models import (
+    BIFACTOR,
+    LOW_RANK,
+    MIRT,
+    MIXTURE,
+    REFERENCE_DESIGNS,
+    ReferenceModels,
+)
 from cat.engine.registry import (
     BALANCED_SUFFIX,
     DEFAULT_ESTIMATOR,
+    MULTIDIMENSIONAL_DESIGNS,
     DesignName,
     EstimatorName,
     PolicyName,
@@ -38,6 +46,7 @@ from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
 from irt.models import ItemParams, ModelKind, probability
 from irt.responses import ResponseMatrix
+from irt.scenario_factors import fit_scenario_factors
 from irt.scoring import AbilityMethod, score_abilities
 from irt.types import BoolArray, FloatArray, IntArray
 
@@ -157,22 +166,27 @@ class Calibrated:
     offset: float
     pool: PoolInfo
     train: ResponseMatrix
-    _bifactor: ReferenceModels | None = field(default=None, repr=False)
+    _multidimensional: dict[str, ReferenceModels] = field(default_factory=dict, repr=False)
 
     @cached_property
     def references(self) -> ReferenceModels:
         return ReferenceModels.fit(self.train)
 
-    def with_bifactor(self, scenario: tuple[int, ...]) -> ReferenceModels:
-        """The reference models and the bifactor model of the training subjects, one
-        specific factor per ``scenario`` code, fitted on first use."""
-        if self._bifactor is None:
+    def with_model(self, design: str, scenario: tuple[int, ...]) -> ReferenceModels:
+        """The reference models and the training subjects' multidimensional model of
+        ``design`` ("bifactor" or "mirt"), one specific or correlated factor per
+        ``scenario`` code, fitted on first use."""
+        if design not in self._multidimensional:
             names = tuple(str(k) for k in range(max(scenario) + 1))
-            fit = fit_multidimensional(
-                self.train, BIFACTOR, ItemScenarios(scenario, names), tol=REPLAY_TOL
-            )
-            self._bifactor = self.references.with_mirt(fit.params)
-        return self._bifactor
+            groups = ItemScenarios(scenario, names)
+            if design == MIRT:
+                found = fit_scenario_factors(self.params, self.train, scenario, names)
+                models = self.references.with_mirt(found.params, found.offset)
+            else:
+                fit = fit_multidimensional(self.train, BIFACTOR, groups, tol=REPLAY_TOL)
+                models = self.references.with_mirt(fit.params)
+            self._multidimensional[design] = models
+        return self._multidimensional[design]
 
 
 def calibrate_split(
@@ -229,10 +243,10 @@ def replay_split(
             gains: dict[int, FloatArray] = {}
             expected: dict[int, tuple[BoolArray, FloatArray]] = {}
             models = calibrated.references
-            if name == BIFACTOR:
+            if name in MULTIDIMENSIONAL_DESIGNS:
                 if not scenario:
-                    raise CatError("the bifactor design needs each item's scenario (--scenarios)")
-                models = calibrated.with_bifactor(scenario)
+                    raise CatError(f"the {name} design needs each item's scenario (--scenarios)")
+                models = calibrated.with_model(name, scenario)
             by_length = models.replay(name, can_answer, right, lengths, gains, expected)
             for length in lengths:
                 out.predicted[(name, length, name)] = by_length[length][None, :]

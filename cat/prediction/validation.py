@@ -133,7 +133,7 @@ def validate(
     repeats: int = 5,
     interval_folds: int = 5,
     held_out_shift: float = 0.0,
-    multidimensional: bool = False,
+    multidimensional: str | None = None,
 ) -> list[Predictions]:
     """Predictions of every held-out subject for each policy ("default": what ``cat
     assess`` runs), "random" (always, ``repeats`` times) and length, plus the random-raw
@@ -142,9 +142,9 @@ def validate(
     ``scenario`` (a code per item) lets policies named "...+cb" balance content.
     ``held_out_shift`` is added to every held-out prediction before its interval is
     built, as a deliberately biased predictor would be off (0 but in tests).
-    ``multidimensional`` adds the bifactor design (``scenario`` codes its specific
-    factors) to the designs the default chooses among, as on a pool calibrated with
-    ``cat calibrate --model bifactor``."""
+    ``multidimensional`` ("bifactor" or "mirt") adds that model's design (``scenario``
+    codes its factors) to the designs the default chooses among, as on a pool
+    calibrated with ``cat calibrate --model bifactor|mirt``."""
     kind = ModelKind(model)
     if not lengths or min(lengths) < 1:
         raise CatError("give test lengths of at least 1 item")
@@ -153,7 +153,7 @@ def validate(
     # The default is whichever design the training subjects' errors favour: all are run.
     designs = design_names(multidimensional)
     if multidimensional and not scenario:
-        raise CatError("the bifactor design needs each item's scenario (--scenarios)")
+        raise CatError(f"the {multidimensional} design needs each item's scenario (--scenarios)")
     expanded = [d for p in policies for d in (designs if p == DEFAULT else (p,))]
     run = list(dict.fromkeys([*expanded, RANDOM]))
     for name in run:  # unknown names fail before any calibration

@@ -22,8 +22,7 @@ from pydantic import (
     model_validator,
 )
 
-from cat.designs.models import BIFACTOR
-from cat.engine.registry import DEFAULT, default_selection
+from cat.engine.registry import DEFAULT, MULTIDIMENSIONAL_DESIGNS, default_selection
 from cat.errors import CatError
 from cat.pools.scenarios import read_item_scenarios
 from cat.prediction.validation import Predictions, Progress, validate
@@ -91,7 +90,7 @@ class ValidationSettings(BaseModel):
     seed: int
     scenarios: list[str] | None = Field(description="Scenario names, when given.")
     multidimensional: str | None = Field(
-        None, description='"bifactor" when its design was replayed beside the others.'
+        None, description='"bifactor" or "mirt" when its design was replayed beside the others.'
     )
     estimator: str = "mle"
     interval: str = INTERVAL
@@ -176,10 +175,10 @@ def validate_responses(
     and ``verdicts`` say per length whether the default beats the best of them.
     Intervals come from the training subjects only, cross-fitted in ``interval_folds``
     folds. ``progress`` is told what is being done and the fraction done. ``model``
-    "bifactor" calibrates the 3PL and, with a specific factor per scenario, the bifactor
-    model, whose design ("bifactor") is replayed beside the others and chosen by the
-    default where its training-only errors are smallest. ``folds`` K holds out K random
-    folds in turn instead of ``holdout``.
+    "bifactor" or "mirt" calibrates the 3PL and, with a specific (bifactor) or correlated
+    (mirt) factor per scenario, that model, whose design is replayed beside the others
+    and chosen by the default where its training-only errors are smallest. ``folds`` K
+    holds out K random folds in turn instead of ``holdout``.
 
     Raises:
         CatError: unreadable data, an unknown model or policy, or settings that leave
@@ -187,10 +186,13 @@ def validate_responses(
     """
     if seed < 0:
         raise CatError(f"the seed must be a non-negative whole number, got {seed}")
-    multidimensional = str(model).lower() == BIFACTOR
+    name = str(model).lower()
+    multidimensional = name if name in MULTIDIMENSIONAL_DESIGNS else None
     kind = ModelKind.THREE_PL if multidimensional else _model_kind(model)
     if multidimensional and scenarios is None:
-        raise CatError("--model bifactor needs each item's scenario: give --scenarios ITEMS")
+        raise CatError(
+            f"--model {multidimensional} needs each item's scenario: give --scenarios ITEMS"
+        )
     matrix, source = _load(responses, id_column)
     item_scenarios = (
         None
@@ -224,7 +226,7 @@ def validate_responses(
         leave_one_out=leave_one_out,
         seed=seed,
         scenarios=None if item_scenarios is None else list(item_scenarios.names),
-        multidimensional=BIFACTOR if multidimensional else None,
+        multidimensional=multidimensional,
         n_subjects=matrix.n_subjects,
         n_items=matrix.n_items,
         package_version=package_version(),

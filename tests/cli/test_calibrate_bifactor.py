@@ -211,10 +211,69 @@ def test_assess_prints_the_profile_of_a_bifactor_pool(responses: Path, tmp_path:
     assert profile["general_rank"]["of"] == 401 and profile["total_rank"]["of"] == 401
     assert 1 <= profile["general_rank"]["position"] <= 401
     assert set(saved["scenarios"]) == set(SCENARIOS)
-    assert "bifactor profile: general factor" in result.output
-    assert "specific factor" in result.output
+    assert "bifactor profile: general " in result.output
+    assert "factor score" in result.output
     # Without a multidimensional model the bifactor design is refused in one line.
     plain = runner.invoke(app, ["calibrate", str(responses), "--pool", str(pool), "--no-cross-fit"])
     assert plain.exit_code == 0, plain.output
     refused = runner.invoke(app, [*args, "--length", "12", "--design", "bifactor"])
     assert refused.exit_code == 2 and "no multidimensional model" in refused.output
+
+
+def test_model_mirt_fits_exploratory_or_correlated_factors(responses: Path, tmp_path: Path) -> None:
+    out, report = tmp_path / "m.csv", tmp_path / "fit.json"
+    args = ["calibrate", str(responses), "--model", "mirt", "--no-guessing", "--out", str(out)]
+    result = runner.invoke(app, [*args, "--dims", "2", "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text().splitlines()[0] == "item_id,a1,a2,d,c"
+    fit = json.loads(report.read_text())
+    assert fit["model"] == "mirt" and fit["factors"] == ["F1", "F2"]
+    assert fit["n_parameters"] == 3 * N_ITEMS - 1  # the last item's a2 is fixed at 0
+    assert fit["loglik"] > fit["unidimensional"]["loglik"]
+    groups = ["--groups", str(_groups_file(tmp_path)), "--report", str(report)]
+    correlated = runner.invoke(app, [*args, *groups])
+    assert correlated.exit_code == 0, correlated.output
+    fit = json.loads(report.read_text())
+    assert fit["factors"] == SCENARIOS
+    # One factor per scenario, each item on its own: the file leaves the others empty.
+    first = out.read_text().splitlines()[1].split(",")
+    assert first[1] != "" and first[2] == "" and first[3] == ""
+    refused = runner.invoke(app, [*args, "--dims", "2", "--groups", str(_groups_file(tmp_path))])
+    assert refused.exit_code == 2 and "--dims K (exploratory) or --groups" in refused.output
+    bad = runner.invoke(app, ["calibrate", str(responses), "--out", str(out), "--dims", "2"])
+    assert bad.exit_code == 2 and "--dims is the number of factors" in bad.output
+
+
+def test_a_mirt_pool_runs_its_scenario_design(responses: Path, tmp_path: Path) -> None:
+    items = [
+        PoolItem(
+            id=f"i{j:03d}",
+            question="Which?",
+            options={"A": "a", "B": "b"},
+            answer="A",
+            scenario=_scenario(j),
+        )
+        for j in range(N_ITEMS)
+    ]
+    pool = write_pool(tmp_path / "p", items)
+    args = ["calibrate", str(responses), "--model", "mirt", "--pool", str(pool)]
+    result = runner.invoke(app, [*args, "--cross-fit", "2", "--cross-fit-lengths", "12"])
+    assert result.exit_code == 0, result.output
+    loaded = load_pool(pool)
+    assert loaded.mirt is not None and loaded.mirt.factors == tuple(SCENARIOS)
+    entry = loaded.manifest.multidimensional
+    assert entry is not None and entry.structure == "confirmatory" and abs(entry.offset) < 0.05
+    # The factors of these data correlate through the general factor only: 0.4-0.6.
+    off_diagonal = np.asarray(entry.correlation)[np.triu_indices(3, 1)]
+    assert np.all((off_diagonal > 0.2) & (off_diagonal < 0.8))
+    designs = loaded.manifest.design_errors
+    assert designs is not None and "mirt" in designs
+    assert float(np.mean(np.abs(designs["mirt"].errors["12"]))) < 0.1
+    out = tmp_path / "r.json"
+    assess = ["assess", "--pool", str(pool), "--model", "replay:" + str(responses) + "#m7"]
+    ran = runner.invoke(app, [*assess, "--length", "12", "--design", "mirt", "--out", str(out)])
+    assert ran.exit_code == 0, ran.output
+    saved = json.loads(out.read_text())
+    assert saved["settings"]["design"] == "mirt"
+    assert [f["factor"] for f in saved["profile"]["factors"]] == SCENARIOS
+    assert "general_rank" not in saved["profile"] or saved["profile"]["general_rank"] is None
