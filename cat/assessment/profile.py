@@ -11,7 +11,7 @@ like. The per-scenario accuracies with their intervals are the summary's ``scena
 from __future__ import annotations
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from cat.designs.low_rank import LowRankModel, scored_test
 from irt.mirt_model import MirtParams, Structure
@@ -39,9 +39,9 @@ class ProfileRank(_Part):
 
 
 class Profile(_Part):
-    """The factor scores, general first, and the two ranks."""
+    """The factor scores (a bifactor model's general factor first), and the ranks."""
 
-    model: str
+    model: str = Field(description='"bifactor" or "mirt" (cat calibrate --model).')
     factors: list[FactorScore]
     general_rank: ProfileRank | None = None
     total_rank: ProfileRank | None = None
@@ -99,5 +99,8 @@ def bifactor_profile(
     if reference_accuracy is not None and len(reference_accuracy):
         total = _position(predicted_accuracy, reference_accuracy)
     return Profile(
-        model=params.structure.value, factors=factors, general_rank=general, total_rank=total
+        model="bifactor" if bifactor else "mirt",
+        factors=factors,
+        general_rank=general,
+        total_rank=total,
     )

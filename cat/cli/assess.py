@@ -157,8 +157,12 @@ def _print(result: AssessmentResult) -> None:
     table.add_row("θ", f"{result.theta:+.3f}  (90%: {ci.low:+.3f} … {ci.high:+.3f})")
     table.add_row("predicted accuracy", f"{acc.value:.3f}  (90%: {acc.low:.3f} … {acc.high:.3f})")
     info = result.accuracy_interval
-    if result.settings.design is DesignName.BIFACTOR:
-        table.add_row("design", "bifactor: items and prediction from the bifactor model")
+    if result.settings.design in (DesignName.BIFACTOR, DesignName.MIRT):
+        table.add_row(
+            "design",
+            f"{result.settings.design.value}: items and prediction from the pool's "
+            "multidimensional model",
+        )
     elif result.settings.design is not DesignName.IRT:
         table.add_row(
             "design",
@@ -211,7 +215,7 @@ def _print(result: AssessmentResult) -> None:
         text = (
             f"general {general.score:+.2f} (sd {general.sd:.2f})"
             if profile.model == "bifactor"
-            else f"{len(profile.factors)} correlated factors (scores below)"
+            else f"{len(profile.factors)} factors (scores below, 0 = the references' mean)"
         )
         say(
             f"{profile.model} profile: {text}"

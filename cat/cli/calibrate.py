@@ -239,6 +239,8 @@ def _print_summary(report: CalibrationReport, out: Path | None, pool: Path | Non
             f"BIC {companion['bic']:,.1f}",
         )
     for name, s in report.parameters.items():
+        if name == "d" and report.model != "4pl" and companion is None:
+            continue  # the 1PL-3PL have no upper asymptote to show
         table.add_row(
             name, f"mean {s['mean']:.3f}  sd {s['sd']:.3f}  range [{s['min']:.3f}, {s['max']:.3f}]"
         )

@@ -34,7 +34,7 @@ from irt.checks import check_responses
 from irt.fit import CalibrationMethod, CalibrationResult, FitProgress, parameter_summary
 from irt.fit import calibrate as fit_items
 from irt.mirt_io import write_mirt_params
-from irt.mirt_model import MirtParams
+from irt.mirt_model import MirtParams, Structure
 from irt.models import ItemParams, ModelKind
 from irt.params_io import write_abilities, write_params
 from irt.priors import ItemPriors
@@ -189,6 +189,7 @@ def calibrate_responses(
             max_iter=max_iter,
             dims=dims,
             unidimensional=result.params,
+            unidimensional_priors=result.priors.describe(),
         )
         fit_report = _multidimensional_report(fit_report, multi, mirt_fit, matrix.n_subjects)
     written: list[Path] = []
@@ -275,17 +276,22 @@ def _multidimensional_report(
         "converged": uni.converged,
         "seconds": uni.seconds,
     }
-    slopes = fit.params.slopes
-    summary = {
-        "a_general": slopes[:, 0],
-        "a_specific": slopes[:, 1:].sum(axis=1),
-        "d": fit.params.d,
-    }
+    params = fit.params
+    if params.structure is Structure.BIFACTOR:
+        loaded = params.pattern[:, 1:].any(axis=1)
+        summary = {
+            "a_general": params.slopes[:, 0],
+            "a_specific": params.slopes[loaded, 1:].sum(axis=1),
+        }
+    else:
+        summary = {"a (free slopes)": params.slopes[params.pattern]}
+    summary["d"] = params.d
     if fit.params.c is not None:
         summary["c"] = fit.params.c
     return uni.model_copy(
         update={
             "model": multi.value,
+            "method": fit.method,
             "loglik": fit.loglik,
             "logpost": fit.logpost,
             "n_iter": fit.n_iter,

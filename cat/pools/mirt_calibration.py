@@ -68,6 +68,7 @@ class MultidimensionalFit:
     # What predictions take off each unasked item's expected score (the model's drift on
     # the subjects it was fitted to; 0 where not measured).
     offset: float = 0.0
+    method: str = "em"
 
     def criteria(self, n_subjects: int) -> dict[str, float]:
         return information_criteria(self.loglik, self.n_parameters, n_subjects)
@@ -93,6 +94,7 @@ def fit_multidimensional(
     max_iter: int = 500,
     dims: int | None = None,
     unidimensional: ItemParams | None = None,
+    unidimensional_priors: dict[str, dict[str, Any]] | None = None,
 ) -> MultidimensionalFit:
     """Fit ``model`` to ``matrix``: the bifactor model with one specific factor per
     group of ``groups``; or ``mirt``, exploratory with ``dims`` factors by EM, else one
@@ -102,7 +104,7 @@ def fit_multidimensional(
     if model is MultidimensionalModel.MIRT and dims is None and groups is not None:
         if unidimensional is None:
             raise CatError("--model mirt builds its scenario factors on a unidimensional fit")
-        return _fit_scenario_factors(matrix, groups, unidimensional)
+        return _fit_scenario_factors(matrix, groups, unidimensional, unidimensional_priors)
     if model is MultidimensionalModel.MIRT:
         return _fit_mirt(matrix, groups, dims, guessing, priors, tol, max_iter)
     if dims is not None:
@@ -186,10 +188,14 @@ def _fit_mirt(
 
 
 def _fit_scenario_factors(
-    matrix: ResponseMatrix, groups: ItemScenarios, unidimensional: ItemParams
+    matrix: ResponseMatrix,
+    groups: ItemScenarios,
+    unidimensional: ItemParams,
+    item_priors: dict[str, dict[str, Any]] | None,
 ) -> MultidimensionalFit:
-    """One correlated factor per scenario on the unidimensional fit's items, its
-    marginal log-likelihood by the Laplace approximation."""
+    """One correlated factor per scenario on the unidimensional fit's items (whose
+    ``item_priors`` it inherits), its marginal log-likelihood by the Laplace
+    approximation."""
     if "" in groups.names:
         raise CatError("--model mirt: every item needs a scenario to load on")
     t0 = time.perf_counter()
@@ -210,9 +216,10 @@ def _fit_scenario_factors(
         n_iter=1,
         converged=True,
         seconds=time.perf_counter() - t0,
-        priors={},
+        priors=dict(item_priors or {}),
         settings={"items": f"the {unidimensional.model.value.upper()} fit's", "ridge": RIDGE},
         offset=found.offset,
+        method="two-stage",
     )
 
 

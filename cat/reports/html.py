@@ -264,15 +264,16 @@ def _profile(result: AssessmentResult) -> str:
     profile = result.profile
     lines = []
     if profile is not None:
-        text += "; right: each scenario's specific factor score with its 90% band"
+        text += "; right: each scenario's factor score with its 90% band"
         general = profile.factors[0]
         ranks = []
         if profile.general_rank is not None:
             ranks.append(f"rank {profile.general_rank.position} of {profile.general_rank.of}")
-        lines.append(
-            f"<p>{_e(profile.model)} model: general factor {_e(_f(general.score))} "
-            f"(sd {_e(_f(general.sd))}){_e('; ' + ', '.join(ranks)) if ranks else ''}</p>"
-        )
+        if profile.model == "bifactor":
+            lines.append(
+                f"<p>{_e(profile.model)} model: general factor {_e(_f(general.score))} "
+                f"(sd {_e(_f(general.sd))}){_e('; ' + ', '.join(ranks)) if ranks else ''}</p>"
+            )
     return "".join(
         ["<h2>Profile</h2>", *lines, _figure("profile.png", "profile across scenarios", text)]
     )

@@ -47,6 +47,9 @@ def profile_figure(result: AssessmentResult) -> Figure | None:
             capsize=3,
         )
         spec.axvline(0.0, color="0.6", linewidth=1)
-        spec.set_xlabel("specific factor score (90% band)")
+        kind = (
+            "specific factor" if result.profile and result.profile.model == "bifactor" else "factor"
+        )
+        spec.set_xlabel(f"{kind} score (90% band; 0: the references' mean)")
     fig.tight_layout()
     return fig
