@@ -1,11 +1,17 @@
 """The bifactor model (``irt.bifactor_model``) calibrated by EM with the bifactor
-dimension reduction (``irt.bifactor_estep``) and Fisher-scoring M-steps
-(``irt.bifactor_mstep``), SQUAREM-accelerated.
+dimension reduction (``irt.bifactor_estep``; Gibbons & Hedeker 1992) and safeguarded
+Newton M-steps (``irt.bifactor_mstep``), SQUAREM-accelerated (Varadhan & Roland 2008);
+item standard errors by the cross-product of scores (``irt.bifactor_se``).
 
 Defaults follow R mirt's ``bfactor``: 31 equally spaced points per dimension on [−6, 6]
 with normal weights, no priors, stop when no parameter moves more than ``tol`` in a
 cycle. ``guessing=True`` adds a lower asymptote per item (bifactor 3PL); ``priors``
 (``BifactorPriors``) make the fit Bayes modal, which tens of subjects need.
+
+Speed: the cycles' E-step runs its log-probabilities in float32 with float64 sums,
+keeps expected counts only where the posterior has mass, and the M-step is a few
+matrix products per block (see the modules). On MMLU-Pro (32 LLMs × 12,032 items, 14
+groups) a cycle costs ~0.1 s in the 2PL, ~0.3 s in the 3PL on one core.
 
 Identification: the factors' scales are fixed at N(0, 1), so the model is identified up
 to the sign of each factor; after the fit each factor's slopes are turned to a positive
@@ -16,7 +22,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -26,6 +32,7 @@ from irt.bifactor_estep import (
     bifactor_log_likelihood,
     bifactor_scores,
     e_step,
+    posterior,
 )
 from irt.bifactor_model import (
     GENERAL_ONLY,
@@ -34,10 +41,15 @@ from irt.bifactor_model import (
     group_codes,
 )
 from irt.bifactor_mstep import GAMMA_BOUNDS, MAX_INTERCEPT, MAX_SLOPE, m_step
+from irt.bifactor_se import BifactorStandardErrors, bifactor_standard_errors
 from irt.errors import ConvergenceWarning, IRTError
 from irt.quadrature import normal_grid
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray, IntArray
+
+# SQUAREM's tolerance, relative to the log posterior, for the rounding of a float32
+# E-step (see ``_squarem``).
+_FLOAT32_SLACK = 1e-8
 
 __all__ = [
     "GENERAL_ONLY",
@@ -45,24 +57,29 @@ __all__ = [
     "BifactorParams",
     "BifactorPriors",
     "BifactorScores",
+    "BifactorStandardErrors",
     "bifactor_log_likelihood",
     "bifactor_scores",
     "group_codes",
 ]
 
-# The SQUAREM step, in units of a plain EM step, is at most this long.
-_MAX_EXTRAPOLATION = 64.0
-
 
 class BifactorCalibrator:
     """Fit the bifactor 2PL (3PL with ``guessing``) by EM on a grid of ``n_quad``
-    points per dimension on [−``bound``, ``bound``]; stop when no parameter moved more
-    than ``tol`` in a cycle, or after ``max_iter`` cycles (with a ``ConvergenceWarning``).
+    points per dimension on [−``bound``, ``bound``]; stop when an EM cycle from the
+    current point moves no parameter more than ``tol``, or after ``max_iter`` cycles
+    (with a ``ConvergenceWarning``). Each M-step takes up to ``scoring_steps`` Newton
+    steps per item, fewer once the item has settled. ``float32`` runs the cycles'
+    log-probabilities and expected counts in single precision (sums over items stay
+    float64); the reported log-likelihood and the standard errors always come from a
+    float64 pass.
 
     ``fit(responses, group)`` takes one group code per item (``group_codes``) and sets
     ``params_``, ``loglik_`` (marginal log-likelihood), ``logpost_`` (plus the log
-    prior, with ``priors``), ``n_iter_``, ``converged_``, ``seconds_`` and
-    ``n_parameters_``.
+    prior, with ``priors``), ``n_iter_`` (EM cycles), ``converged_``, ``seconds_``,
+    ``n_parameters_``, ``n_subjects_``, ``aic_`` and ``bic_`` (from ``loglik_``), and,
+    with ``standard_errors``, ``se_`` and its arrays ``se_a_general_``,
+    ``se_a_specific_``, ``se_d_`` and ``se_c_`` (``irt.bifactor_se``).
     """
 
     def __init__(
@@ -71,9 +88,11 @@ class BifactorCalibrator:
         bound: float = 6.0,
         tol: float = 1e-4,
         max_iter: int = 500,
-        scoring_steps: int = 3,
+        scoring_steps: int = 10,
         priors: BifactorPriors | None = None,
         guessing: bool = False,
+        float32: bool = True,
+        standard_errors: bool = True,
     ) -> None:
         if not tol > 0:
             raise IRTError(f"tol must be positive, got {tol}")
@@ -85,6 +104,8 @@ class BifactorCalibrator:
         self.scoring_steps = scoring_steps
         self.priors = priors
         self.guessing = guessing
+        self.float32 = float32
+        self.standard_errors = standard_errors
 
     def fit(
         self,
@@ -100,39 +121,8 @@ class BifactorCalibrator:
         names = tuple(groups) if groups is not None else tuple(str(k) for k in range(n_groups))
         if len(names) != n_groups:
             raise IRTError(f"{n_groups} groups coded but {len(names)} named")
-        data = Answers.of(responses, codes, n_groups)
-        params = _start(responses, codes, names, self.guessing)
         x, log_w = self.grid.points, self.grid.log_weights
-
-        def em_cycle(current: BifactorParams) -> tuple[BifactorParams, float]:
-            counts, loglik = e_step(data, current, x, log_w)
-            new = m_step(current, counts, data, x, self.scoring_steps, self.priors)
-            return new, loglik + (0.0 if self.priors is None else self.priors.log_density(current))
-
-        converged = False
-        n_iter = 0
-        while n_iter < self.max_iter:
-            # SQUAREM (Varadhan & Roland 2008): two EM cycles, an extrapolated point along
-            # them, kept only if its log-likelihood is no lower than the second cycle's.
-            first, _ = em_cycle(params)
-            second, loglik = em_cycle(first)
-            n_iter += 2
-            r = _vector(first) - _vector(params)
-            v = _vector(second) - _vector(first) - r
-            new = second
-            if np.any(v):
-                alpha = -min(float(np.linalg.norm(r) / np.linalg.norm(v)), _MAX_EXTRAPOLATION)
-                jump = _from_vector(params, _vector(params) - 2 * alpha * r + alpha**2 * v)
-                landed, jump_loglik = em_cycle(jump)
-                n_iter += 1
-                if np.isfinite(jump_loglik) and jump_loglik >= loglik - 1e-9:
-                    new = landed
-            change = float(np.max(np.abs(_vector(new) - _vector(second))))
-            change = max(change, float(np.max(np.abs(_vector(second) - _vector(first)))))
-            params = new
-            if change < self.tol:
-                converged = True
-                break
+        params, n_iter, converged = self._em(responses, codes, names)
         if not converged:
             warnings.warn(
                 f"bifactor EM stopped after {self.max_iter} cycles without converging",
@@ -140,18 +130,125 @@ class BifactorCalibrator:
                 stacklevel=2,
             )
         params = _oriented(params)
-        _, self.loglik_ = e_step(data, params, self.grid.points, self.grid.log_weights)
-        self.logpost_ = self.loglik_ + (
-            0.0 if self.priors is None else self.priors.log_density(params)
-        )
+        priors = self.priors
+        exact = Answers.of(responses, codes, n_groups)
+        post = posterior(exact, params, x, log_w)
+        self.loglik_ = float(np.sum(post.log_marginal))
+        self.logpost_ = self.loglik_ + (0.0 if priors is None else priors.log_density(params))
         self.params_ = params
         self.n_iter_ = n_iter
         self.converged_ = converged
+        self.n_subjects_ = responses.n_subjects
         self.n_parameters_ = int(
             (3 if self.guessing else 2) * params.n_items + np.sum(params.group >= 0)
         )
+        # Akaike's and Schwarz's criteria from the marginal log-likelihood (with priors,
+        # at the posterior mode), counting every free item parameter.
+        self.aic_ = -2.0 * self.loglik_ + 2.0 * self.n_parameters_
+        self.bic_ = -2.0 * self.loglik_ + np.log(self.n_subjects_) * self.n_parameters_
+        if self.standard_errors:
+            self.se_ = bifactor_standard_errors(exact, params, post, x, priors)
+            self.se_a_general_ = self.se_.a_general
+            self.se_a_specific_ = self.se_.a_specific
+            self.se_d_ = self.se_.d
+            self.se_c_ = self.se_.c
         self.seconds_ = time.perf_counter() - t0
         return self
+
+    def _em(
+        self, responses: ResponseMatrix, codes: IntArray, names: tuple[str, ...]
+    ) -> tuple[BifactorParams, int, bool]:
+        """The EM cycles from the start values: parameters, cycles, converged."""
+        x, log_w = self.grid.points, self.grid.log_weights
+        dtype = np.float32 if self.float32 else np.float64
+        data = Answers.of(responses, codes, len(names), dtype)
+        priors = self.priors
+
+        def em_cycle(current: BifactorParams) -> tuple[BifactorParams, float]:
+            counts, loglik = e_step(data, current, x, log_w)
+            new = m_step(current, counts, data, x, self.scoring_steps, priors)
+            return new, loglik + (0.0 if priors is None else priors.log_density(current))
+
+        start = _start(responses, codes, names, self.guessing)
+        # The float32 E-step's log posterior is good to ~1e-8 of itself (measured on
+        # MMLU-Pro): SQUAREM must not refuse a jump over a smaller difference.
+        slack = _FLOAT32_SLACK if self.float32 else 0.0
+        return _squarem(em_cycle, start, self.tol, self.max_iter, slack)
+
+
+def _squarem(
+    em_cycle: Callable[[BifactorParams], tuple[BifactorParams, float]],
+    params: BifactorParams,
+    tol: float,
+    max_iter: int,
+    slack: float = 0.0,
+) -> tuple[BifactorParams, int, bool]:
+    """EM accelerated by SQUAREM (Varadhan & Roland 2008, scheme S3).
+
+    From p0, two EM cycles p1 = F(p0), p2 = F(p1); with r = p1 − p0 and
+    v = p2 − 2·p1 + p0, a jump to p0 + 2αr + α²v, α = ‖r‖/‖v‖ within [1, α_max], and one
+    EM cycle F(jump) to stabilise it. The jump is kept if the log posterior at the jump,
+    or failing that at F(jump) (which the next iteration computes anyway), is no lower
+    than at p1 (less ``slack`` of its size, the E-step's rounding); otherwise the iteration goes on
+    from p2. α_max starts at 1 and is multiplied by 4 whenever a jump at the cap is kept
+    (as in the R package SQUAREM), so that the first cycles, far from the optimum, do not
+    fling slopes across sign; after a refused jump it drops to a quarter of that jump's
+    α, so that a step length that overshoots is not proposed again and again.
+
+    ``em_cycle(p)`` returns F(p) and the log posterior at p. Converged when an EM cycle
+    moves no parameter more than ``tol`` (R mirt's rule). Returns the parameters, the
+    number of EM cycles and whether it converged."""
+    n_iter = 0
+
+    def cycle(p: BifactorParams) -> tuple[BifactorParams, float]:
+        nonlocal n_iter
+        n_iter += 1
+        return em_cycle(p)
+
+    step_max = 1.0
+    first, _ = cycle(params)  # always F(params)
+    while True:
+        if _max_change(first, params) < tol:
+            return first, n_iter, True
+        if n_iter >= max_iter:
+            return first, n_iter, False
+        second, first_logpost = cycle(first)
+        if _max_change(second, first) < tol:
+            return second, n_iter, True
+        if n_iter >= max_iter:
+            return second, n_iter, False
+        p0, p1, p2 = _vector(params), _vector(first), _vector(second)
+        r = p1 - p0
+        v = p2 - 2 * p1 + p0
+        norm_v = float(np.linalg.norm(v))
+        alpha = 1.0 if norm_v == 0.0 else min(max(float(np.linalg.norm(r)) / norm_v, 1.0), step_max)
+        jump = _from_vector(params, p0 + 2 * alpha * r + alpha**2 * v)
+        landed, jump_logpost = cycle(jump)
+        floor = first_logpost - slack * abs(first_logpost)
+        kept = bool(np.isfinite(jump_logpost) and jump_logpost >= floor)
+        if kept:
+            params = landed
+            if n_iter >= max_iter:
+                return params, n_iter, False
+            first, _ = cycle(params)
+        elif n_iter < max_iter:
+            after, landed_logpost = cycle(landed)
+            kept = bool(np.isfinite(landed_logpost) and landed_logpost >= floor)
+            if kept:
+                params, first = landed, after
+        if kept:
+            if alpha == step_max:
+                step_max *= 4.0
+            continue
+        step_max = max(1.0, alpha / 4.0)
+        params = second
+        if n_iter >= max_iter:
+            return params, n_iter, False
+        first, _ = cycle(params)
+
+
+def _max_change(new: BifactorParams, old: BifactorParams) -> float:
+    return float(np.max(np.abs(_vector(new) - _vector(old))))
 
 
 def _start(

@@ -6,56 +6,205 @@ are independent, so a subject's likelihood is
 a sum over one two-dimensional grid per group however many groups there are (Gibbons &
 Hedeker 1992; Cai, Yang & Hansen 2011): one (subjects × items) by (items × grid²)
 product per group, in log space. Also the subjects' EAP scores and expected accuracy.
+
+Speed. Each group's cost is its (items × grid²) array of log-probabilities, so only one
+such array is built per cycle: with z = aG·G + aS·S + d and ℓ(z) = log σ(z),
+
+    log P = ℓ(z),   log(1 − P) = ℓ(z) − z                                   (2PL)
+    log P = log(c + (1 − c)·e^ℓ(z)),   log(1 − P) = log(1 − c) + ℓ(z) − z  (3PL)
+
+so a subject's log-likelihood is Σ_answered ℓ_j, plus Σ_right (log P − ℓ)_j in the 3PL,
+less the wrong answers' Σ_j z_j, which is linear in the grid: (wrong · [aG, aS, d]) ·
+[G; S; 1], a (subjects × 3) product. Σ_answered ℓ_j is the column sum over all items,
+shared by every subject, less a product over the few items someone skipped: the 2PL
+needs no (subjects × items) by (items × grid²) product at all. The EM cycles may build
+ℓ in float32 (``Answers.of(..., dtype=np.float32)``), twice as fast; every sum over
+items runs in float64, and the reported log-likelihood comes from a float64 pass. The
+expected counts are kept only at grid points that hold posterior mass
+(``SUPPORT_FLOOR``): a subject answering thousands of items has a posterior a grid
+point or two wide, so with tens of subjects most of the grid is empty and the M-step
+skips it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from irt.bifactor_model import GENERAL_ONLY, BifactorParams
 from irt.errors import IRTError
-from irt.models import log_prob_pair
 from irt.quadrature import normal_grid
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray, IntArray
+
+#: Grid points whose posterior mass, summed over subjects, is below this share of the
+#: number of subjects get no expected counts: dropping them moves the M-step's objective
+#: by less than this times the largest |log P| (a few hundred at the parameter bounds).
+SUPPORT_FLOOR = 1e-10
+
+AnyFloat = npt.NDArray[np.floating[Any]]
 
 
 @dataclass(frozen=True)
 class Answers:
     """Right and wrong answers (0/1 floats, 0 where missing) split by group: index ``k``
-    for group k, the last entry for the general-only items."""
+    for group k, the last entry for the general-only items. ``gaps[k]`` lists the
+    block's items (positions within the block) that someone left unanswered and
+    ``missing[k]`` (N, len(gaps[k])) marks who: a sum over the answered items is then
+    the sum over all items less a small product over these. ``dtype`` is the E-step's
+    working precision for the log-probabilities and the expected counts, and
+    ``right_work`` the right answers in it."""
 
     items: list[IntArray]
     right: list[FloatArray]
     wrong: list[FloatArray]
+    gaps: list[IntArray]
+    missing: list[FloatArray]
+    right_work: list[AnyFloat]
 
     @classmethod
-    def of(cls, responses: ResponseMatrix, codes: IntArray, n_groups: int) -> Answers:
+    def of(
+        cls,
+        responses: ResponseMatrix,
+        codes: IntArray,
+        n_groups: int,
+        dtype: type[np.floating[Any]] = np.float64,
+    ) -> Answers:
         observed = responses.observed
         right_all = ((responses.values == 1) & observed).astype(np.float64)
         wrong_all = ((responses.values == 0) & observed).astype(np.float64)
         items = [np.flatnonzero(codes == k) for k in (*range(n_groups), GENERAL_ONLY)]
-        return cls(items, [right_all[:, j] for j in items], [wrong_all[:, j] for j in items])
+        right = [right_all[:, j] for j in items]
+        gaps = [np.flatnonzero(~observed[:, j].all(axis=0)) for j in items]
+        return cls(
+            items,
+            right,
+            [wrong_all[:, j] for j in items],
+            gaps,
+            [(~observed[:, j[g]]).astype(np.float64) for j, g in zip(items, gaps, strict=True)],
+            [r.astype(dtype, copy=False) for r in right],
+        )
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self.right_work[0].dtype
+
+    @property
+    def n_subjects(self) -> int:
+        return int(self.right[0].shape[0])
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.items)
+
+    def answered(self, k: int) -> FloatArray:
+        return self.right[k] + self.wrong[k]
 
 
 @dataclass(frozen=True)
 class Counts:
-    """Expected numbers answering (n) and right (r) per item at each grid point: (J_k,
-    Q, Q) for a group's items over (G, S), (J_0, Q) for the general-only items."""
+    """Expected numbers answering (n) and right (r) per item of each block at the grid
+    points ``support[k]`` (indices into the block's flattened grid: (G, S) for a group,
+    G for the general-only items). ``n[k]`` is one shared row (1, |support|) when
+    everyone answered the block."""
 
     n: list[FloatArray]
     r: list[FloatArray]
+    support: list[IntArray]
 
 
-def _floor(params: BifactorParams, items: IntArray) -> FloatArray:
-    """The items' lower asymptotes as a column against their (items, grid) logits."""
-    return np.zeros((items.size, 1)) if params.c is None else params.c[items, None]
+def block_design(x: FloatArray, specific: bool) -> FloatArray:
+    """The rows [G; S; 1] over the flattened (G, S) grid (a group's items) or [G; 1] over
+    the G grid (general-only items): z = coefficients · design."""
+    q = x.size
+    if specific:
+        return np.stack([np.repeat(x, q), np.tile(x, q), np.ones(q * q)])
+    return np.stack([x, np.ones(q)])
 
 
-# The bifactor model has no upper asymptote below 1.
-_CEILING = np.ones((1, 1))
+def block_coefficients(params: BifactorParams, items: IntArray, specific: bool) -> FloatArray:
+    """(J_k, 3) [aG, aS, d] of a group's items, or (J_k, 2) [aG, d] of general-only ones."""
+    if specific:
+        return np.stack([params.a_general[items], params.a_specific[items], params.d[items]], 1)
+    return np.stack([params.a_general[items], params.d[items]], axis=1)
+
+
+def _log_sigmoid(z: AnyFloat) -> AnyFloat:
+    """log σ(z) = min(z, 0) − log(1 + e^−|z|), in place of ``z`` (no overflow)."""
+    tail = np.abs(z)
+    np.negative(tail, out=tail)
+    np.exp(tail, out=tail)
+    np.log1p(tail, out=tail)
+    np.minimum(z, 0, out=z)
+    z -= tail
+    return z
+
+
+def _block_logits(
+    params: BifactorParams, items: IntArray, x: FloatArray, specific: bool, dtype: Any
+) -> AnyFloat:
+    """(J_k, M) z = aG·G + aS·S + d over the block's grid, built by broadcasting the
+    (J_k, Q) general part against the (J_k, Q) specific part: one pass over the output
+    (a BLAS product with three terms costs more)."""
+    xs = x.astype(dtype)
+    general = params.a_general[items, None].astype(dtype) * xs + params.d[items, None].astype(dtype)
+    if not specific:
+        return np.asarray(general)
+    own = params.a_specific[items, None].astype(dtype) * xs
+    z = general[:, :, None] + own[:, None, :]
+    return np.asarray(z.reshape(items.size, x.size * x.size))
+
+
+def block_log_likelihood(
+    data: Answers, k: int, params: BifactorParams, x: FloatArray, specific: bool
+) -> FloatArray:
+    """(N, M) float64: each subject's log-likelihood of block k's answers at each of the
+    block's M grid points (``block_design(x, specific)``). The log-probabilities are
+    computed in ``data.dtype``; the sums over items always run in float64, as a float32
+    product summing a thousand items loses ~1e-2 of a subject's log-likelihood."""
+    items = data.items[k]
+    n_subjects = data.n_subjects
+    design = block_design(x, specific)
+    if not items.size:
+        return np.zeros((n_subjects, design.shape[1]))
+    dtype = data.dtype
+    right, wrong = data.right[k], data.wrong[k]
+    log_sig = _log_sigmoid(_block_logits(params, items, x, specific, dtype))  # (J_k, M)
+    # Σ over the answered items of ℓ: all items, less those each subject skipped.
+    ll = np.asarray(np.sum(log_sig, axis=0, dtype=np.float64))[None, :]
+    gaps = data.gaps[k]
+    if gaps.size:
+        ll = ll - data.missing[k] @ log_sig[gaps].astype(np.float64)
+    if params.c is not None:
+        # Right answers: log P − ℓ on top, with log P = log(c + (1 − c)·e^ℓ).
+        c = params.c[items, None].astype(dtype)
+        log_p = np.exp(log_sig)
+        log_p *= 1 - c
+        log_p += c
+        # Only an item with c = 0 far below its difficulty can underflow here.
+        np.maximum(log_p, np.finfo(dtype).tiny, out=log_p)
+        np.log(log_p, out=log_p)
+        log_p -= log_sig
+        ll = ll + right @ log_p.astype(np.float64)
+    # The wrong answers' −z and log(1 − c): (N, 3) products, no grid.
+    coef = block_coefficients(params, items, specific)
+    out = ll - (wrong @ coef) @ design
+    if params.c is not None:
+        out += (wrong @ np.log1p(-params.c[items]))[:, None]
+    return np.asarray(out)
+
+
+def block_probability(params: BifactorParams, items: IntArray, design: FloatArray) -> FloatArray:
+    """(J_k, M) P(right) of block items at the block's grid points (float64)."""
+    z = block_coefficients(params, items, design.shape[0] == 3) @ design
+    sigma = 1.0 / (1.0 + np.exp(-z))
+    if params.c is None:
+        return np.asarray(sigma)
+    c = params.c[items, None]
+    return np.asarray(c + (1 - c) * sigma)
 
 
 def _logsumexp(x: FloatArray, axis: int) -> FloatArray:
@@ -66,67 +215,62 @@ def _logsumexp(x: FloatArray, axis: int) -> FloatArray:
 @dataclass(frozen=True)
 class Posterior:
     """Each subject's posterior on the grid: per group over (G, S), (N, Q·Q), and over
-    G, (N, Q); each group's item probabilities there, (J_k, Q·Q); log marginals (N,)."""
+    G, (N, Q); log marginals (N,)."""
 
     groups: list[FloatArray]
     general: FloatArray
-    log_p: list[FloatArray]
     log_marginal: FloatArray
 
 
 def posterior(data: Answers, params: BifactorParams, x: FloatArray, log_w: FloatArray) -> Posterior:
     q = x.size
-    n_subjects = data.right[0].shape[0]
+    n_subjects = data.n_subjects
     per_group_ll: list[FloatArray] = []  # (N, Q, Q): log Π_{j∈k} f_ij(G, S) + log w(S)
     per_group_l: list[FloatArray] = []  # (N, Q): log L_k(G)
-    log_ps: list[FloatArray] = []
     group_log_l = np.zeros((n_subjects, q))  # Σ_k log L_k(G) + general-only items
-    for k, items in enumerate(data.items[:-1]):
-        z = (
-            params.a_general[items, None, None] * x[None, :, None]
-            + params.a_specific[items, None, None] * x[None, None, :]
-            + params.d[items, None, None]
-        )
-        log_p, log_q = log_prob_pair(z.reshape(items.size, q * q), _floor(params, items), _CEILING)
-        ll = (data.right[k] @ log_p + data.wrong[k] @ log_q).reshape(n_subjects, q, q)
+    for k in range(data.n_blocks - 1):
+        ll = block_log_likelihood(data, k, params, x, True).reshape(n_subjects, q, q)
         ll += log_w[None, None, :]
         own = _logsumexp(ll, axis=2)
         per_group_ll.append(ll)
         per_group_l.append(own)
-        log_ps.append(log_p)
         group_log_l += own
-    general = data.items[-1]
-    z0 = params.a_general[general, None] * x[None, :] + params.d[general, None]
-    log_p0, log_q0 = log_prob_pair(z0, _floor(params, general), _CEILING)
-    log_ps.append(log_p0)
-    if general.size:
-        group_log_l += data.right[-1] @ log_p0 + data.wrong[-1] @ log_q0
+    group_log_l += block_log_likelihood(data, data.n_blocks - 1, params, x, False)
     joint = group_log_l + log_w[None, :]
     log_marginal = _logsumexp(joint, axis=1)  # (N,)
     posts = []
-    for k in range(len(data.items) - 1):
+    for k in range(data.n_blocks - 1):
         rest = group_log_l - per_group_l[k] + log_w[None, :] - log_marginal[:, None]  # (N, Q)
-        posts.append(np.exp(per_group_ll[k] + rest[:, :, None]).reshape(n_subjects, q * q))
+        ll = per_group_ll[k]
+        ll += rest[:, :, None]
+        posts.append(np.exp(ll, out=ll).reshape(n_subjects, q * q))
     post_g = np.exp(joint - log_marginal[:, None])
-    return Posterior(posts, post_g, log_ps, log_marginal)
+    return Posterior(posts, post_g, log_marginal)
 
 
 def e_step(
     data: Answers, params: BifactorParams, x: FloatArray, log_w: FloatArray
 ) -> tuple[Counts, float]:
-    """Expected counts at the grid and the marginal log-likelihood."""
-    q = x.size
+    """Expected counts at the grid points holding posterior mass, and the marginal
+    log-likelihood (summed in float64)."""
     post = posterior(data, params, x, log_w)
     n_counts: list[FloatArray] = []
     r_counts: list[FloatArray] = []
-    for k, items in enumerate(data.items[:-1]):
-        answered = data.right[k] + data.wrong[k]
-        n_counts.append((answered.T @ post.groups[k]).reshape(items.size, q, q))
-        r_counts.append((data.right[k].T @ post.groups[k]).reshape(items.size, q, q))
-    answered0 = data.right[-1] + data.wrong[-1]
-    n_counts.append(answered0.T @ post.general)
-    r_counts.append(data.right[-1].T @ post.general)
-    return Counts(n_counts, r_counts), float(np.sum(post.log_marginal))
+    supports: list[IntArray] = []
+    floor = SUPPORT_FLOOR * data.n_subjects
+    for k in range(data.n_blocks):
+        weights = post.groups[k] if k < data.n_blocks - 1 else post.general
+        mass = weights.sum(axis=0)
+        keep = np.flatnonzero(mass > floor)
+        on = weights[:, keep]
+        r_counts.append(np.asarray(data.right_work[k].T @ on.astype(data.dtype), np.float64))
+        n = np.repeat(mass[None, keep], data.items[k].size if data.gaps[k].size else 1, axis=0)
+        if data.gaps[k].size:
+            n[data.gaps[k]] -= data.missing[k].T @ on
+            np.maximum(n, 0.0, out=n)  # rounding must not leave a negative count
+        n_counts.append(n)
+        supports.append(keep)
+    return Counts(n_counts, r_counts, supports), float(np.sum(post.log_marginal))
 
 
 @dataclass(frozen=True)
@@ -148,20 +292,21 @@ def bifactor_scores(
     if tuple(responses.item_ids) != params.item_ids:
         raise IRTError("the responses and the bifactor parameters must list the same items")
     grid = normal_grid(n_quad, bound)
-    x, q = grid.points, grid.size
+    x = grid.points
     data = Answers.of(responses, params.group, len(params.groups))
     post = posterior(data, params, x, grid.log_weights)
     n_subjects = responses.n_subjects
     g_mean = post.general @ x
     g_sd = np.sqrt(np.maximum(post.general @ x**2 - g_mean**2, 0.0))
     specific = np.zeros((n_subjects, len(params.groups)))
-    expected_right = (data.right[-1] + data.wrong[-1]) @ np.exp(post.log_p[-1])  # (N, Q)
+    general = data.items[-1]
+    expected_right = data.answered(-1) @ block_probability(params, general, block_design(x, False))
     expected = np.sum(post.general * expected_right, axis=1)
-    s_grid = np.tile(x, q)
+    design = block_design(x, specific=True)
     for k in range(len(params.groups)):
-        answered = data.right[k] + data.wrong[k]
-        specific[:, k] = post.groups[k] @ s_grid
-        expected += np.sum(post.groups[k] * (answered @ np.exp(post.log_p[k])), axis=1)
+        specific[:, k] = post.groups[k] @ design[1]
+        prob = block_probability(params, data.items[k], design)
+        expected += np.sum(post.groups[k] * (data.answered(k) @ prob), axis=1)
     n_answered = responses.observed.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         accuracy = np.where(n_answered > 0, expected / n_answered, np.nan)
@@ -176,4 +321,5 @@ def bifactor_log_likelihood(
         raise IRTError("the responses and the bifactor parameters must list the same items")
     grid = normal_grid(n_quad, bound)
     data = Answers.of(responses, params.group, len(params.groups))
-    return e_step(data, params, grid.points, grid.log_weights)[1]
+    post = posterior(data, params, grid.points, grid.log_weights)
+    return float(np.sum(post.log_marginal))

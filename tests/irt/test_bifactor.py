@@ -224,3 +224,138 @@ def test_3pl_parameters_are_recovered() -> None:
     assert abs(float(np.mean(est.c - truth.c))) < 0.05
     truth_logpost = bifactor_log_likelihood(data, truth) + priors.log_density(truth)
     assert fit.logpost_ >= truth_logpost - 1e-6
+
+
+def _numerical_block_se(
+    data: ResponseMatrix, fit: BifactorCalibrator, j: int, h: float = 1e-3
+) -> np.ndarray:
+    """Item j's standard errors of (aG, [aS,] d[, c]) from the central-difference Hessian
+    of the log posterior (the marginal log-likelihood without priors) in item j's own
+    parameters, c as logit(c), the other items' held fixed."""
+    p = fit.params_
+    coords = ["a_general", "a_specific", "d"] if p.group[j] >= 0 else ["a_general", "d"]
+    if p.c is not None:
+        coords.append("gamma")
+
+    def logpost(shifts: dict[str, float]) -> float:
+        moved = {name: getattr(p, name).copy() for name in ("a_general", "a_specific", "d")}
+        for name in ("a_general", "a_specific", "d"):
+            moved[name][j] += shifts.get(name, 0.0)
+        c = None
+        if p.c is not None:
+            c = p.c.copy()
+            gamma = np.log(c[j] / (1 - c[j])) + shifts.get("gamma", 0.0)
+            c[j] = 1 / (1 + np.exp(-gamma))
+        shifted = BifactorParams(
+            p.item_ids, moved["a_general"], moved["a_specific"], moved["d"], p.group, p.groups, c
+        )
+        grid = fit.grid
+        value = bifactor_log_likelihood(data, shifted, grid.size, float(grid.points[-1]))
+        return value + (0.0 if fit.priors is None else fit.priors.log_density(shifted))
+
+    center = logpost({})
+    size = len(coords)
+    hessian = np.zeros((size, size))
+    for a in range(size):
+        up, down = logpost({coords[a]: h}), logpost({coords[a]: -h})
+        hessian[a, a] = (up - 2 * center + down) / h**2
+        for b in range(a + 1, size):
+            corners = [
+                sa * sb * logpost({coords[a]: sa * h, coords[b]: sb * h})
+                for sa in (1, -1)
+                for sb in (1, -1)
+            ]
+            hessian[a, b] = hessian[b, a] = sum(corners) / (4 * h**2)
+    se = np.sqrt(np.diag(np.linalg.inv(-hessian)))
+    if p.c is not None:
+        se[-1] *= p.c[j] * (1 - p.c[j])  # the delta method to c
+    return np.asarray(se)
+
+
+@pytest.mark.parametrize(("guessing", "n", "rtol"), [(False, 1500, 0.1), (True, 3000, 0.25)])
+def test_standard_errors_match_the_numerical_information(
+    guessing: bool, n: int, rtol: float
+) -> None:
+    """The cross-product (XPD) standard errors, plus the prior's curvature in the 3PL,
+    agree with those from the numerically differentiated observed information of each
+    item's block (the 3PL's cross-product converges more slowly in n)."""
+    rng = np.random.default_rng(7 if not guessing else 8)
+    group = np.repeat([0, 1, GENERAL_ONLY], [4, 4, 2])
+    truth = _params(rng, group, 2, guessing)
+    data = _simulate(truth, n, rng)
+    priors = BifactorPriors() if guessing else None
+    fit = BifactorCalibrator(n_quad=15, bound=5.0, priors=priors, guessing=guessing).fit(
+        data, group
+    )
+    assert fit.converged_
+    assert (fit.se_c_ is None) == (not guessing)
+    loaded = group >= 0
+    assert np.all(np.isnan(fit.se_a_specific_[~loaded]))
+    for j in range(group.size):
+        ours = [fit.se_a_general_[j], fit.se_a_specific_[j], fit.se_d_[j]]
+        if not loaded[j]:
+            ours = [ours[0], ours[2]]
+        if fit.se_c_ is not None:
+            ours.append(fit.se_c_[j])
+        np.testing.assert_allclose(ours, _numerical_block_se(data, fit, j), rtol=rtol)
+
+
+def test_information_criteria() -> None:
+    """AIC = −2 logL + 2k and BIC = −2 logL + k log N, and on bifactor data both prefer
+    the bifactor model to the unidimensional one (every item general-only)."""
+    rng = np.random.default_rng(9)
+    group = np.repeat([0, 1, 2], 6)
+    truth = _params(rng, group, 3)
+    data = _simulate(truth, 800, rng)
+    bifactor = BifactorCalibrator(n_quad=21, standard_errors=False).fit(data, group)
+    flat = np.full(group.size, GENERAL_ONLY)
+    unidimensional = BifactorCalibrator(n_quad=21, standard_errors=False).fit(data, flat)
+    for fit, k in ((bifactor, 3 * 18), (unidimensional, 2 * 18)):
+        assert fit.n_parameters_ == k and fit.n_subjects_ == 800
+        assert fit.aic_ == pytest.approx(-2 * fit.loglik_ + 2 * k)
+        assert fit.bic_ == pytest.approx(-2 * fit.loglik_ + k * np.log(800))
+    assert bifactor.aic_ < unidimensional.aic_ and bifactor.bic_ < unidimensional.bic_
+    assert not hasattr(bifactor, "se_")
+
+
+@pytest.mark.parametrize("guessing", [False, True])
+def test_float32_cycles_reach_the_float64_optimum(guessing: bool) -> None:
+    """The float32 E-step (float64 sums) and the all-float64 one converge to the same
+    parameters and log posterior."""
+    rng = np.random.default_rng(10)
+    group = np.repeat([0, 1, 2, GENERAL_ONLY], [8, 8, 8, 2])
+    truth = _params(rng, group, 3, guessing)
+    data = _simulate(truth, 600, rng, missing=0.1)
+    priors = BifactorPriors() if guessing else None
+    fits = [
+        BifactorCalibrator(
+            tol=1e-6, priors=priors, guessing=guessing, float32=single, standard_errors=False
+        ).fit(data, group)
+        for single in (True, False)
+    ]
+    assert all(fit.converged_ for fit in fits)
+    single, double = (fit.params_ for fit in fits)
+    for name in ("a_general", "a_specific", "d", "c"):
+        if getattr(single, name) is not None:
+            np.testing.assert_allclose(getattr(single, name), getattr(double, name), atol=1e-3)
+    assert fits[0].logpost_ == pytest.approx(fits[1].logpost_, abs=1e-5)
+
+
+def test_standard_errors_are_nan_where_not_identified() -> None:
+    """An item nobody answered has no information: NaN standard errors without priors,
+    the priors' own SDs with them."""
+    rng = np.random.default_rng(12)
+    group = np.repeat([0, 1, GENERAL_ONLY], [4, 4, 2])
+    data = _simulate(_params(rng, group, 2), 400, rng)
+    values = data.values.copy()
+    values[:, 3] = MISSING
+    data = ResponseMatrix(data.subject_ids, data.item_ids, values)
+    plain = BifactorCalibrator(n_quad=15).fit(data, group)
+    assert np.isnan(plain.se_a_general_[3]) and np.isnan(plain.se_a_specific_[3])
+    assert np.isnan(plain.se_d_[3]) and np.all(np.isfinite(plain.se_d_[np.arange(10) != 3]))
+    priors = BifactorPriors()
+    shrunk = BifactorCalibrator(n_quad=15, priors=priors).fit(data, group)
+    np.testing.assert_allclose(
+        [shrunk.se_a_general_[3], shrunk.se_a_specific_[3], shrunk.se_d_[3]],
+        [priors.a_general_sd, priors.a_specific_sd, priors.d_sd],
+    )
