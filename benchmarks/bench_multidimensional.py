@@ -121,7 +121,7 @@ def replay(model: str, folds: int | None, lengths: list[int]) -> None:
         if base is None or multi is None or not base.scenario_mae_mean:
             continue
         cut = 1 - (multi.scenario_mae_mean or 0) / base.scenario_mae_mean
-        print(f"{length} items: {model} per-category MAE {cut:+.1%} below irt's")
+        print(f"{length} items: {model} per-category MAE {cut:.1%} below irt's")
 
 
 def main() -> None:

@@ -55,6 +55,19 @@ def responses(tmp_path: Path) -> Path:
     return path
 
 
+def _pool_items() -> list[PoolItem]:
+    return [
+        PoolItem(
+            id=f"i{j:03d}",
+            question="Which?",
+            options={"A": "a", "B": "b"},
+            answer="A",
+            scenario=_scenario(j),
+        )
+        for j in range(N_ITEMS)
+    ]
+
+
 def _groups_file(tmp_path: Path) -> Path:
     path = tmp_path / "items.csv"
     with path.open("w", newline="") as fh:
@@ -91,16 +104,7 @@ def test_writes_the_bifactor_items_and_a_report_beside_the_3pl(
 
 
 def test_a_pool_keeps_its_3pl_and_gains_the_bifactor_model(responses: Path, tmp_path: Path) -> None:
-    items = [
-        PoolItem(
-            id=f"i{j:03d}",
-            question="Which?",
-            options={"A": "a", "B": "b"},
-            answer="A",
-            scenario=_scenario(j),
-        )
-        for j in range(N_ITEMS)
-    ]
+    items = _pool_items()
     pool = write_pool(tmp_path / "p", items)
     manifest = json.loads((pool / "pool.json").read_text())
     (pool / "pool.json").write_text(json.dumps({**manifest, "scenarios": SCENARIOS}))
@@ -159,16 +163,7 @@ def test_bad_bifactor_requests_are_one_line(
 
 
 def _bifactor_pool(responses: Path, tmp_path: Path, *extra: str) -> Path:
-    items = [
-        PoolItem(
-            id=f"i{j:03d}",
-            question="Which?",
-            options={"A": "a", "B": "b"},
-            answer="A",
-            scenario=_scenario(j),
-        )
-        for j in range(N_ITEMS)
-    ]
+    items = _pool_items()
     pool = write_pool(tmp_path / "p", items)
     manifest = json.loads((pool / "pool.json").read_text())
     (pool / "pool.json").write_text(json.dumps({**manifest, "scenarios": SCENARIOS}))
@@ -245,16 +240,7 @@ def test_model_mirt_fits_exploratory_or_correlated_factors(responses: Path, tmp_
 
 
 def test_a_mirt_pool_runs_its_scenario_design(responses: Path, tmp_path: Path) -> None:
-    items = [
-        PoolItem(
-            id=f"i{j:03d}",
-            question="Which?",
-            options={"A": "a", "B": "b"},
-            answer="A",
-            scenario=_scenario(j),
-        )
-        for j in range(N_ITEMS)
-    ]
+    items = _pool_items()
     pool = write_pool(tmp_path / "p", items)
     args = ["calibrate", str(responses), "--model", "mirt", "--pool", str(pool)]
     result = runner.invoke(app, [*args, "--cross-fit", "2", "--cross-fit-lengths", "12"])
