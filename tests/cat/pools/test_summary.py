@@ -80,7 +80,15 @@ def test_dump_is_what_cat_pool_info_writes(tmp_path: Path, calibrated: bool) -> 
     written = json.loads(out.read_text(encoding="utf-8"))
     dumped = summarize_pool(load_pool(pool)).model_dump(mode="json")
     assert written == dumped
-    assert set(dumped) == {"pool", "items", "parameters", "information", "reference"}
+    assert set(dumped) == {
+        "pool",
+        "items",
+        "parameters",
+        "information",
+        "reference",
+        "multidimensional",
+    }
+    assert dumped["multidimensional"] is None  # a 3PL pool has no multidimensional model
     assert set(dumped["pool"]) == {"dir", "name", "version", "language", "model", "n_items"}
     assert set(dumped["items"]) == {"by_scenario", "by_type"}
     if calibrated:
