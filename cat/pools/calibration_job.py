@@ -218,6 +218,7 @@ def calibrate_responses(
                 cross_fit_progress,
                 item_groups,
                 multi.value if multi is not None and dims is None else None,
+                guessing,
             )
         provenance = _provenance(responses, matrix, result, scoring)
         rows = reference_rows(matrix, scores)
@@ -344,6 +345,7 @@ def _cross_fit(
     progress: Callable[[str, float], None] | None,
     groups: ItemScenarios | None = None,
     multidimensional: str | None = None,
+    guessing: bool = True,
 ) -> dict[str, PredictionErrors]:
     """The references' cross-fitted errors per design, the IRT design content-balanced
     when every item has a scenario in the pool (then with each design's errors per
@@ -368,6 +370,7 @@ def _cross_fit(
         progress,
         scenario_names=names,
         multidimensional=multidimensional,
+        guessing=guessing,
     )
 
 

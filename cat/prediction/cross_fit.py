@@ -41,6 +41,7 @@ def cross_fit_errors(
     progress: Callable[[str, float], None] | None = None,
     scenario_names: tuple[str, ...] | None = None,
     multidimensional: str | None = None,
+    guessing: bool = True,
 ) -> dict[str, PredictionErrors]:
     """Replay every subject of ``responses`` with the pool (and the reference designs'
     models) fitted on the other folds, under each design of ``design_names``, and return
@@ -50,7 +51,7 @@ def cross_fit_errors(
     ``progress(what, fraction done)`` follows the folds. With ``scenario`` codes and their
     ``scenario_names``, each design's errors per scenario are stored too;
     ``multidimensional`` ("bifactor" or "mirt") adds that model's design (one fit of it
-    per fold)."""
+    per fold; a bifactor model with lower asymptotes when ``guessing``)."""
     designs = design_names(multidimensional)
     if multidimensional and not scenario:
         raise CatError(f"the {multidimensional} design's cross-fit needs each item's scenario")
@@ -72,7 +73,15 @@ def cross_fit_errors(
         if progress is not None:
             progress(f"calibrating split {n + 1} of {len(parts)}", n / len(parts))
         replayed = replay_split(
-            responses, kind, train_rows, test_rows, list(designs), lengths, rng, scenario
+            responses,
+            kind,
+            train_rows,
+            test_rows,
+            list(designs),
+            lengths,
+            rng,
+            scenario,
+            guessing=guessing,
         )
         for design in designs:
             for length in lengths:

@@ -166,6 +166,8 @@ class Calibrated:
     offset: float
     pool: PoolInfo
     train: ResponseMatrix
+    # Whether the bifactor design's model has lower asymptotes (as the pool's).
+    guessing: bool = True
     _multidimensional: dict[str, ReferenceModels] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -183,7 +185,9 @@ class Calibrated:
                 found = fit_scenario_factors(self.params, self.train, scenario, names)
                 models = self.references.with_mirt(found.params, found.offset)
             else:
-                fit = fit_multidimensional(self.train, BIFACTOR, groups, tol=REPLAY_TOL)
+                fit = fit_multidimensional(
+                    self.train, BIFACTOR, groups, self.guessing, tol=REPLAY_TOL
+                )
                 models = self.references.with_mirt(fit.params)
             self._multidimensional[design] = models
         return self._multidimensional[design]
@@ -225,6 +229,7 @@ def replay_split(
     scenario: tuple[int, ...] | None = None,
     repeats: int = 1,
     calibrated: Calibrated | None = None,
+    guessing: bool = True,
 ) -> Replayed:
     """Calibrate ``model`` on ``train_rows`` (unless ``calibrated`` there already) and
     replay ``test_rows`` under each policy ("default": what ``cat assess`` runs) and
@@ -232,6 +237,7 @@ def replay_split(
     plug-in with the training subjects' offset."""
     if calibrated is None:
         calibrated = calibrate_split(responses, model, train_rows)
+        calibrated.guessing = guessing
     params, offset, pool = calibrated.params, calibrated.offset, calibrated.pool
     test = responses.subset(subjects=test_rows)
     can_answer, right = test.observed, (test.values == 1).astype(np.float64)
