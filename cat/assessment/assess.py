@@ -43,6 +43,7 @@ from cat.pools.reference_models import load_reference_models
 from cat.pools.scenarios import scenarios_of
 from cat.prediction.cross_fit import choose_design
 from cat.provenance import package_version, utc_now
+from irt.mirt_model import Structure
 from irt.models import ItemParams
 from itempool import LoadedPool, PoolFormatError, PredictionErrors, read_reference_answers
 from itempool.problems import describe_errors
@@ -97,6 +98,10 @@ def assess(
             f"pool {pool.dir} has no multidimensional model for --design {chosen}: "
             f"calibrate it with cat calibrate --model {chosen} --pool"
         )
+    if chosen in MULTIDIMENSIONAL_DESIGNS and pool.mirt is not None:
+        kind = "bifactor" if pool.mirt.structure is Structure.BIFACTOR else "mirt"
+        if chosen != kind:
+            raise CatError(f"pool {pool.dir} holds a {kind} model: use --design {kind} (or auto)")
     models = load_reference_models(pool, params) if chosen in REFERENCE_DESIGNS else None
     if models is not None and pool.mirt is not None:
         models = models.with_mirt(pool.mirt, 0.0 if entry is None else entry.offset)
@@ -165,7 +170,7 @@ def assess(
 
 
 def _profile(pool: LoadedPool, session: AssessmentSession, predicted: float) -> Profile:
-    """The bifactor profile of the answers given (``cat.assessment.profile``)."""
+    """The multidimensional profile of the answers given (``cat.assessment.profile``)."""
     assert pool.mirt is not None
     index = {item: j for j, item in enumerate(pool.mirt.item_ids)}
     positions = np.array([index[item] for item in session.given], dtype=np.int_)

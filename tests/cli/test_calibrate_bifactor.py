@@ -263,3 +263,5 @@ def test_a_mirt_pool_runs_its_scenario_design(responses: Path, tmp_path: Path) -
     assert saved["settings"]["design"] == "mirt"
     assert [f["factor"] for f in saved["profile"]["factors"]] == SCENARIOS
     assert "general_rank" not in saved["profile"] or saved["profile"]["general_rank"] is None
+    wrong = runner.invoke(app, [*assess, "--length", "12", "--design", "bifactor"])
+    assert wrong.exit_code == 2 and "holds a mirt model: use --design mirt" in wrong.output
