@@ -76,7 +76,15 @@ def test_info_table_and_json(tmp_path: Path) -> None:
         assert words in output
     assert "m-high" in output and "Reference subjects: 3" in output
     figures = json.loads(out.read_text())
-    assert set(figures) == {"pool", "items", "parameters", "information", "reference"}
+    assert set(figures) == {
+        "pool",
+        "items",
+        "parameters",
+        "information",
+        "reference",
+        "multidimensional",
+    }
+    assert figures["multidimensional"] is None
     assert figures["items"]["by_scenario"]["units"] == {
         "single": 2,
         "multi": 1,
