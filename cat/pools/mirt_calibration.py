@@ -121,19 +121,37 @@ def fit_multidimensional(
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        # No caller reads the standard errors: cross-fits refit this model per fold.
         calibrator = BifactorCalibrator(
-            tol=tol, max_iter=max_iter, priors=prior, guessing=guessing
+            tol=tol, max_iter=max_iter, priors=prior, guessing=guessing, standard_errors=False
         ).fit(matrix, codes, names)
+    return _em_fit(
+        calibrator,
+        calibrator.params_.to_mirt(),
+        time.perf_counter() - t0,
+        _describe(prior, guessing),
+        {"tol": tol, "max_iter": max_iter, "n_quad": 31, "bound": 6.0},
+    )
+
+
+def _em_fit(
+    calibrator: BifactorCalibrator | MirtCalibrator,
+    params: MirtParams,
+    seconds: float,
+    priors: dict[str, dict[str, Any]],
+    settings: dict[str, Any],
+) -> MultidimensionalFit:
+    """The fit figures of an EM calibrator, in one place for both."""
     return MultidimensionalFit(
-        params=calibrator.params_.to_mirt(),
+        params=params,
         loglik=float(calibrator.loglik_),
         logpost=float(calibrator.logpost_),
         n_parameters=int(calibrator.n_parameters_),
         n_iter=int(calibrator.n_iter_),
         converged=bool(calibrator.converged_),
-        seconds=time.perf_counter() - t0,
-        priors=_describe(prior, guessing),
-        settings={"tol": tol, "max_iter": max_iter, "n_quad": 31, "bound": 6.0},
+        seconds=seconds,
+        priors=priors,
+        settings=settings,
     )
 
 
@@ -174,16 +192,12 @@ def _fit_mirt(
         }
         if guessing:
             described["c"] = {"dist": "beta", "alpha": prior.c_alpha, "beta": prior.c_beta}
-    return MultidimensionalFit(
-        params=calibrator.params_,
-        loglik=float(calibrator.loglik_),
-        logpost=float(calibrator.logpost_),
-        n_parameters=int(calibrator.n_parameters_),
-        n_iter=int(calibrator.n_iter_),
-        converged=bool(calibrator.converged_),
-        seconds=time.perf_counter() - t0,
-        priors=described,
-        settings={"tol": tol, "max_iter": max_iter, "bound": 6.0},
+    return _em_fit(
+        calibrator,
+        calibrator.params_,
+        time.perf_counter() - t0,
+        described,
+        {"tol": tol, "max_iter": max_iter, "bound": 6.0},
     )
 
 
