@@ -37,6 +37,9 @@ class MultidimensionalEntry(BaseModel):
     # What predictions take off each unasked item's expected score: the model's drift
     # on its references (irt.scenario_factors).
     offset: float = 0.0
+    # How the pool's design picks items (cat assess --criterion), as its stored
+    # cross-fitted errors were measured; None: the design's default.
+    criterion: str | None = None
 
     @model_validator(mode="after")
     def _shapes(self) -> MultidimensionalEntry:
@@ -52,7 +55,11 @@ class MultidimensionalEntry(BaseModel):
 
     @classmethod
     def of(
-        cls, params: MirtParams, fit: dict[str, Any] | None = None, offset: float = 0.0
+        cls,
+        params: MirtParams,
+        fit: dict[str, Any] | None = None,
+        offset: float = 0.0,
+        criterion: str | None = None,
     ) -> MultidimensionalEntry:
         return cls(
             structure=params.structure,
@@ -61,6 +68,7 @@ class MultidimensionalEntry(BaseModel):
             guessing=params.guessing,
             fit=fit,
             offset=offset,
+            criterion=criterion,
         )
 
 

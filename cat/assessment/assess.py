@@ -59,6 +59,7 @@ def assess(
     *,
     length: int = 250,
     design: str = AUTO,
+    criterion: str | None = None,
     policy: str = DEFAULT_POLICY.value,
     estimator: str = DEFAULT_ESTIMATOR.value,
     se_target: float | None = None,
@@ -79,7 +80,10 @@ def assess(
     informative at the current θ̂ (``policy``), content-balanced to the pool's scenario
     shares unless ``content_balancing`` is off; under "mixture" or "low-rank" the items
     and the predicted accuracy come from that reference design (``cat.designs``), θ̂
-    still from the IRT model for the rank. The test stops at
+    still from the IRT model for the rank; under "bifactor" or "mirt" from the pool's
+    multidimensional model, each item the best by ``criterion``
+    (``cat.engine.registry.CriterionName``; when None, the one the pool records from
+    ``cat calibrate --criterion``, else the design's default). The test stops at
     ``length`` items or once SE ≤ ``se_target``, never before ``min_length``. An examinee
     with a run store (a live model) saves the session after every batch: an interrupted
     assessment raises ``CatError`` on the next call unless ``resume`` continues it, and
@@ -102,11 +106,20 @@ def assess(
         kind = "bifactor" if pool.mirt.structure is Structure.BIFACTOR else "mirt"
         if chosen != kind:
             raise CatError(f"pool {pool.dir} holds a {kind} model: use --design {kind} (or auto)")
+    if criterion is None and chosen in MULTIDIMENSIONAL_DESIGNS and entry is not None:
+        criterion = entry.criterion  # as the pool's stored errors were measured
+    if criterion is not None and chosen not in MULTIDIMENSIONAL_DESIGNS:
+        how = f"--design {design} chose {chosen}" if design == AUTO else f"--design {chosen}"
+        raise CatError(
+            f"--criterion {criterion} is for the {' and '.join(MULTIDIMENSIONAL_DESIGNS)} "
+            f"designs, and {how}"
+        )
     models = load_reference_models(pool, params) if chosen in REFERENCE_DESIGNS else None
     if models is not None and pool.mirt is not None:
         models = models.with_mirt(pool.mirt, 0.0 if entry is None else entry.offset)
     config = _config(
         design=chosen,
+        criterion=criterion,
         policy=policy,
         estimator=estimator,
         max_items=length,

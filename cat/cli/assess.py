@@ -13,8 +13,10 @@ from cat.assessment.result import AssessmentResult, ItemRecord, Rank
 from cat.assessment.summary import current_rank
 from cat.cli.common import check_writable, handle_errors, progress_bar, say, stdout
 from cat.engine.registry import (
+    DEFAULT_CRITERIA,
     DEFAULT_ESTIMATOR,
     DEFAULT_POLICY,
+    CriterionName,
     DesignChoice,
     DesignName,
     EstimatorName,
@@ -22,6 +24,8 @@ from cat.engine.registry import (
 )
 from cat.engine.session import AssessmentSession
 from cat.pools.loading import load_pool
+from irt.mirt_model import Structure
+from itempool import LoadedPool
 
 
 @handle_errors
@@ -52,7 +56,16 @@ def assess(
         "smallest (cat calibrate --pool --cross-fit stores them; otherwise irt); irt: "
         "items by --policy at θ̂ and the IRT prediction; mixture, low-rank: items and "
         "prediction from the references' own answers; bifactor (a pool calibrated with "
-        "--model bifactor): items and prediction from the bifactor model.",
+        "--model bifactor): items and prediction from the bifactor model; mirt (a pool "
+        "calibrated with --model mirt): from its correlated factor per scenario.",
+    ),
+    criterion: CriterionName | None = typer.Option(
+        None,
+        "--criterion",
+        help="How the bifactor and mirt designs pick items: total (narrow the predicted "
+        "accuracy; bifactor's default), profile (the per-scenario accuracies; mirt's "
+        "default), general (the general factor), d-optimal, a-optimal (θ as a whole), kl "
+        "(posterior-weighted Kullback-Leibler).",
     ),
     policy: PolicyName = typer.Option(
         DEFAULT_POLICY, "--policy", help="Item selection of the irt design."
@@ -102,6 +115,8 @@ def assess(
         timeout=timeout,
         max_attempts=max_attempts,
     )
+    if criterion is not None:
+        _note_criterion(pool, criterion)
     thetas = [r.theta for r in pool.references]
     with progress_bar("assessing", total=length) as update:
         resumed = [False]
@@ -123,6 +138,7 @@ def assess(
             examinee,
             length=length,
             design=design.value,
+            criterion=None if criterion is None else criterion.value,
             policy=policy.value,
             estimator=estimator.value,
             se_target=se_target,
@@ -245,3 +261,19 @@ def _neighbours(rank: Rank, theta: float) -> str:
     below = [r for r in rank.above if r.theta <= theta][:1]
     parts = [f"{r.subject_id}: P(above) {r.p_above:.2f}" for r in (*above, *below)]
     return "; ".join(parts) or "—"
+
+
+def _note_criterion(pool: LoadedPool, criterion: CriterionName) -> None:
+    """Say so when the pool's cross-fitted errors, which the interval is widened by,
+    were measured under another criterion than the one asked for."""
+    entry = pool.manifest.multidimensional
+    if entry is None or pool.mirt is None:
+        return
+    kind = "bifactor" if pool.mirt.structure is Structure.BIFACTOR else "mirt"
+    stored = entry.criterion or DEFAULT_CRITERIA[kind].value
+    if kind in (pool.manifest.design_errors or {}) and stored != criterion.value:
+        say(
+            f"note: the pool's {kind} errors were cross-fitted under --criterion {stored}; "
+            f"the interval keeps their width (cat calibrate --criterion {criterion.value} "
+            "--pool measures this one's)"
+        )

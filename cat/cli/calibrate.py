@@ -18,6 +18,7 @@ from cat.cli.common import (
     say,
     stdout,
 )
+from cat.engine.registry import CriterionName
 from cat.pools.calibration_job import CalibrationReport, calibrate_responses
 from cat.pools.mirt_calibration import MultidimensionalModel
 from cat.prediction.cross_fit import choose_design
@@ -72,6 +73,13 @@ def calibrate(
         True,
         "--guessing/--no-guessing",
         help="--model bifactor|mirt: a lower asymptote c per item (3PL) or none (2PL).",
+    ),
+    criterion: CriterionName | None = typer.Option(
+        None,
+        "--criterion",
+        help="--model bifactor|mirt with --pool: how that design picks items in the "
+        "cross-fit and, recorded in the pool, in cat assess (see cat assess --help). "
+        "Default: total for bifactor, profile for mirt.",
     ),
     report: Path | None = typer.Option(None, "--report", help="Write a JSON fit report here."),
     method: CalibrationMethod = typer.Option(
@@ -181,6 +189,7 @@ def calibrate(
             groups=groups,
             group_column=group_column,
             guessing=guessing,
+            criterion=None if criterion is None else criterion.value,
         )
     for message in outcome.report.data_notes:
         say(f"note: {message}")

@@ -16,7 +16,7 @@ from cat.cli.common import (
     handle_errors,
     stdout,
 )
-from cat.engine.registry import DEFAULT
+from cat.engine.registry import DEFAULT, CriterionName
 from cat.prediction.replay import RANDOM_RAW
 from cat.prediction.validation_report import ValidationReport, validate_responses
 from cat.prediction.verdicts import ValidationRow
@@ -49,7 +49,14 @@ def validate(
         ModelChoice.THREE_PL,
         "--model",
         help="IRT model. bifactor: the 3PL designs and, beside them, the bifactor design "
-        "(a specific factor per --scenarios scenario), which the default may choose.",
+        "(a specific factor per --scenarios scenario), which the default may choose; "
+        "mirt: the same with a correlated factor per scenario.",
+    ),
+    criterion: CriterionName | None = typer.Option(
+        None,
+        "--criterion",
+        help="How the bifactor or mirt design picks items (as cat assess --criterion): "
+        "total, profile, general, d-optimal, a-optimal or kl.",
     ),
     folds: int | None = typer.Option(
         None,
@@ -119,6 +126,7 @@ def validate(
             progress=progress,
             repeats=repeats,
             interval_folds=interval_folds,
+            criterion=None if criterion is None else criterion.value,
         )
     out.write_text(json.dumps(report.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8")
     _print(report, out)

@@ -186,18 +186,21 @@ class LowRankTest:
         slope = (1 - floor) * sig * (1 - sig)
         return p, slope, slope**2 / np.clip(p * (1 - p), 1e-300, None)
 
-    def select(self, rows: IntArray, k: int = 1) -> IntArray:
-        """(len(rows), k) the k items whose answers most reduce the predicted score's
-        variance for each examinee in ``rows``."""
+    def gain(self, rows: IntArray) -> FloatArray:
+        """(len(rows), J) how much asking each item would reduce the variance of the
+        predicted number right on the unasked items."""
         v = self.model.loadings
         p, slope, weight = self._slopes_and_weights(rows)
-        avail = self.available[rows]
-        g = (slope * avail) @ v  # (E, K)
+        g = (slope * self.available[rows]) @ v  # (E, K)
         sg = np.einsum("ekm,em->ek", self.cov[rows], g)
         gsv = sg @ v.T  # (E, J): gᵀΣv_j
         vsv = np.einsum("jk,ekm,jm->ej", v, self.cov[rows], v)
-        gain = p * (1 - p) + weight * gsv**2 / (1.0 + weight * vsv)
-        scores = np.where(avail, -gain, np.inf)
+        return np.asarray(p * (1 - p) + weight * gsv**2 / (1.0 + weight * vsv))
+
+    def select(self, rows: IntArray, k: int = 1) -> IntArray:
+        """(len(rows), k) the k available items of largest ``gain`` for each examinee
+        in ``rows``."""
+        scores = np.where(self.available[rows], -self.gain(rows), np.inf)
         if k == 1:
             return np.asarray(np.argmin(scores, axis=1)[:, None], dtype=np.int_)
         return np.asarray(np.argpartition(scores, k - 1, axis=1)[:, :k], dtype=np.int_)

@@ -13,14 +13,14 @@ import numpy as np
 
 from cat.designs.low_rank import LowRankModel, LowRankTest, low_rank_accuracy
 from cat.designs.mixture import MixtureTest, mixture_accuracy
+from cat.designs.multidimensional import MultidimensionalTest
 from cat.designs.references import reference_answers
 from cat.designs.replay import ReferenceTest, replay_reference_test
-from cat.designs.scenario_design import ScenarioFactorTest
-from cat.engine.registry import REFERENCE_DESIGNS, DesignName
+from cat.engine.registry import DEFAULT_CRITERIA, REFERENCE_DESIGNS, CriterionName, DesignName
 from cat.errors import CatError
 from irt.errors import ConvergenceWarning
 from irt.low_rank import LowRankCalibrator
-from irt.mirt_model import MirtParams
+from irt.mirt_model import GENERAL_FACTOR, MirtParams, Structure
 from irt.responses import ResponseMatrix
 from irt.types import BoolArray, FloatArray, IntArray
 
@@ -59,9 +59,15 @@ class ReferenceModels:
     answers: FloatArray
     low_rank: LowRankModel
     mirt: LowRankModel | None = None
-    # Each item's factor, for the mirt design's per-scenario selection (a model whose
-    # every item loads on one factor).
+    # Each item's factor, for the profile criterion (a model whose every item loads on
+    # one factor).
     scenario: IntArray | None = None
+    # The general factor's column, for the general criterion (a bifactor model).
+    general: int | None = None
+    # How the multidimensional design picks items (None: the design's default).
+    criterion: CriterionName | None = None
+    # Which design ``mirt`` serves ("bifactor" or "mirt"), the name of its predictor.
+    multidimensional: str | None = None
 
     @classmethod
     def fit(cls, train: ResponseMatrix, dims: int | None = None) -> ReferenceModels:
@@ -76,12 +82,31 @@ class ReferenceModels:
             LowRankModel.from_fit(fit.person_, fit.loadings_, fit.intercepts_),
         )
 
-    def with_mirt(self, params: MirtParams, offset: float = 0.0) -> ReferenceModels:
+    def with_mirt(
+        self,
+        params: MirtParams,
+        offset: float = 0.0,
+        criterion: CriterionName | str | None = None,
+    ) -> ReferenceModels:
         """The same models and, for the bifactor or mirt design, the multidimensional
-        ``params`` (predictions less ``offset`` per unasked item)."""
-        simple = params.pattern.sum(axis=1) == 1
-        scenario = np.argmax(params.pattern, axis=1) if simple.all() else None
-        return replace(self, mirt=LowRankModel.from_mirt(params, offset), scenario=scenario)
+        ``params`` (predictions less ``offset`` per unasked item), choosing items by
+        ``criterion`` (the design's default when None)."""
+        if params.structure is Structure.BIFACTOR:
+            # Its items' specific factors are the scenarios.
+            specific = params.pattern[:, 1:]
+            scenario = np.argmax(specific, axis=1) if specific.any(axis=1).all() else None
+        else:
+            simple = params.pattern.sum(axis=1) == 1
+            scenario = np.argmax(params.pattern, axis=1) if simple.all() else None
+        general = params.factors.index(GENERAL_FACTOR) if GENERAL_FACTOR in params.factors else None
+        return replace(
+            self,
+            mirt=LowRankModel.from_mirt(params, offset),
+            scenario=scenario,
+            general=general,
+            criterion=None if criterion is None else CriterionName(criterion),
+            multidimensional=BIFACTOR if params.structure is Structure.BIFACTOR else MIRT,
+        )
 
     def test(self, design: str, can_answer: BoolArray, max_items: int) -> ReferenceTest:
         """A fresh state of the reference ``design`` for the examinees of ``can_answer``."""
@@ -92,22 +117,25 @@ class ReferenceModels:
         if design in (BIFACTOR, MIRT):
             if self.mirt is None:
                 raise CatError(f"the {design} design needs the pool's multidimensional model")
-            if design == MIRT:
-                if self.scenario is None:
-                    raise CatError("the mirt design needs a model with one factor per item")
-                return ScenarioFactorTest(self.mirt, can_answer, max_items, self.scenario)
-            return LowRankTest(self.mirt, can_answer, max_items)
+            criterion = self.criterion or DEFAULT_CRITERIA[design]
+            return MultidimensionalTest(
+                self.mirt, can_answer, max_items, criterion, self.scenario, self.general
+            )
         raise CatError(f"unknown reference design {design!r}")
 
     def score(
         self, can_answer: BoolArray, given: BoolArray, right: FloatArray
     ) -> dict[str, FloatArray]:
         """Each reference predictor's accuracy for E examinees given the items ``given``
-        (E, J) with answers ``right`` (E, J), whatever chose them."""
-        return {
+        (E, J) with answers ``right`` (E, J), whatever chose them: the mixture, the
+        low-rank model and, when there is one, the multidimensional model."""
+        out = {
             MIXTURE: mixture_accuracy(self.answers, can_answer, given, right),
             LOW_RANK: low_rank_accuracy(self.low_rank, can_answer, given, right),
         }
+        if self.mirt is not None and self.multidimensional is not None:
+            out[self.multidimensional] = low_rank_accuracy(self.mirt, can_answer, given, right)
+        return out
 
     def replay(
         self,

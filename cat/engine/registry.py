@@ -81,7 +81,7 @@ DESIGN_NAMES: tuple[str, ...] = (
 #: The designs of multidimensional pools, each run on its pool's model with the low-rank
 #: design's machinery (``cat.designs``): ``bifactor`` (cat calibrate --model bifactor)
 #: and ``mirt`` (--model mirt: a correlated factor per scenario,
-#: ``cat.designs.scenario_design``).
+#: ``cat.designs.multidimensional``).
 MULTIDIMENSIONAL_DESIGNS: tuple[str, ...] = (DesignName.BIFACTOR.value, DesignName.MIRT.value)
 ALL_DESIGN_NAMES: tuple[str, ...] = (*DESIGN_NAMES, *MULTIDIMENSIONAL_DESIGNS)
 
@@ -98,6 +98,38 @@ def design_names(multidimensional: str | None = None) -> tuple[str, ...]:
             f"choose from {', '.join(MULTIDIMENSIONAL_DESIGNS)}"
         )
     return (*DESIGN_NAMES, multidimensional)
+
+
+class CriterionName(StrEnum):
+    """How a multidimensional design (``bifactor``, ``mirt``) picks its next item, each
+    under the Laplace posterior N(θ̂, Σ) of the factors (``cat.designs.multidimensional``):
+
+    - ``total``: the largest drop in the variance of the predicted full-pool accuracy
+      (c-optimal for the total score; the bifactor design's default);
+    - ``profile``: the largest drop in the summed variances of the scenarios' predicted
+      accuracies (A-optimal for the profile; the mirt design's default);
+    - ``general``: the largest drop in the general factor's variance (bifactor only);
+    - ``d-optimal``: the largest rise in det(Σ⁻¹), Bayesian D-optimality (Segall 1996);
+    - ``a-optimal``: the largest drop in trace(Σ), A-optimality over the factors;
+    - ``kl``: the largest posterior-weighted Kullback–Leibler information between the
+      answer at θ̂ and at the other θ the posterior allows (Chang & Ying 1996;
+      multidimensional: Veldkamp & van der Linden 2002, Mulder & van der Linden 2009).
+    """
+
+    TOTAL = "total"
+    PROFILE = "profile"
+    GENERAL = "general"
+    D_OPTIMAL = "d-optimal"
+    A_OPTIMAL = "a-optimal"
+    KL = "kl"
+
+
+CRITERION_NAMES: tuple[str, ...] = tuple(c.value for c in CriterionName)
+#: Each multidimensional design's criterion when none is asked for.
+DEFAULT_CRITERIA: dict[str, CriterionName] = {
+    DesignName.BIFACTOR.value: CriterionName.TOTAL,
+    DesignName.MIRT.value: CriterionName.PROFILE,
+}
 
 
 #: ``cat assess --design auto``: the pool's design of smallest cross-fitted error.

@@ -4,7 +4,7 @@ JSON and resumed exactly (same seed, same next item)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -16,6 +16,8 @@ from cat.engine.answers import Answers
 from cat.engine.constraints import ContentBalanced, MaxExposure, pool_shares
 from cat.engine.estimators import AbilityEstimator
 from cat.engine.registry import (
+    MULTIDIMENSIONAL_DESIGNS,
+    CriterionName,
     DesignName,
     EstimatorName,
     PolicyName,
@@ -38,6 +40,8 @@ class SessionConfig(BaseModel):
     # "irt": items by ``policy`` at θ̂ and the IRT plug-in; "mixture"/"low-rank": items and
     # prediction by that reference design (cat.designs), θ̂ kept for the rank only.
     design: DesignName = DesignName.IRT
+    # How a multidimensional design (bifactor, mirt) picks items; None: its default.
+    criterion: CriterionName | None = None
     policy: PolicyName = PolicyName.MFI
     randomesque_k: int = Field(5, ge=1)
     n_strata: int = Field(4, ge=1)
@@ -51,6 +55,15 @@ class SessionConfig(BaseModel):
     max_exposure: float | None = Field(None, gt=0, le=1)
     start_theta: float = 0.0
     seed: int = 0
+
+    @model_validator(mode="after")
+    def _criterion_of_a_multidimensional_design(self) -> SessionConfig:
+        if self.criterion is not None and self.design.value not in MULTIDIMENSIONAL_DESIGNS:
+            raise ValueError(
+                f"a selection criterion is for the {' and '.join(MULTIDIMENSIONAL_DESIGNS)} "
+                f"designs, not {self.design.value}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _min_within_max(self) -> SessionConfig:
@@ -127,9 +140,12 @@ class AssessmentSession:
                     f"the {self.config.design.value} design needs the references' answers "
                     "(a pool written by cat calibrate --pool keeps them)"
                 )
+            models = self.reference_models
+            if self.config.criterion is not None:
+                models = replace(models, criterion=self.config.criterion)
             self.design = ReferenceDesign(
                 self.config.design,
-                self.reference_models,
+                models,
                 self.params.n_items,
                 self.config.max_items,
             )

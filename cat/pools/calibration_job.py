@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from cat.designs.models import ReferenceModels
-from cat.engine.registry import DesignName
+from cat.engine.registry import CRITERION_NAMES, DesignName
 from cat.errors import CatError
 from cat.pools.calibration import record_calibration, record_multidimensional, reference_rows
 from cat.pools.loading import check_output_folders, read_pool_questions
@@ -122,6 +122,7 @@ def calibrate_responses(
     group_column: str = "scenario",
     guessing: bool = True,
     dims: int | None = None,
+    criterion: str | None = None,
 ) -> CalibrationOutcome:
     """Fit ``model`` to the response matrix in ``responses`` and write what is asked:
     item parameters to ``out``, abilities to ``abilities``, the fit report to ``report``,
@@ -135,13 +136,23 @@ def calibrate_responses(
     ``groups`` (a questions file, its ``group_column``) or of the pool's items, and writes
     its items to ``out`` (``mirt_params.csv`` layout) and ``mirt_params.csv`` in the pool;
     ``model`` is then the unidimensional companion the pool keeps in ``params.csv``;
-    "mirt" fits ``dims`` exploratory factors, or one correlated factor per group."""
+    "mirt" fits ``dims`` exploratory factors, or one correlated factor per group.
+    ``criterion`` is how that model's design picks items in the cross-fit and, recorded
+    in the pool, in ``cat assess`` (``cat.engine.registry.CriterionName``; the design's
+    default when None)."""
     model, method, scoring = ModelKind(model), CalibrationMethod(method), AbilityMethod(scoring)
     multi = None if multidimensional is None else MultidimensionalModel(multidimensional)
     if multi is None and groups is not None:
         raise CatError("--groups names the specific factors of --model bifactor; give that model")
     if multi is None and dims is not None:
         raise CatError("--dims is the number of factors of --model mirt; give that model")
+    if criterion is not None and (multi is None or dims is not None):
+        raise CatError(
+            "--criterion is how the bifactor or mirt design picks items: give --model "
+            "bifactor, or mirt with one factor per scenario"
+        )
+    if criterion is not None and criterion not in CRITERION_NAMES:
+        raise CatError(f"unknown criterion {criterion!r}; choose from {', '.join(CRITERION_NAMES)}")
     if dims is not None and groups is not None:
         raise CatError("--model mirt takes --dims K (exploratory) or --groups (one factor each)")
     if out is None and pool is None:
@@ -219,6 +230,7 @@ def calibrate_responses(
                 item_groups,
                 multi.value if multi is not None and dims is None else None,
                 guessing,
+                criterion,
             )
         provenance = _provenance(responses, matrix, result, scoring)
         rows = reference_rows(matrix, scores)
@@ -238,7 +250,7 @@ def calibrate_responses(
         )
         if mirt_fit is not None:
             entry = MultidimensionalEntry.of(
-                mirt_fit.params, _mirt_figures(fit_report), mirt_fit.offset
+                mirt_fit.params, _mirt_figures(fit_report), mirt_fit.offset, criterion
             )
             record_multidimensional(pool, mirt_fit.params, entry.model_dump(mode="json"))
             written.append(pool / MIRT_PARAMS)
@@ -346,6 +358,7 @@ def _cross_fit(
     groups: ItemScenarios | None = None,
     multidimensional: str | None = None,
     guessing: bool = True,
+    criterion: str | None = None,
 ) -> dict[str, PredictionErrors]:
     """The references' cross-fitted errors per design, the IRT design content-balanced
     when every item has a scenario in the pool (then with each design's errors per
@@ -371,6 +384,7 @@ def _cross_fit(
         scenario_names=names,
         multidimensional=multidimensional,
         guessing=guessing,
+        criterion=criterion,
     )
 
 

@@ -42,6 +42,7 @@ def cross_fit_errors(
     scenario_names: tuple[str, ...] | None = None,
     multidimensional: str | None = None,
     guessing: bool = True,
+    criterion: str | None = None,
 ) -> dict[str, PredictionErrors]:
     """Replay every subject of ``responses`` with the pool (and the reference designs'
     models) fitted on the other folds, under each design of ``design_names``, and return
@@ -51,7 +52,8 @@ def cross_fit_errors(
     ``progress(what, fraction done)`` follows the folds. With ``scenario`` codes and their
     ``scenario_names``, each design's errors per scenario are stored too;
     ``multidimensional`` ("bifactor" or "mirt") adds that model's design (one fit of it
-    per fold; a bifactor model with lower asymptotes when ``guessing``)."""
+    per fold; a bifactor model with lower asymptotes when ``guessing``), picking items
+    by ``criterion`` (the design's default when None)."""
     designs = design_names(multidimensional)
     if multidimensional and not scenario:
         raise CatError(f"the {multidimensional} design's cross-fit needs each item's scenario")
@@ -82,6 +84,7 @@ def cross_fit_errors(
             rng,
             scenario,
             guessing=guessing,
+            criterion=criterion,
         )
         for design in designs:
             for length in lengths:

@@ -67,14 +67,17 @@ def is_random(policy: str) -> bool:
     return policy.removesuffix(BALANCED_SUFFIX) == PolicyName.RANDOM.value
 
 
-def predictors_of(policy: str) -> tuple[str, ...]:
+def predictors_of(policy: str, multidimensional: str | None = None) -> tuple[str, ...]:
     """The predictors replayed for ``policy``: the default runs what ``cat assess`` runs,
-    a reference design its own predictor, any other policy every predictor."""
+    a reference design its own predictor, any other policy every predictor, the
+    ``multidimensional`` design's ("bifactor" or "mirt") too when it is replayed, so
+    that its adaptive items face random items scored the same way."""
     if policy == IRT:
         return (PLUG_IN,)
     if policy in REFERENCE_DESIGNS:
         return (policy,)
-    return (PLUG_IN, RIDGE, MIXTURE, LOW_RANK)
+    every = (PLUG_IN, RIDGE, MIXTURE, LOW_RANK)
+    return every if multidimensional is None else (*every, multidimensional)
 
 
 def design_key(design: str, length: int) -> Key:
@@ -168,6 +171,8 @@ class Calibrated:
     train: ResponseMatrix
     # Whether the bifactor design's model has lower asymptotes (as the pool's).
     guessing: bool = True
+    # How the multidimensional design picks items (None: the design's default).
+    criterion: str | None = None
     _multidimensional: dict[str, ReferenceModels] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -183,23 +188,36 @@ class Calibrated:
             groups = ItemScenarios(scenario, names)
             if design == MIRT:
                 found = fit_scenario_factors(self.params, self.train, scenario, names)
-                models = self.references.with_mirt(found.params, found.offset)
+                models = self.references.with_mirt(found.params, found.offset, self.criterion)
             else:
                 fit = fit_multidimensional(
                     self.train, BIFACTOR, groups, self.guessing, tol=REPLAY_TOL
                 )
-                models = self.references.with_mirt(fit.params)
+                models = self.references.with_mirt(fit.params, criterion=self.criterion)
             self._multidimensional[design] = models
         return self._multidimensional[design]
 
 
 def calibrate_split(
-    responses: ResponseMatrix, model: ModelKind, train_rows: IntArray
+    responses: ResponseMatrix,
+    model: ModelKind,
+    train_rows: IntArray,
+    guessing: bool = True,
+    criterion: str | None = None,
 ) -> Calibrated:
-    """Calibrate ``model`` on ``train_rows`` of ``responses``."""
+    """Calibrate ``model`` on ``train_rows`` of ``responses``; a multidimensional design
+    later fitted on them has lower asymptotes when ``guessing`` and picks items by
+    ``criterion``."""
     train = responses.subset(subjects=train_rows)
     params = calibrate_quietly(train, model)
-    return Calibrated(params, training_offset(params, train), PoolInfo.build(params), train)
+    return Calibrated(
+        params,
+        training_offset(params, train),
+        PoolInfo.build(params),
+        train,
+        guessing=guessing,
+        criterion=criterion,
+    )
 
 
 @dataclass
@@ -230,18 +248,22 @@ def replay_split(
     repeats: int = 1,
     calibrated: Calibrated | None = None,
     guessing: bool = True,
+    criterion: str | None = None,
 ) -> Replayed:
     """Calibrate ``model`` on ``train_rows`` (unless ``calibrated`` there already) and
     replay ``test_rows`` under each policy ("default": what ``cat assess`` runs) and
     length, ``repeats`` times for a random policy; predictors per ``predictors_of``, the
-    plug-in with the training subjects' offset."""
+    plug-in with the training subjects' offset; a multidimensional design with lower
+    asymptotes when ``guessing``, picking items by ``criterion``."""
     if calibrated is None:
-        calibrated = calibrate_split(responses, model, train_rows)
-        calibrated.guessing = guessing
+        calibrated = calibrate_split(responses, model, train_rows, guessing, criterion)
     params, offset, pool = calibrated.params, calibrated.offset, calibrated.pool
     test = responses.subset(subjects=test_rows)
     can_answer, right = test.observed, (test.values == 1).astype(np.float64)
     masks = scenario_masks(scenario) if scenario else None
+    multi = next((p for p in policies if p in MULTIDIMENSIONAL_DESIGNS), None)
+    if multi is not None and not scenario:
+        raise CatError(f"the {multi} design needs each item's scenario (--scenarios)")
     out = Replayed(test_rows)
     done: dict[tuple[str, str, int], CATResult] = {}  # one replay of a fixed policy
     for name in policies:
@@ -250,8 +272,7 @@ def replay_split(
             expected: dict[int, tuple[BoolArray, FloatArray]] = {}
             models = calibrated.references
             if name in MULTIDIMENSIONAL_DESIGNS:
-                if not scenario:
-                    raise CatError(f"the {name} design needs each item's scenario (--scenarios)")
+                assert scenario
                 models = calibrated.with_model(name, scenario)
             by_length = models.replay(name, can_answer, right, lengths, gains, expected)
             for length in lengths:
@@ -290,15 +311,20 @@ def replay_split(
                 low, high = theta_only_bounds(params, test, result, offset)
                 pieces.setdefault("theta_low", []).append(low)
                 pieces.setdefault("theta_high", []).append(high)
-                if RIDGE in predictors_of(name):
+                predictors = predictors_of(name, multi)
+                if RIDGE in predictors:
                     ridge = _ridge_predictions(responses, train_rows, test_rows, result)
                     pieces.setdefault(RIDGE, []).append(ridge)
-                if MIXTURE in predictors_of(name):
+                if MIXTURE in predictors:
                     given = _given_mask(can_answer, result)
-                    scored = calibrated.references.score(can_answer, given, right)
+                    models = calibrated.references
+                    if multi is not None:
+                        assert scenario
+                        models = calibrated.with_model(multi, scenario)
+                    scored = models.score(can_answer, given, right)
                     for predictor, values in scored.items():
                         pieces.setdefault(predictor, []).append(values)
-            for predictor in predictors_of(name):
+            for predictor in predictors_of(name, multi):
                 out.predicted[(name, length, predictor)] = np.stack(pieces[predictor])
             out.theta_low[(name, length, PLUG_IN)] = np.stack(pieces["theta_low"])
             out.theta_high[(name, length, PLUG_IN)] = np.stack(pieces["theta_high"])

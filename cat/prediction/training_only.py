@@ -131,9 +131,11 @@ def training_only(
     rng: np.random.Generator,
     scenario: tuple[int, ...] | None = None,
     step: Callable[[str], None] | None = None,
+    criterion: str | None = None,
 ) -> TrainingOnly:
     """Half-widths and choices for every held-out block, from its training subjects'
-    absolute errors, each replayed once (one draw of a random policy)."""
+    absolute errors, each replayed once (one draw of a random policy); a
+    multidimensional design picks items by ``criterion``."""
     truth = responses.accuracy()
     truth_by_scenario = scenario_truth(responses, scenario)
     everyone = np.arange(responses.n_subjects)
@@ -146,7 +148,7 @@ def training_only(
         if step is not None:
             step(f"cross-fitting intervals {n + 1} of {len(pairs)}")
         train = np.setdiff1d(everyone, np.concatenate([blocks.members[a], blocks.members[b]]))
-        calibrated = calibrate_split(responses, model, train)
+        calibrated = calibrate_split(responses, model, train, criterion=criterion)
         # Replay b for a's interval and a for b's, each where that block is held out, apart:
         # replays of several subjects share their estimation steps.
         for x, y in ((a, b), (b, a)):

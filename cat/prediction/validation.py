@@ -134,6 +134,7 @@ def validate(
     interval_folds: int = 5,
     held_out_shift: float = 0.0,
     multidimensional: str | None = None,
+    criterion: str | None = None,
 ) -> list[Predictions]:
     """Predictions of every held-out subject for each policy ("default": what ``cat
     assess`` runs), "random" (always, ``repeats`` times) and length, plus the random-raw
@@ -144,7 +145,9 @@ def validate(
     built, as a deliberately biased predictor would be off (0 but in tests).
     ``multidimensional`` ("bifactor" or "mirt") adds that model's design (``scenario``
     codes its factors) to the designs the default chooses among, as on a pool
-    calibrated with ``cat calibrate --model bifactor|mirt``."""
+    calibrated with ``cat calibrate --model bifactor|mirt``, picking items by
+    ``criterion`` (``cat.engine.registry.CriterionName``; the design's default when
+    None)."""
     kind = ModelKind(model)
     if not lengths or min(lengths) < 1:
         raise CatError("give test lengths of at least 1 item")
@@ -154,6 +157,11 @@ def validate(
     designs = design_names(multidimensional)
     if multidimensional and not scenario:
         raise CatError(f"the {multidimensional} design needs each item's scenario (--scenarios)")
+    if criterion is not None and not multidimensional:
+        raise CatError(
+            f"a selection criterion ({criterion}) is for a multidimensional design: "
+            "--model bifactor or mirt"
+        )
     expanded = [d for p in policies for d in (designs if p == DEFAULT else (p,))]
     run = list(dict.fromkeys([*expanded, RANDOM]))
     for name in run:  # unknown names fail before any calibration
@@ -210,10 +218,21 @@ def validate(
         step(f"calibrating split {n + 1} of {len(parts)}")
         outer.append(
             replay_split(
-                responses, kind, train_rows, test_rows, run, lengths, outer_rng, scenario, repeats
+                responses,
+                kind,
+                train_rows,
+                test_rows,
+                run,
+                lengths,
+                outer_rng,
+                scenario,
+                repeats,
+                criterion=criterion,
             )
         )
-    inner = training_only(responses, kind, blocks, run, lengths, inner_rng, scenario, step)
+    inner = training_only(
+        responses, kind, blocks, run, lengths, inner_rng, scenario, step, criterion
+    )
     for replayed in outer:
         test_rows = replayed.rows
         own = block[test_rows]

@@ -61,10 +61,13 @@ PREDICTORS = (
     "the training subjects' number right on the rest, weighted by how well each matches "
     "the answers (epsilon 0.25); low-rank: answers given + expected score on the rest "
     "under a K-factor logistic model of the training subjects (K = about one per 30 of "
-    "them, 1 to 8), the subject's factors by MAP; chosen: whichever predictor erred "
+    "them, 1 to 8), the subject's factors by MAP; bifactor, mirt (with that --model): "
+    "answers given + expected score on the rest under that multidimensional model, the "
+    "subject's factors by MAP; chosen: whichever predictor erred "
     "least in the cross-fit inside the training subjects; designs (policies scored by "
     "their own predictor): irt (selection per default_policy, ML theta, the plug-in), "
-    "mixture (expected variance reduction), low-rank (predictive variance reduction); "
+    "mixture (expected variance reduction), low-rank (predictive variance reduction), "
+    "bifactor and mirt (by their criterion); "
     "default: what cat assess runs with no options on a cross-fitted pool, per held-out "
     "block the design of smallest training-only error"
 )
@@ -91,6 +94,9 @@ class ValidationSettings(BaseModel):
     scenarios: list[str] | None = Field(description="Scenario names, when given.")
     multidimensional: str | None = Field(
         None, description='"bifactor" or "mirt" when its design was replayed beside the others.'
+    )
+    criterion: str | None = Field(
+        None, description="How the multidimensional design picked items (its default: None)."
     )
     estimator: str = "mle"
     interval: str = INTERVAL
@@ -159,6 +165,7 @@ def validate_responses(
     progress: Progress | None = None,
     repeats: int = 5,
     interval_folds: int = 5,
+    criterion: str | None = None,
 ) -> ValidationReport:
     """Calibrate ``model`` on some subjects of ``responses`` (a matrix, or a .jsonl or
     wide .csv file; ``id_column`` says whether a CSV's first column holds subject ids),
@@ -178,7 +185,8 @@ def validate_responses(
     "bifactor" or "mirt" calibrates the 3PL and, with a specific (bifactor) or correlated
     (mirt) factor per scenario, that model, whose design is replayed beside the others
     and chosen by the default where its training-only errors are smallest. ``folds`` K
-    holds out K random folds in turn instead of ``holdout``.
+    holds out K random folds in turn instead of ``holdout``. ``criterion`` is how that
+    design picks items (``cat.engine.registry.CriterionName``; its default when None).
 
     Raises:
         CatError: unreadable data, an unknown model or policy, or settings that leave
@@ -213,6 +221,7 @@ def validate_responses(
         repeats=repeats,
         interval_folds=interval_folds,
         multidimensional=multidimensional,
+        criterion=criterion,
     )
     settings = ValidationSettings(
         responses=source,
@@ -227,6 +236,7 @@ def validate_responses(
         seed=seed,
         scenarios=None if item_scenarios is None else list(item_scenarios.names),
         multidimensional=multidimensional,
+        criterion=criterion,
         n_subjects=matrix.n_subjects,
         n_items=matrix.n_items,
         package_version=package_version(),

@@ -208,6 +208,14 @@ def test_assess_prints_the_profile_of_a_bifactor_pool(responses: Path, tmp_path:
     assert set(saved["scenarios"]) == set(SCENARIOS)
     assert "bifactor profile: general " in result.output
     assert "factor score" in result.output
+    for criterion in ("general", "profile"):  # a bifactor's specifics are its scenarios
+        chosen = runner.invoke(
+            app,
+            [*args, "--length", "12", "--design", "bifactor", "--criterion", criterion]
+            + ["--out", str(out)],
+        )
+        assert chosen.exit_code == 0, chosen.output
+        assert json.loads(out.read_text())["settings"]["criterion"] == criterion
     # Without a multidimensional model the bifactor design is refused in one line.
     plain = runner.invoke(app, ["calibrate", str(responses), "--pool", str(pool), "--no-cross-fit"])
     assert plain.exit_code == 0, plain.output
@@ -265,3 +273,50 @@ def test_a_mirt_pool_runs_its_scenario_design(responses: Path, tmp_path: Path) -
     assert "general_rank" not in saved["profile"] or saved["profile"]["general_rank"] is None
     wrong = runner.invoke(app, [*assess, "--length", "12", "--design", "bifactor"])
     assert wrong.exit_code == 2 and "holds a mirt model: use --design mirt" in wrong.output
+    # Each criterion is recorded and picks its own items from the same answers.
+    asked = {"profile": [i["id"] for i in saved["items"]]}
+    for criterion in ("kl", "d-optimal"):
+        ran = runner.invoke(
+            app,
+            [*assess, "--length", "12", "--design", "mirt", "--criterion", criterion]
+            + ["--out", str(out)],
+        )
+        assert ran.exit_code == 0, ran.output
+        saved = json.loads(out.read_text())
+        assert saved["settings"]["criterion"] == criterion
+        asked[criterion] = [i["id"] for i in saved["items"]]
+    assert asked["kl"] != asked["profile"] or asked["d-optimal"] != asked["profile"]
+    no_general = runner.invoke(app, [*assess, "--design", "mirt", "--criterion", "general"])
+    assert no_general.exit_code == 2 and "needs a model with a general factor" in no_general.output
+    not_irt = runner.invoke(app, [*assess, "--design", "irt", "--criterion", "kl"])
+    assert not_irt.exit_code == 2
+    assert "--criterion kl is for the bifactor and mirt designs" in not_irt.output
+
+
+def test_a_pools_criterion_is_cross_fitted_recorded_and_assessed_by(
+    responses: Path, tmp_path: Path
+) -> None:
+    pool = write_pool(tmp_path / "p", _pool_items())
+    args = ["calibrate", str(responses), "--model", "mirt", "--pool", str(pool)]
+    fitted = ["--cross-fit", "2", "--cross-fit-lengths", "12", "--criterion", "d-optimal"]
+    result = runner.invoke(app, [*args, *fitted])
+    assert result.exit_code == 0, result.output
+    loaded = load_pool(pool)
+    entry = loaded.manifest.multidimensional
+    assert entry is not None and entry.criterion == "d-optimal"
+    designs = loaded.manifest.design_errors
+    assert designs is not None and float(np.mean(np.abs(designs["mirt"].errors["12"]))) < 0.1
+    out = tmp_path / "r.json"
+    assess = ["assess", "--pool", str(pool), "--model", "replay:" + str(responses) + "#m7"]
+    assess += ["--length", "12", "--design", "mirt", "--out", str(out)]
+    ran = runner.invoke(app, assess)
+    assert ran.exit_code == 0, ran.output
+    assert json.loads(out.read_text())["settings"]["criterion"] == "d-optimal"
+    assert "note:" not in ran.output
+    other = runner.invoke(app, [*assess, "--criterion", "kl"])
+    assert other.exit_code == 0, other.output
+    assert "cross-fitted under --criterion d-optimal" in other.output
+    assert json.loads(out.read_text())["settings"]["criterion"] == "kl"
+    plain = ["calibrate", str(responses), "--pool", str(pool), "--criterion", "kl"]
+    refused = runner.invoke(app, plain)
+    assert refused.exit_code == 2 and "--criterion is how the bifactor or mirt" in refused.output

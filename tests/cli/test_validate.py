@@ -180,3 +180,19 @@ def test_model_bifactor_replays_the_bifactor_design_beside_the_others(tmp_path: 
     assert bifactor["mae"] < 0.1
     without = runner.invoke(app, args)
     assert without.exit_code == 2 and "needs each item's scenario" in without.output
+    # The mirt design under a named criterion, recorded in the report.
+    base = ["validate", str(path), "--lengths", "20", "--repeats", "1", "--out", str(out)]
+    base += ["--folds", "3", "--scenarios", str(items), "--scenario-column", "topic"]
+    mirt = [*base, "--model", "mirt", "--policies", "mirt", "--criterion", "kl"]
+    result = runner.invoke(app, mirt)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["settings"]["multidimensional"] == "mirt"
+    assert report["settings"]["criterion"] == "kl"
+    (row,) = [r for r in report["results"] if r["policy"] == "mirt"]
+    assert row["mae"] < 0.1 and len(row["scenario_mae"]) == 3
+    # Random items are scored by the mirt predictor too: the honest baseline.
+    (same,) = [r for r in report["results"] if r["policy"] == "random" and r["predictor"] == "mirt"]
+    assert same["mae"] < 0.15 and same["n_subjects"] == 24
+    refused = runner.invoke(app, [*base, "--criterion", "kl"])
+    assert refused.exit_code == 2 and "is for a multidimensional design" in refused.output
