@@ -22,7 +22,7 @@ from scipy.special import betaln
 from irt.errors import ConvergenceWarning, DataWarning, IRTError
 from irt.estep import marginal_log_likelihood
 from irt.models import ItemParams, ModelKind
-from irt.priors import ItemPriors
+from irt.priors import ItemPriors, beta_log_kernel
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray
 
@@ -263,7 +263,7 @@ def log_prior_density(params: ItemParams, priors: ItemPriors) -> float:
         (params.d, priors.d_alpha, priors.d_beta),
     ):
         if alpha is not None and beta is not None:
-            log_dens = (alpha - 1) * np.log(x) + (beta - 1) * np.log1p(-x) - betaln(alpha, beta)
+            log_dens = beta_log_kernel(x, alpha, beta) - betaln(alpha, beta)
             total += float(np.sum(log_dens))
     return total
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from irt.errors import IRTError
 from irt.mirt_model import GENERAL_FACTOR, MirtParams, Structure
+from irt.priors import beta_log_kernel
 from irt.types import FloatArray, IntArray
 
 #: The group code of an item that loads on the general factor only.
@@ -125,11 +126,7 @@ class BifactorPriors:
             + np.sum((params.d / self.d_sd) ** 2)
         )
         if params.c is not None:
-            out += float(
-                np.sum(
-                    (self.c_alpha - 1) * np.log(params.c) + (self.c_beta - 1) * np.log1p(-params.c)
-                )
-            )
+            out += float(np.sum(beta_log_kernel(params.c, self.c_alpha, self.c_beta)))
         return out
 
 

@@ -31,6 +31,7 @@ import numpy as np
 from irt.bifactor_estep import Answers, Counts, block_coefficients, block_design
 from irt.bifactor_model import BifactorParams, BifactorPriors
 from irt.models import log_sigmoid
+from irt.priors import beta_log_kernel
 from irt.types import BoolArray, FloatArray, IntArray
 
 # Slopes stay within ±MAX_SLOPE, intercepts within ±MAX_INTERCEPT and c within
@@ -194,7 +195,7 @@ def _evaluate(
         value += np.log1p(-c) * np.sum(n - r, axis=1)
     value -= 0.5 * np.sum(block.precision * (theta - block.center) ** 2, axis=1)
     if gamma is not None and block.priors is not None:
-        value += (block.priors.c_alpha - 1) * np.log(c) + (block.priors.c_beta - 1) * np.log1p(-c)
+        value += beta_log_kernel(c, block.priors.c_alpha, block.priors.c_beta)
     return np.asarray(value), np.asarray(sigma)
 
 

@@ -32,6 +32,7 @@ from irt.bifactor_mstep import GAMMA_BOUNDS, MAX_INTERCEPT, MAX_SLOPE
 from irt.errors import IRTError
 from irt.mirt_estep import Expected, log_weights
 from irt.mirt_model import MirtParams
+from irt.priors import beta_log_kernel
 from irt.types import BoolArray, FloatArray
 
 __all__ = [
@@ -91,11 +92,7 @@ class MirtPriors:
             + np.sum((params.d / self.d_sd) ** 2)
         )
         if params.c is not None:
-            out += float(
-                np.sum(
-                    (self.c_alpha - 1) * np.log(params.c) + (self.c_beta - 1) * np.log1p(-params.c)
-                )
-            )
+            out += float(np.sum(beta_log_kernel(params.c, self.c_alpha, self.c_beta)))
         return out
 
 
@@ -155,7 +152,7 @@ def _objective(
     out -= 0.5 * np.sum((theta - center) ** 2 * precision, axis=1)
     if gamma is not None and priors is not None:
         cj = sigmoid(gamma)
-        out += (priors.c_alpha - 1) * np.log(cj) + (priors.c_beta - 1) * np.log1p(-cj)
+        out += beta_log_kernel(cj, priors.c_alpha, priors.c_beta)
     return np.asarray(out)
 
 

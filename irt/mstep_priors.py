@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from irt.mstep_coords import ALPHA, DELTA, GAMMA, LAMBDA, MStepSpec, to_abcd
+from irt.priors import beta_log_kernel
 from irt.types import FloatArray
 
 
@@ -20,9 +21,9 @@ def log_prior(coords: FloatArray, spec: MStepSpec) -> FloatArray:
     if pri.has_b:
         out += -((b - pri.b_mean) ** 2) / (2 * pri.b_sd**2)  # type: ignore[operator]
     if pri.has_c:
-        out += (pri.c_alpha - 1) * np.log(c) + (pri.c_beta - 1) * np.log1p(-c)  # type: ignore[operator]
+        out += beta_log_kernel(c, pri.c_alpha, pri.c_beta)  # type: ignore[arg-type]
     if pri.has_d:
-        out += (pri.d_alpha - 1) * np.log(d) + (pri.d_beta - 1) * np.log1p(-d)  # type: ignore[operator]
+        out += beta_log_kernel(d, pri.d_alpha, pri.d_beta)  # type: ignore[arg-type]
     return out
 
 

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, overload
+from typing import Any, TypeVar, overload
+
+import numpy as np
 
 from irt.errors import IRTError
 from irt.models import ModelKind
+
+_Value = TypeVar("_Value", float, np.ndarray)
+
+
+def beta_log_kernel(x: _Value, alpha: float, beta: float) -> _Value:
+    """log of the Beta(α, β) density at ``x`` up to its constant: (α − 1) log x +
+    (β − 1) log(1 − x), the prior term of a lower or upper asymptote."""
+    return (alpha - 1) * np.log(x) + (beta - 1) * np.log1p(-x)  # type: ignore[no-any-return]
 
 
 class _PriorSet:
