@@ -188,10 +188,12 @@ def _profile(pool: LoadedPool, session: AssessmentSession, predicted: float) -> 
     index = {item: j for j, item in enumerate(pool.mirt.item_ids)}
     positions = np.array([index[item] for item in session.given], dtype=np.int_)
     responses = np.asarray(session.responses, dtype=np.float64)
-    try:
-        answers = read_reference_answers(pool.dir, pool.mirt.item_ids)
-    except PoolFormatError as exc:
-        raise CatError(str(exc)) from exc
+    answers = None
+    if pool.mirt.structure is Structure.BIFACTOR:  # only the general-factor rank needs them
+        try:
+            answers = read_reference_answers(pool.dir, pool.mirt.item_ids)
+        except PoolFormatError as exc:
+            raise CatError(str(exc)) from exc
     accuracy = np.array([r.accuracy for r in pool.references if r.accuracy is not None])
     return bifactor_profile(pool.mirt, positions, responses, predicted, accuracy, answers)
 
