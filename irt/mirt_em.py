@@ -47,20 +47,16 @@ from irt.mirt_estep import (
 )
 from irt.mirt_model import MirtParams, Structure
 from irt.mirt_mstep import (
-    GAMMA_BOUNDS,
-    MAX_INTERCEPT,
-    MAX_SLOPE,
     MirtPriors,
-    angles_from_correlation,
-    correlation_from_angles,
     correlation_step,
     expanded_step,
     m_step,
 )
 from irt.mirt_se import MirtStandardErrors, item_standard_errors
 from irt.mirt_start import start_values
+from irt.mirt_vector import free_vector, from_free_vector, max_change, oriented
 from irt.responses import ResponseMatrix
-from irt.types import BoolArray, FloatArray
+from irt.types import BoolArray
 
 __all__ = [
     "MirtCalibrator",
@@ -186,6 +182,7 @@ class MirtCalibrator:
         # not invariant under the rescaling, so it is no EM for the posterior mode, and
         # it fights the prior for many cycles.
         expanded = self.expanded and self.priors is None
+        n_correlated = self.n_factors if self.correlated else 0
         converged = False
         n_iter = 0
         while n_iter < self.max_iter:
@@ -194,17 +191,17 @@ class MirtCalibrator:
             first, _ = em_cycle(params)
             second, logpost = em_cycle(first)
             n_iter += 2
-            v0, v1, v2 = (self._vector(p) for p in (params, first, second))
+            v0, v1, v2 = (free_vector(p, n_correlated) for p in (params, first, second))
             r, v = v1 - v0, v2 - v1 - (v1 - v0)
             new = second
             if np.any(v):
                 alpha = -min(float(np.linalg.norm(r) / np.linalg.norm(v)), _MAX_EXTRAPOLATION)
-                jump = self._from_vector(params, v0 - 2 * alpha * r + alpha**2 * v)
+                jump = from_free_vector(params, v0 - 2 * alpha * r + alpha**2 * v, n_correlated)
                 landed, jump_logpost = em_cycle(jump)
                 n_iter += 1
                 if np.isfinite(jump_logpost) and jump_logpost >= logpost - 1e-9:
                     new = landed
-            change = max(_change(new, second), _change(second, first))
+            change = max(max_change(new, second), max_change(second, first))
             params = new
             if change < self.tol:
                 if expanded:
@@ -218,7 +215,7 @@ class MirtCalibrator:
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        params = _oriented(params)
+        params = oriented(params)
         self.loglik_ = e_step(data, params, points).loglik
         self.logpost_ = self.loglik_ + self._log_prior(params)
         self.params_ = params
@@ -241,32 +238,6 @@ class MirtCalibrator:
     def _log_prior(self, params: MirtParams) -> float:
         return 0.0 if self.priors is None else self.priors.log_density(params)
 
-    def _vector(self, params: MirtParams) -> FloatArray:
-        """The free parameters in one vector (c as logit(c), the correlations as the
-        angles of ``correlation_from_angles``), for SQUAREM."""
-        parts = [params.slopes[params.pattern], params.d]
-        if params.c is not None:
-            parts.append(np.log(params.c / (1 - params.c)))
-        if self.correlated:
-            parts.append(angles_from_correlation(params.correlation))
-        return np.concatenate(parts)
-
-    def _from_vector(self, like: MirtParams, values: FloatArray) -> MirtParams:
-        """Parameters from ``_vector``'s layout, within bounds."""
-        n_free, n = int(np.count_nonzero(like.pattern)), like.n_items
-        slopes = np.zeros_like(like.slopes)
-        slopes[like.pattern] = np.clip(values[:n_free], -MAX_SLOPE, MAX_SLOPE)
-        at = n_free + n
-        d = np.clip(values[n_free:at], -MAX_INTERCEPT, MAX_INTERCEPT)
-        c = None
-        if like.c is not None:
-            c = 1.0 / (1.0 + np.exp(-np.clip(values[at : at + n], *GAMMA_BOUNDS)))
-            at += n
-        corr = like.correlation
-        if self.correlated:
-            corr = correlation_from_angles(values[at:], self.n_factors)
-        return replace(like, slopes=slopes, d=d, c=c, correlation=corr)
-
 
 def _checked_pattern(model: object) -> BoolArray:
     raw = np.asarray(model)
@@ -284,23 +255,3 @@ def _checked_pattern(model: object) -> BoolArray:
             f"{', '.join(str(int(i) + 1) for i in few)} has fewer"
         )
     return pattern
-
-
-def _change(a: MirtParams, b: MirtParams) -> float:
-    """The largest absolute change of a slope, intercept, logit(c) or correlation."""
-    parts = [np.abs(a.slopes - b.slopes).ravel(), np.abs(a.d - b.d)]
-    if a.c is not None and b.c is not None:
-        parts.append(np.abs(np.log(a.c / (1 - a.c)) - np.log(b.c / (1 - b.c))))
-    parts.append(np.abs(a.correlation - b.correlation).ravel())
-    return float(np.max(np.concatenate(parts)))
-
-
-def _oriented(params: MirtParams) -> MirtParams:
-    """Each factor turned so that its slopes sum to a positive number (the likelihood is
-    symmetric); its correlations turn with it."""
-    sign = np.where(params.slopes.sum(axis=0) < 0, -1.0, 1.0)
-    return replace(
-        params,
-        slopes=params.slopes * sign,
-        correlation=params.correlation * np.outer(sign, sign),
-    )

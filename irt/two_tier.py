@@ -1,0 +1,267 @@
+"""The two-tier compensatory multidimensional 2PL/3PL (Cai 2010) calibrated by EM with
+the two-tier dimension reduction (``irt.two_tier_estep``; Gibbons & Hedeker 1992; Cai,
+Yang & Hansen 2011), Fisher-scoring item M-steps on each item's local grid and the
+exact EM update of the general factors' correlations (``irt.mirt_mstep``),
+SQUAREM-accelerated (Varadhan & Roland 2008).
+
+    P(x_ij = 1) = c_j + (1 − c_j)·σ(a_j·θ_i + d_j),     θ_i = (G_1..G_G, S_1..S_K)
+
+Each item loads on any of the G general factors (1 ≤ G ≤ 3) and on at most one
+specific factor. The general factors are N(0, R), with R free (``correlated=True``) or
+I; the specific factors are N(0, 1) and independent of everything, so the correlation
+matrix of the result (``irt.mirt_model.MirtParams``, confirmatory) is R ⊕ I. G = 1 is
+the bifactor model (``irt.bifactor`` has faster code for that case alone). The E-step
+integrates G + 1 dimensions at a time however many specific factors there are, which
+makes models out of reach of the full product grid (``irt.mirt_em``) cheap.
+
+Defaults follow R mirt's ``bfactor``: points per dimension chosen for the reduced
+dimension G + 1 (31 for G = 1, 15 for G = 2, 9 for G = 3) on [−6, 6] with normalised
+normal weights, mirt's start values, no priors, stop when no parameter (slopes, d,
+logit c, correlations) moves more than ``tol`` in a cycle. After the fit each factor is
+turned so that its slopes sum to a positive number (its correlations turn with it).
+
+Early stops and weak identification. A specific factor on few items, or on items that
+a general factor nearly shares, is weakly determined: EM crawls along a flat ridge and
+the maximum of the quadrature likelihood may sit at a Heywood boundary (a slope running
+to ``MAX_SLOPE``). mirt's own two-tier test is such a case: its asserted coefficients
+are where its EM stops at TOL = 1e-2, 3.4 log-likelihood units below where EM is
+still climbing after 3,000 cycles (on 11 points; 21 points head the same way), one
+item's general and specific slopes past 7 and 9 and its block's other specific slopes
+near 0. What an early stop returns therefore depends on the path. ``accelerate=False`` runs
+plain EM from mirt's start values, mirt's path: it reproduces those coefficients to
+0.4% (mean relative), where SQUAREM, stopped by the same rule, lands 2% away.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+from scipy.special import ndtri
+
+from irt.errors import ConvergenceWarning, IRTError
+from irt.mirt_estep import Patterns
+from irt.mirt_model import MirtParams, Structure
+from irt.mirt_mstep import (
+    MirtPriors,
+    correlation_step,
+    m_step,
+)
+from irt.mirt_vector import free_vector, from_free_vector, max_change, oriented
+from irt.responses import ResponseMatrix
+from irt.two_tier_estep import (
+    NO_SPECIFIC,
+    TwoTierGrid,
+    TwoTierLayout,
+    e_step,
+    two_tier_log_likelihood,
+)
+from irt.types import BoolArray, IntArray
+
+__all__ = [
+    "NO_SPECIFIC",
+    "MirtPriors",
+    "TwoTierCalibrator",
+    "two_tier_log_likelihood",
+]
+
+# The SQUAREM step, in units of a plain EM step, is at most this long (as irt.mirt_em).
+_MAX_EXTRAPOLATION = 64.0
+# R mirt's start (model.elements): a normal-ogive loading of 0.5 on every loaded factor,
+# made logistic by this factor, and a covariance of 0.25 between correlated factors.
+_LOGISTIC = 1.702
+_START_LOADING = 0.5
+_START_CORRELATION = 0.25
+
+
+class TwoTierCalibrator:
+    """Fit the two-tier 2PL (3PL with ``guessing``) by EM.
+
+    ``general`` is the items × G boolean pattern of the general factors (named
+    ``general_names``, G1, G2, ... by default) and ``specific`` one code per item:
+    its specific factor 0..K−1 (named ``specific_names``, S1, S2, ... by default) or
+    ``NO_SPECIFIC`` (−1). ``n_quad`` points per dimension (R mirt's for G + 1
+    dimensions when None) on [−``bound``, ``bound``]; ``priors`` make the fit Bayes
+    modal; ``scoring_steps`` Fisher-scoring steps per item and cycle. ``accelerate=False``
+    runs plain EM cycles instead of SQUAREM: slower, but on R mirt's path, so that
+    mirt's figures for an early stop (a coarse ``tol``) are reproduced.
+
+    ``fit(responses)`` sets ``params_`` (factors: general, then specific), ``loglik_``
+    (marginal log-likelihood), ``logpost_`` (plus the log prior), ``n_iter_``,
+    ``converged_``, ``n_parameters_``, ``aic_``, ``bic_`` (from the log-likelihood) and
+    ``seconds_``.
+    """
+
+    def __init__(
+        self,
+        general: BoolArray | Sequence[Sequence[bool]],
+        specific: Sequence[int] | IntArray,
+        *,
+        general_names: Sequence[str] | None = None,
+        specific_names: Sequence[str] | None = None,
+        correlated: bool = True,
+        guessing: bool = False,
+        priors: MirtPriors | None = None,
+        n_quad: int | None = None,
+        bound: float = 6.0,
+        tol: float = 1e-4,
+        max_iter: int = 500,
+        scoring_steps: int = 3,
+        accelerate: bool = True,
+    ) -> None:
+        if not tol > 0:
+            raise IRTError(f"tol must be positive, got {tol}")
+        if max_iter < 1 or scoring_steps < 1:
+            raise IRTError("max_iter and scoring_steps must be at least 1")
+        n_specific = None if specific_names is None else len(specific_names)
+        self.layout = TwoTierLayout.of(general, specific, n_specific)
+        g, k = self.layout.n_general, self.layout.n_specific
+        gen_names = (
+            tuple(general_names)
+            if general_names is not None
+            else tuple(f"G{i + 1}" for i in range(g))
+        )
+        spec_names = (
+            tuple(specific_names)
+            if specific_names is not None
+            else tuple(f"S{i + 1}" for i in range(k))
+        )
+        if len(gen_names) != g:
+            raise IRTError(f"{g} general factors but {len(gen_names)} general names")
+        self.factors = (*gen_names, *spec_names)
+        if len(set(self.factors)) != len(self.factors):
+            raise IRTError("factor names repeat")
+        self.n_general = g
+        self.correlated = bool(correlated) and g > 1
+        self.guessing = guessing
+        self.priors = priors
+        self.n_quad = n_quad
+        self.bound = bound
+        self.grid = TwoTierGrid.of(g, n_quad, bound)
+        self.tol = tol
+        self.max_iter = max_iter
+        self.scoring_steps = scoring_steps
+        self.accelerate = accelerate
+
+    def fit(self, responses: ResponseMatrix) -> TwoTierCalibrator:
+        t0 = time.perf_counter()
+        layout, grid = self.layout, self.grid
+        if responses.n_items != layout.n_items:
+            raise IRTError(
+                f"the two-tier layout has {layout.n_items} items, the responses {responses.n_items}"
+            )
+        data = Patterns.of(responses)
+        pattern = layout.full_pattern()
+        params = self._start(responses, pattern)
+        g = self.n_general
+
+        def em_cycle(current: MirtParams) -> tuple[MirtParams, float]:
+            expected = e_step(data, current, layout, grid)
+            local = m_step(
+                layout.local_params(current),
+                expected.local,
+                grid.local,
+                self.scoring_steps,
+                self.priors,
+            )
+            new = layout.full_params(local, current)
+            if self.correlated:
+                general = correlation_step(
+                    current.correlation[:g, :g], expected.general_mass, grid.general
+                )
+                corr = np.eye(current.n_factors)
+                corr[:g, :g] = general
+                new = replace(new, correlation=corr)
+            return new, expected.loglik + self._log_prior(current)
+
+        n_correlated = self.n_general if self.correlated else 0
+        converged = False
+        n_iter = 0
+        while n_iter < self.max_iter:
+            if not self.accelerate:
+                new, _ = em_cycle(params)
+                n_iter += 1
+                change = max_change(new, params)
+                params = new
+                if change < self.tol:
+                    converged = True
+                    break
+                continue
+            # SQUAREM (Varadhan & Roland 2008) as irt.mirt_em runs it: two EM cycles, an
+            # extrapolated point along them, kept only if its log posterior is no lower
+            # than at the first cycle's result.
+            first, _ = em_cycle(params)
+            second, logpost = em_cycle(first)
+            n_iter += 2
+            v0, v1, v2 = (free_vector(p, n_correlated) for p in (params, first, second))
+            r, v = v1 - v0, v2 - v1 - (v1 - v0)
+            new = second
+            if np.any(v):
+                alpha = -min(float(np.linalg.norm(r) / np.linalg.norm(v)), _MAX_EXTRAPOLATION)
+                jump = from_free_vector(params, v0 - 2 * alpha * r + alpha**2 * v, n_correlated)
+                landed, jump_logpost = em_cycle(jump)
+                n_iter += 1
+                if np.isfinite(jump_logpost) and jump_logpost >= logpost - 1e-9:
+                    new = landed
+            change = max(max_change(new, second), max_change(second, first))
+            params = new
+            if change < self.tol:
+                converged = True
+                break
+        if not converged:
+            warnings.warn(
+                f"two-tier EM stopped after {n_iter} cycles without converging",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        params = oriented(params)
+        self.loglik_ = e_step(data, params, layout, grid, counts=False).loglik
+        self.logpost_ = self.loglik_ + self._log_prior(params)
+        self.params_ = params
+        self.n_iter_ = n_iter
+        self.converged_ = converged
+        n_corr = g * (g - 1) // 2 if self.correlated else 0
+        self.n_parameters_ = int(
+            np.count_nonzero(pattern) + (2 if self.guessing else 1) * params.n_items + n_corr
+        )
+        self.aic_ = -2.0 * self.loglik_ + 2.0 * self.n_parameters_
+        self.bic_ = -2.0 * self.loglik_ + self.n_parameters_ * float(np.log(data.n_subjects))
+        self.seconds_ = time.perf_counter() - t0
+        return self
+
+    def _start(self, responses: ResponseMatrix, pattern: BoolArray) -> MirtParams:
+        """R mirt's start values (``model.elements``): normal-ogive loadings λ = 0.5 on
+        every loaded factor, so slopes 1.702·λ, intercepts 1.702·Φ⁻¹(p)/u with
+        u = max(√|1 − Σλ²|, 0.25), general correlations 0.25; c = 0.1 in the 3PL, the
+        p-value then taken above it. An early stop is a point on the path from here
+        (module docstring), so starting where mirt does makes its figures comparable."""
+        observed = responses.observed
+        n_obs = observed.sum(axis=0)
+        right = ((responses.values == 1) & observed).sum(axis=0)
+        p = np.clip(right / np.maximum(n_obs, 1), 0.02, 0.98)
+        p = np.where(n_obs > 0, p, 0.5)
+        c = np.full(pattern.shape[0], 0.1) if self.guessing else None
+        # In the 3PL the curve above c carries (p − c)/(1 − c) of the item's p-value.
+        above = p if c is None else np.clip((p - c) / (1 - c), 0.02, 0.98)
+        loading = np.where(pattern, _START_LOADING, 0.0)
+        uniqueness = np.maximum(np.sqrt(np.abs(1.0 - np.sum(loading**2, axis=1))), 0.25)
+        corr = np.eye(pattern.shape[1])
+        if self.correlated:
+            g = self.n_general
+            corr[:g, :g] = np.where(np.eye(g, dtype=bool), 1.0, _START_CORRELATION)
+        return MirtParams(
+            item_ids=tuple(responses.item_ids),
+            slopes=_LOGISTIC * loading,
+            d=_LOGISTIC * ndtri(above) / uniqueness,
+            factors=self.factors,
+            correlation=corr,
+            pattern=pattern,
+            structure=Structure.CONFIRMATORY,
+            c=c,
+        )
+
+    def _log_prior(self, params: MirtParams) -> float:
+        return 0.0 if self.priors is None else self.priors.log_density(params)
