@@ -13,7 +13,7 @@ from cat.assessment.result import AssessmentResult, ItemRecord, Rank
 from cat.assessment.summary import current_rank
 from cat.cli.common import check_writable, handle_errors, progress_bar, say, stdout
 from cat.engine.registry import (
-    DEFAULT_CRITERIA,
+    DEFAULT_CRITERION,
     DEFAULT_ESTIMATOR,
     DEFAULT_POLICY,
     CriterionName,
@@ -62,10 +62,11 @@ def assess(
     criterion: CriterionName | None = typer.Option(
         None,
         "--criterion",
-        help="How the bifactor and mirt designs pick items: total (narrow the predicted "
-        "accuracy; bifactor's default), profile (the per-scenario accuracies; mirt's "
-        "default), general (the general factor), d-optimal, a-optimal (θ as a whole), kl "
-        "(posterior-weighted Kullback-Leibler).",
+        help="How the bifactor and mirt designs pick items: d-optimal (default) or "
+        "a-optimal (θ as a whole), kl (posterior-weighted Kullback-Leibler), total (narrow "
+        "the predicted accuracy), profile (the per-scenario accuracies), general (the "
+        "general factor). Default: the one the pool was cross-fitted with (cat calibrate "
+        "--criterion), else d-optimal.",
     ),
     policy: PolicyName = typer.Option(
         DEFAULT_POLICY, "--policy", help="Item selection of the irt design."
@@ -270,7 +271,7 @@ def _note_criterion(pool: LoadedPool, criterion: CriterionName) -> None:
     if entry is None or pool.mirt is None:
         return
     kind = "bifactor" if pool.mirt.structure is Structure.BIFACTOR else "mirt"
-    stored = entry.criterion or DEFAULT_CRITERIA[kind].value
+    stored = entry.criterion or DEFAULT_CRITERION.value
     if kind in (pool.manifest.design_errors or {}) and stored != criterion.value:
         say(
             f"note: the pool's {kind} errors were cross-fitted under --criterion {stored}; "

@@ -79,7 +79,7 @@ def calibrate(
         "--criterion",
         help="--model bifactor|mirt with --pool: how that design picks items in the "
         "cross-fit and, recorded in the pool, in cat assess (see cat assess --help). "
-        "Default: total for bifactor, profile for mirt.",
+        "Default: d-optimal.",
     ),
     report: Path | None = typer.Option(None, "--report", help="Write a JSON fit report here."),
     method: CalibrationMethod = typer.Option(

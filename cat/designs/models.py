@@ -16,7 +16,7 @@ from cat.designs.mixture import MixtureTest, mixture_accuracy
 from cat.designs.multidimensional import MultidimensionalTest
 from cat.designs.references import reference_answers
 from cat.designs.replay import ReferenceTest, replay_reference_test
-from cat.engine.registry import DEFAULT_CRITERIA, REFERENCE_DESIGNS, CriterionName, DesignName
+from cat.engine.registry import DEFAULT_CRITERION, REFERENCE_DESIGNS, CriterionName, DesignName
 from cat.errors import CatError
 from irt.errors import ConvergenceWarning
 from irt.low_rank import LowRankCalibrator
@@ -117,7 +117,7 @@ class ReferenceModels:
         if design in (BIFACTOR, MIRT):
             if self.mirt is None:
                 raise CatError(f"the {design} design needs the pool's multidimensional model")
-            criterion = self.criterion or DEFAULT_CRITERIA[design]
+            criterion = self.criterion or DEFAULT_CRITERION
             return MultidimensionalTest(
                 self.mirt, can_answer, max_items, criterion, self.scenario, self.general
             )

@@ -208,11 +208,11 @@ def test_assess_prints_the_profile_of_a_bifactor_pool(responses: Path, tmp_path:
     assert set(saved["scenarios"]) == set(SCENARIOS)
     assert "bifactor profile: general " in result.output
     assert "factor score" in result.output
+    to = ["--out", str(out)]
     for criterion in ("general", "profile"):  # a bifactor's specifics are its scenarios
         chosen = runner.invoke(
             app,
-            [*args, "--length", "12", "--design", "bifactor", "--criterion", criterion]
-            + ["--out", str(out)],
+            [*args, "--length", "12", "--design", "bifactor", "--criterion", criterion, *to],
         )
         assert chosen.exit_code == 0, chosen.output
         assert json.loads(out.read_text())["settings"]["criterion"] == criterion
@@ -274,18 +274,20 @@ def test_a_mirt_pool_runs_its_scenario_design(responses: Path, tmp_path: Path) -
     wrong = runner.invoke(app, [*assess, "--length", "12", "--design", "bifactor"])
     assert wrong.exit_code == 2 and "holds a mirt model: use --design mirt" in wrong.output
     # Each criterion is recorded and picks its own items from the same answers.
-    asked = {"profile": [i["id"] for i in saved["items"]]}
-    for criterion in ("kl", "d-optimal"):
+    assert saved["settings"]["criterion"] is None  # the default: d-optimal
+    asked = {"default": [i["id"] for i in saved["items"]]}
+    to = ["--out", str(out)]
+    for criterion in ("d-optimal", "profile"):
         ran = runner.invoke(
             app,
-            [*assess, "--length", "12", "--design", "mirt", "--criterion", criterion]
-            + ["--out", str(out)],
+            [*assess, "--length", "12", "--design", "mirt", "--criterion", criterion, *to],
         )
         assert ran.exit_code == 0, ran.output
         saved = json.loads(out.read_text())
         assert saved["settings"]["criterion"] == criterion
         asked[criterion] = [i["id"] for i in saved["items"]]
-    assert asked["kl"] != asked["profile"] or asked["d-optimal"] != asked["profile"]
+    assert asked["d-optimal"] == asked["default"]
+    assert asked["profile"] != asked["default"]
     no_general = runner.invoke(app, [*assess, "--design", "mirt", "--criterion", "general"])
     assert no_general.exit_code == 2 and "needs a model with a general factor" in no_general.output
     not_irt = runner.invoke(app, [*assess, "--design", "irt", "--criterion", "kl"])
