@@ -54,7 +54,7 @@ from irt.mirt_mstep import (
 )
 from irt.mirt_se import MirtStandardErrors, item_standard_errors
 from irt.mirt_start import start_values
-from irt.mirt_vector import free_vector, from_free_vector, max_change, oriented
+from irt.mirt_vector import oriented, squarem_step
 from irt.responses import ResponseMatrix
 from irt.types import BoolArray
 
@@ -66,9 +66,6 @@ __all__ = [
     "mirt_log_likelihood",
     "mirt_scores",
 ]
-
-# The SQUAREM step, in units of a plain EM step, is at most this long.
-_MAX_EXTRAPOLATION = 64.0
 
 
 class MirtCalibrator:
@@ -186,23 +183,8 @@ class MirtCalibrator:
         converged = False
         n_iter = 0
         while n_iter < self.max_iter:
-            # SQUAREM (Varadhan & Roland 2008): two EM cycles, an extrapolated point along
-            # them, kept only if its log posterior is no lower than the second cycle's.
-            first, _ = em_cycle(params)
-            second, logpost = em_cycle(first)
-            n_iter += 2
-            v0, v1, v2 = (free_vector(p, n_correlated) for p in (params, first, second))
-            r, v = v1 - v0, v2 - v1 - (v1 - v0)
-            new = second
-            if np.any(v):
-                alpha = -min(float(np.linalg.norm(r) / np.linalg.norm(v)), _MAX_EXTRAPOLATION)
-                jump = from_free_vector(params, v0 - 2 * alpha * r + alpha**2 * v, n_correlated)
-                landed, jump_logpost = em_cycle(jump)
-                n_iter += 1
-                if np.isfinite(jump_logpost) and jump_logpost >= logpost - 1e-9:
-                    new = landed
-            change = max(max_change(new, second), max_change(second, first))
-            params = new
+            params, change, cycles = squarem_step(params, em_cycle, n_correlated)
+            n_iter += cycles
             if change < self.tol:
                 if expanded:
                     expanded = False

@@ -1,6 +1,7 @@
 """The free parameters of a multidimensional model (``irt.mirt_model.MirtParams``) as
-one vector and back, for SQUAREM's extrapolation (Varadhan & Roland 2008), the largest
-parameter change that stops EM, and the sign convention the calibrators report in.
+one vector and back, and SQUAREM's extrapolation on it (Varadhan & Roland 2008), the
+largest parameter change that stops EM, and the sign convention the calibrators report
+in.
 
 The vector holds the free slopes, the intercepts, logit(c) when the model has lower
 asymptotes, and, when the first ``n_correlated`` factors' correlations are free, their
@@ -12,6 +13,7 @@ block only).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -25,6 +27,9 @@ from irt.mirt_mstep import (
     correlation_from_angles,
 )
 from irt.types import FloatArray
+
+# The SQUAREM step, in units of a plain EM step, is at most this long.
+_MAX_EXTRAPOLATION = 64.0
 
 
 def free_vector(params: MirtParams, n_correlated: int = 0) -> FloatArray:
@@ -77,3 +82,29 @@ def oriented(params: MirtParams) -> MirtParams:
         slopes=params.slopes * sign,
         correlation=params.correlation * np.outer(sign, sign),
     )
+
+
+def squarem_step(
+    params: MirtParams,
+    em_cycle: Callable[[MirtParams], tuple[MirtParams, float]],
+    n_correlated: int = 0,
+) -> tuple[MirtParams, float, int]:
+    """One SQUAREM step (Varadhan & Roland 2008): two EM cycles (``em_cycle`` returns the
+    next parameters and the log posterior at the ones it was given), an extrapolated
+    point along them, kept only if its log posterior is no lower than at the first
+    cycle's result. Returns the new parameters, the largest parameter change of the last cycles
+    (``max_change``) and the number of EM cycles run."""
+    first, _ = em_cycle(params)
+    second, logpost = em_cycle(first)
+    cycles = 2
+    v0, v1, v2 = (free_vector(p, n_correlated) for p in (params, first, second))
+    r, v = v1 - v0, v2 - v1 - (v1 - v0)
+    new = second
+    if np.any(v):
+        alpha = -min(float(np.linalg.norm(r) / np.linalg.norm(v)), _MAX_EXTRAPOLATION)
+        jump = from_free_vector(params, v0 - 2 * alpha * r + alpha**2 * v, n_correlated)
+        landed, jump_logpost = em_cycle(jump)
+        cycles += 1
+        if np.isfinite(jump_logpost) and jump_logpost >= logpost - 1e-9:
+            new = landed
+    return new, max(max_change(new, second), max_change(second, first)), cycles

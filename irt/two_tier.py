@@ -50,7 +50,7 @@ from irt.mirt_mstep import (
     correlation_step,
     m_step,
 )
-from irt.mirt_vector import free_vector, from_free_vector, max_change, oriented
+from irt.mirt_vector import max_change, oriented, squarem_step
 from irt.responses import ResponseMatrix
 from irt.two_tier_estep import (
     NO_SPECIFIC,
@@ -68,8 +68,6 @@ __all__ = [
     "two_tier_log_likelihood",
 ]
 
-# The SQUAREM step, in units of a plain EM step, is at most this long (as irt.mirt_em).
-_MAX_EXTRAPOLATION = 64.0
 # R mirt's start (model.elements): a normal-ogive loading of 0.5 on every loaded factor,
 # made logistic by this factor, and a covariance of 0.25 between correlated factors.
 _LOGISTIC = 1.702
@@ -190,24 +188,8 @@ class TwoTierCalibrator:
                     converged = True
                     break
                 continue
-            # SQUAREM (Varadhan & Roland 2008) as irt.mirt_em runs it: two EM cycles, an
-            # extrapolated point along them, kept only if its log posterior is no lower
-            # than at the first cycle's result.
-            first, _ = em_cycle(params)
-            second, logpost = em_cycle(first)
-            n_iter += 2
-            v0, v1, v2 = (free_vector(p, n_correlated) for p in (params, first, second))
-            r, v = v1 - v0, v2 - v1 - (v1 - v0)
-            new = second
-            if np.any(v):
-                alpha = -min(float(np.linalg.norm(r) / np.linalg.norm(v)), _MAX_EXTRAPOLATION)
-                jump = from_free_vector(params, v0 - 2 * alpha * r + alpha**2 * v, n_correlated)
-                landed, jump_logpost = em_cycle(jump)
-                n_iter += 1
-                if np.isfinite(jump_logpost) and jump_logpost >= logpost - 1e-9:
-                    new = landed
-            change = max(max_change(new, second), max_change(second, first))
-            params = new
+            params, change, cycles = squarem_step(params, em_cycle, n_correlated)
+            n_iter += cycles
             if change < self.tol:
                 converged = True
                 break
