@@ -1,0 +1,434 @@
+"""Item models for scores 0..m on one latent trait θ ~ N(0, 1), in the slope–intercept
+form that R mirt writes them in (Chalmers 2012, ``mirt``'s ``itemtype`` names):
+
+- ``graded`` — graded response model (Samejima 1969): the cumulative curves
+  P(X ≥ k) = σ(aθ + d_k), k = 1..m, with d_1 > d_2 > … > d_m, and
+  P(X = k) = P(X ≥ k) − P(X ≥ k + 1).
+- ``gpcm`` — generalized partial credit model (Muraki 1992) in mirt's form:
+  P(X = k) ∝ exp(k·aθ + d_k), d_0 = 0 (the scoring 0, 1, …, m is fixed).
+- ``sequential`` — continuation-ratio model (Tutz 1990), mirt's ``sequential``:
+  Ψ_k = σ(aθ + d_k) is the chance of passing step k once step k − 1 is passed, so
+  P(X = k) = Ψ_1 ⋯ Ψ_k (1 − Ψ_{k+1}) with Ψ_{m+1} = 0.
+- ``2PL`` and ``3PL`` — the binary items of ``irt.models``, written as mirt does:
+  P(X = 1) = c + (1 − c) σ(aθ + d) (c = 0 in the 2PL; d = −a b in ``irt.models``' terms),
+  so a pool of binary and graded items is calibrated on one θ.
+
+Every curve is computed in log space from log σ(z) = −log(1 + e^{−z}): a category far
+from the examinee gets a finite log-probability instead of log(0), and the graded
+model's differences of cumulative curves are factored as
+
+    σ(z_k) − σ(z_{k+1}) = σ(z_k) σ(−z_{k+1}) (1 − e^{−(d_k − d_{k+1})}),
+
+which never subtracts two numbers close to 1. Derivatives come out in the same form:
+for every model ∂ log P_k/∂θ = a S_k and ∂ log P_k/∂a = θ S_k for one "slope score"
+S_k (graded: 1 − P(X ≥ k) − P(X ≥ k + 1); gpcm: k − E[X]), so the Fisher information is
+I(θ) = a² Σ_k P_k S_k² without dividing by a small P_k.
+
+Parameters of a pool live in ``PolytomousParams``; the ragged thresholds are padded
+with NaN into a (J, max m) array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, cast
+
+import numpy as np
+
+from irt.errors import ParamsError
+from irt.models import log_sigmoid
+from irt.types import FloatArray, IntArray
+
+
+class ItemType(StrEnum):
+    """An item model; the value is R mirt's ``itemtype`` name."""
+
+    TWO_PL = "2PL"
+    THREE_PL = "3PL"
+    GRADED = "graded"
+    GPCM = "gpcm"
+    SEQUENTIAL = "sequential"
+
+    @classmethod
+    def _missing_(cls, value: object) -> ItemType | None:
+        # Accept "2pl", "GRADED", and the common name "grm".
+        if isinstance(value, str):
+            low = value.lower()
+            if low == "grm":
+                return cls.GRADED
+            for member in cls:
+                if member.value.lower() == low:
+                    return member
+        return None
+
+    @property
+    def binary(self) -> bool:
+        """Whether the model is only defined for two categories (0/1)."""
+        return self in (ItemType.TWO_PL, ItemType.THREE_PL)
+
+    @property
+    def has_guessing(self) -> bool:
+        return self is ItemType.THREE_PL
+
+    @classmethod
+    def default_for(cls, n_categories: int) -> ItemType:
+        """R mirt's default: 2PL for a binary item, graded otherwise."""
+        return cls.TWO_PL if n_categories == 2 else cls.GRADED
+
+
+@dataclass(frozen=True)
+class Curves:
+    """Category curves of J items of one type with K = m + 1 categories at T points.
+
+    ``log_p`` (T, J, K) holds log P(X = k | θ). With derivatives: ``slope`` (T, J, K) is
+    S_k, with ∂ log P_k/∂θ = a S_k and ∂ log P_k/∂a = θ S_k; ``thresholds`` (T, J, K, m)
+    is ∂ log P_k/∂d_l; ``asymptote`` (T, J, K) is ∂ log P_k/∂c (3PL only).
+    """
+
+    log_p: FloatArray
+    slope: FloatArray | None = None
+    thresholds: FloatArray | None = None
+    asymptote: FloatArray | None = None
+
+
+def curves(
+    kind: ItemType,
+    theta: object,
+    a: FloatArray,
+    d: FloatArray,
+    c: FloatArray | None = None,
+    *,
+    derivatives: bool = False,
+) -> Curves:
+    """Curves of items of type ``kind`` at ``theta`` (T,): slopes ``a`` (J,), thresholds
+    ``d`` (J, m) without padding, lower asymptotes ``c`` (J,) for the 3PL."""
+    th = np.asarray(theta, dtype=np.float64).reshape(-1)
+    a = np.asarray(a, dtype=np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    if kind is ItemType.GPCM:
+        return _gpcm(th, a, d, derivatives)
+    if kind is ItemType.SEQUENTIAL:
+        return _sequential(th, a, d, derivatives)
+    if kind is ItemType.THREE_PL:
+        cc = np.zeros(len(a)) if c is None else np.asarray(c, dtype=np.float64)
+        return _three_pl(th, a, d, cc, derivatives)
+    # A 2PL item is the graded model with one threshold.
+    return _graded(th, a, d, derivatives)
+
+
+def _graded(theta: FloatArray, a: FloatArray, d: FloatArray, derivatives: bool) -> Curves:
+    m = d.shape[1]
+    z = a[None, :, None] * theta[:, None, None] + d[None, :, :]  # (T, J, m)
+    up, down = log_sigmoid(z), log_sigmoid(-z)  # log P(X ≥ k), log P(X < k)
+    # log(1 − e^{−gap}) for the gaps between neighbouring thresholds (constant in θ).
+    log_gap = np.log(-np.expm1(-(d[:, :-1] - d[:, 1:])))  # (J, m − 1)
+    log_p = np.empty((*z.shape[:2], m + 1))
+    log_p[..., 0] = down[..., 0]
+    log_p[..., m] = up[..., m - 1]
+    log_p[..., 1:m] = up[..., :-1] + down[..., 1:] + log_gap
+    if not derivatives:
+        return Curves(log_p)
+    s = np.exp(up)
+    pad = np.concatenate([np.ones_like(s[..., :1]), s, np.zeros_like(s[..., :1])], axis=-1)
+    slope = 1.0 - pad[..., :-1] - pad[..., 1:]
+    inv_gap = 1.0 / -np.expm1(-(d[:, :-1] - d[:, 1:]))
+    # ∂ log P_k/∂d_k = σ(z_k)σ(−z_k)/P_k and ∂ log P_k/∂d_{k+1} = −σ(z_{k+1})σ(−z_{k+1})/P_k,
+    # written as ratios of σ's that are at most 1 (times 1/(1 − e^{−gap})).
+    own = np.empty_like(z)  # at threshold k − 1 for categories k = 1..m
+    own[..., m - 1] = 1.0 - s[..., m - 1]
+    own[..., : m - 1] = np.exp(down[..., :-1] - down[..., 1:]) * inv_gap
+    next_ = np.empty_like(z)  # at threshold k for categories k = 0..m − 1
+    next_[..., 0] = -s[..., 0]
+    next_[..., 1:] = -np.exp(up[..., 1:] - up[..., :-1]) * inv_gap
+    thr = np.zeros((*z.shape[:2], m + 1, m))
+    k = np.arange(m)
+    thr[:, :, k + 1, k] = own
+    thr[:, :, k, k] = next_
+    return Curves(log_p, slope, thr)
+
+
+def _gpcm(theta: FloatArray, a: FloatArray, d: FloatArray, derivatives: bool) -> Curves:
+    m = d.shape[1]
+    k = np.arange(m + 1, dtype=np.float64)
+    full_d = np.concatenate([np.zeros((len(a), 1)), d], axis=1)  # d_0 = 0
+    eta = k * (a[None, :, None] * theta[:, None, None]) + full_d[None, :, :]
+    log_p = eta - np.logaddexp.reduce(eta, axis=-1, keepdims=True)
+    if not derivatives:
+        return Curves(log_p)
+    p = np.exp(log_p)
+    slope = k - (p * k).sum(axis=-1, keepdims=True)
+    # ∂ log P_k/∂d_l = 1[k = l] − P_l, l = 1..m.
+    thr = np.eye(m + 1)[None, None, :, 1:] - p[:, :, None, 1:]
+    return Curves(log_p, slope, thr)
+
+
+def _sequential(theta: FloatArray, a: FloatArray, d: FloatArray, derivatives: bool) -> Curves:
+    m = d.shape[1]
+    z = a[None, :, None] * theta[:, None, None] + d[None, :, :]
+    up, down = log_sigmoid(z), log_sigmoid(-z)
+    passed = np.concatenate([np.zeros_like(up[..., :1]), np.cumsum(up, axis=-1)], axis=-1)
+    log_p = passed.copy()
+    log_p[..., :m] += down  # stops at step k + 1 (no step after the last category)
+    if not derivatives:
+        return Curves(log_p)
+    s = np.exp(up)
+    # ∂ log P_k/∂z_l = 1 − Ψ_l for l ≤ k, −Ψ_{k+1} for l = k + 1, 0 beyond.
+    lower = np.tril(np.ones((m + 1, m)), -1).astype(bool)  # l < k + 1 in 0-based l
+    thr = np.where(lower[None, None], (1.0 - s)[:, :, None, :], 0.0)
+    k = np.arange(m)
+    thr[:, :, k, k] = -s
+    return Curves(log_p, thr.sum(axis=-1), thr)
+
+
+def _three_pl(
+    theta: FloatArray, a: FloatArray, d: FloatArray, c: FloatArray, derivatives: bool
+) -> Curves:
+    z = a[None, :] * theta[:, None] + d[None, :, 0]  # (T, J)
+    up, down = log_sigmoid(z), log_sigmoid(-z)
+    with np.errstate(divide="ignore"):
+        log_c = np.log(c)
+    log_wrong = np.log1p(-c) + down
+    # log P = log(1 − P_0) where P_0 < 1/2 (exact there, and never above 0); the sum of
+    # the two terms where P is small.
+    small_wrong = log_wrong < -np.log(2.0)
+    log_right = np.where(
+        small_wrong,
+        np.log1p(-np.exp(np.minimum(log_wrong, -np.log(2.0)))),
+        np.logaddexp(log_c, np.log1p(-c) + up),
+    )
+    log_p = np.stack([log_wrong, log_right], axis=-1)
+    if not derivatives:
+        return Curves(log_p)
+    dz_right = np.exp(np.log1p(-c) + up + down - log_right)  # (1 − c)σ(1 − σ)/P
+    slope = np.stack([-np.exp(up), dz_right], axis=-1)
+    asym = np.stack([np.broadcast_to(-1.0 / (1.0 - c), z.shape), np.exp(down - log_right)], -1)
+    return Curves(log_p, slope, slope[..., None].copy(), asym)
+
+
+def information_of(cv: Curves, a: FloatArray) -> FloatArray:
+    """Fisher information a² Σ_k P_k S_k² of curves computed with derivatives, (T, J)."""
+    assert cv.slope is not None
+    return np.asarray(a**2 * (np.exp(cv.log_p) * cv.slope**2).sum(axis=-1))
+
+
+# --- the parameters of a pool ----------------------------------------------------------
+
+
+def _vector(name: str, values: object, n: int) -> FloatArray:
+    arr = np.array(values, dtype=np.float64, ndmin=1)
+    if arr.shape != (n,):
+        raise ParamsError(f"item parameter {name!r} has shape {arr.shape}, expected ({n},)")
+    return arr
+
+
+def pad_thresholds(rows: Sequence[Sequence[float]] | FloatArray) -> FloatArray:
+    """Ragged threshold lists → a (J, max m) array padded with NaN (an array passes)."""
+    if isinstance(rows, np.ndarray):
+        return np.array(rows, dtype=np.float64, ndmin=2)
+    width = max((len(r) for r in rows), default=0)
+    out = np.full((len(rows), width), np.nan)
+    for j, r in enumerate(rows):
+        out[j, : len(r)] = np.asarray(r, dtype=np.float64)
+    return out
+
+
+@dataclass(frozen=True)
+class PolytomousParams:
+    """Parameters of J items of mixed types on one θ, in mirt's slope–intercept form.
+
+    ``a`` (J,) slopes; ``d`` (J, max m) thresholds d_1..d_{m_j}, NaN beyond an item's
+    m_j (binary items have the one intercept d_1); ``c`` (J,) lower asymptotes, 0 except
+    for 3PL items. Item j has ``n_categories[j]`` = m_j + 1 scores 0..m_j. Standard errors
+    are optional and shaped like their parameters (NaN where not estimated).
+    """
+
+    item_ids: tuple[str, ...]
+    item_types: tuple[ItemType, ...]
+    a: FloatArray
+    d: FloatArray
+    c: FloatArray
+    se_a: FloatArray | None = field(default=None, compare=False)
+    se_d: FloatArray | None = field(default=None, compare=False)
+    se_c: FloatArray | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        n = len(self.item_ids)
+        if len(set(self.item_ids)) != n:
+            raise ParamsError("item ids are not unique")
+        if len(self.item_types) != n:
+            raise ParamsError(f"{len(self.item_types)} item types for {n} items")
+        types = tuple(
+            _item_type(t, item) for t, item in zip(self.item_types, self.item_ids, strict=True)
+        )
+        object.__setattr__(self, "item_types", types)
+        object.__setattr__(self, "a", _vector("a", self.a, n))
+        object.__setattr__(self, "c", _vector("c", self.c, n))
+        d = np.array(self.d, dtype=np.float64, ndmin=2)
+        if d.ndim != 2 or d.shape[0] != n or d.shape[1] < 1:
+            raise ParamsError(f"thresholds d have shape {d.shape}, expected ({n}, max m)")
+        object.__setattr__(self, "d", d)
+        for j, item in enumerate(self.item_ids):
+            self._check_item(j, item)
+        for name, like in (("se_a", self.a), ("se_d", self.d), ("se_c", self.c)):
+            value = getattr(self, name)
+            if value is not None:
+                arr = np.array(value, dtype=np.float64, ndmin=1)
+                if arr.shape != like.shape:
+                    raise ParamsError(f"{name} has shape {arr.shape}, expected {like.shape}")
+                object.__setattr__(self, name, arr)
+
+    def _check_item(self, j: int, item: str) -> None:
+        kind, row = self.item_types[j], self.d[j]
+        m = int(np.count_nonzero(~np.isnan(row)))
+        if m == 0 or np.isnan(row[:m]).any():
+            raise ParamsError(
+                f"item {item!r}: thresholds must be d_1..d_m followed only by NaN padding"
+            )
+        if not (np.isfinite(self.a[j]) and np.all(np.isfinite(row[:m]))):
+            raise ParamsError(f"item {item!r} has non-finite parameters")
+        if kind.binary and m != 1:
+            raise ParamsError(f"item {item!r} is {kind.value} but has {m} thresholds (needs 1)")
+        if kind is ItemType.GRADED and np.any(np.diff(row[:m]) >= 0):
+            raise ParamsError(
+                f"item {item!r}: graded thresholds must decrease strictly (d_1 > … > d_m), "
+                f"got {np.round(row[:m], 4).tolist()}"
+            )
+        cj = self.c[j]
+        if kind.has_guessing:
+            if not 0 <= cj < 1:
+                raise ParamsError(f"item {item!r}: the lower asymptote c must be in [0, 1)")
+        elif cj != 0:
+            raise ParamsError(f"item {item!r} is {kind.value}; only 3PL items have c != 0")
+
+    @classmethod
+    def create(
+        cls,
+        item_types: Sequence[ItemType | str] | ItemType | str,
+        a: object,
+        d: Sequence[Sequence[float]] | FloatArray,
+        c: object | None = None,
+        *,
+        item_ids: Sequence[str] | None = None,
+    ) -> PolytomousParams:
+        """From slopes, ragged thresholds (lists or a NaN-padded array) and optional
+        asymptotes; one type for all items or one per item; ids ``i0000``… by default."""
+        a_arr = np.array(a, dtype=np.float64, ndmin=1)
+        n = a_arr.shape[0]
+        types = [item_types] * n if isinstance(item_types, str | ItemType) else list(item_types)
+        ids = tuple(item_ids) if item_ids is not None else tuple(f"i{j:04d}" for j in range(n))
+        return cls(
+            item_ids=ids,
+            item_types=tuple(cast(Any, types)),
+            a=a_arr,
+            d=pad_thresholds(d),
+            c=np.zeros(n) if c is None else np.array(c, dtype=np.float64, ndmin=1),
+        )
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def n_categories(self) -> IntArray:
+        """m_j + 1 for every item, (J,)."""
+        return np.asarray(np.count_nonzero(~np.isnan(self.d), axis=1) + 1, dtype=np.int_)
+
+    @property
+    def max_scores(self) -> IntArray:
+        return self.n_categories - 1
+
+    def thresholds(self, item: int | str) -> FloatArray:
+        """Item ``item``'s thresholds d_1..d_m (no padding)."""
+        j = self.item_ids.index(item) if isinstance(item, str) else int(item)
+        row = self.d[j]
+        return np.asarray(row[~np.isnan(row)])
+
+    def groups(self) -> Iterator[tuple[ItemType, int, IntArray]]:
+        """(type, number of categories, item positions) of each group of like items: the
+        unit every vectorised computation works on."""
+        n_cat = self.n_categories
+        keys = sorted({(t.value, int(k)) for t, k in zip(self.item_types, n_cat, strict=True)})
+        kinds = np.array([t.value for t in self.item_types])
+        for value, k in keys:
+            idx = np.flatnonzero((kinds == value) & (n_cat == k))
+            yield ItemType(value), k, idx
+
+    def group_curves(
+        self, theta: object, kind: ItemType, n_cat: int, idx: IntArray, derivatives: bool = False
+    ) -> Curves:
+        return curves(
+            kind, theta, self.a[idx], self.d[idx, : n_cat - 1], self.c[idx], derivatives=derivatives
+        )
+
+    def log_probs(self, theta: object) -> FloatArray:
+        """log P(X_j = k | θ), shape (T, J, max K); −inf beyond an item's categories."""
+        th = np.asarray(theta, dtype=np.float64).reshape(-1)
+        out = np.full((th.size, self.n_items, int(self.n_categories.max())), -np.inf)
+        for kind, k, idx in self.groups():
+            out[:, idx, :k] = self.group_curves(th, kind, k, idx).log_p
+        return out
+
+    def probabilities(self, theta: object) -> FloatArray:
+        """P(X_j = k | θ), shape (T, J, max K); 0 beyond an item's categories."""
+        return np.asarray(np.exp(self.log_probs(theta)))
+
+    def expected_score(self, theta: object) -> FloatArray:
+        """E[X_j | θ] = Σ_k k P_k, shape (T, J)."""
+        p = self.probabilities(theta)
+        return np.asarray(p @ np.arange(p.shape[-1], dtype=np.float64))
+
+    def information(self, theta: object) -> FloatArray:
+        """Item Fisher information I_j(θ) = Σ_k P_k (∂ log P_k/∂θ)², shape (T, J)."""
+        th = np.asarray(theta, dtype=np.float64).reshape(-1)
+        out = np.empty((th.size, self.n_items))
+        for kind, k, idx in self.groups():
+            cv = self.group_curves(th, kind, k, idx, derivatives=True)
+            out[:, idx] = information_of(cv, self.a[idx])
+        return out
+
+    def test_information(self, theta: object) -> FloatArray:
+        """Σ_j I_j(θ), shape (T,)."""
+        return np.asarray(self.information(theta).sum(axis=1))
+
+    def subset(self, items: object) -> PolytomousParams:
+        """The items selected by ids (a sequence of str) or a numpy index (mask or
+        positions), in that order; the NaN padding is trimmed to the widest item kept."""
+        if isinstance(items, str):
+            items = [items]
+        if isinstance(items, Sequence) and items and all(isinstance(x, str) for x in items):
+            own = {item: j for j, item in enumerate(self.item_ids)}
+            unknown = [x for x in items if x not in own]
+            if unknown:
+                raise ParamsError(f"unknown item id {unknown[0]!r}")
+            idx = np.array([own[cast(str, x)] for x in items], dtype=np.int_)
+        else:
+            idx = np.arange(self.n_items)[cast(Any, items)]
+        width = int(self.n_categories[idx].max()) - 1 if idx.size else 1
+
+        def pick(values: FloatArray | None, two_d: bool = False) -> FloatArray | None:
+            if values is None:
+                return None
+            return values[idx, :width] if two_d else values[idx]
+
+        return PolytomousParams(
+            item_ids=tuple(self.item_ids[k] for k in idx),
+            item_types=tuple(self.item_types[k] for k in idx),
+            a=self.a[idx],
+            d=self.d[idx, :width],
+            c=self.c[idx],
+            se_a=pick(self.se_a),
+            se_d=pick(self.se_d, two_d=True),
+            se_c=pick(self.se_c),
+        )
+
+
+def _item_type(value: object, item: str) -> ItemType:
+    try:
+        return ItemType(cast(Any, value))
+    except ValueError:
+        names = ", ".join(t.value for t in ItemType)
+        raise ParamsError(
+            f"unknown item type {value!r} for item {item!r}; use one of {names}"
+        ) from None

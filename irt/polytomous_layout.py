@@ -1,0 +1,249 @@
+"""How the polytomous EM sees a pool: items grouped by type and number of categories,
+distinct response patterns as 0/1 indicator rows, and the maps between an item group's
+natural parameters (a, d, c) and the coordinates that the M-step and the standard errors
+work in.
+
+Items of one type and one number of categories share the shape of every array, so each
+computation is vectorised over such a group (``Group``); ``Layout`` lists the groups
+and where each item's (item, score) pairs sit among the columns of the pattern
+indicators (``Patterns``).
+
+The internal coordinates ψ of the M-step hold the models' constraints by construction:
+graded thresholds as (d_1, log(d_1 − d_2), …, log(d_{m−1} − d_m)), so they stay ordered;
+c = σ(γ) in the 3PL; a = e^α under a log-normal slope prior. Each coordinate is also
+clipped to a wide box (``irt.mstep_coords``' bounds) so that an unidentified item cannot
+run off to infinity. The reported coordinates ρ = (a, d_1..d_m, logit c), flattened over
+the groups in layout order, are those in which EM's convergence is judged and standard
+errors are given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from irt.errors import IRTError
+from irt.mstep_coords import (
+    INTERCEPT_BOUND,
+    LOG_SLOPE_BOUNDS,
+    LOGIT_BOUND,
+    RAW_SLOPE_BOUND,
+    sigmoid,
+)
+from irt.polytomous import ItemType, PolytomousParams, curves
+from irt.polytomous_responses import MISSING, PolytomousResponses
+from irt.types import FloatArray, IntArray
+
+__all__ = [
+    "Group",
+    "Layout",
+    "Natural",
+    "Patterns",
+    "check_match",
+    "clip_internal",
+    "from_reported",
+    "natural_derivatives",
+    "natural_jacobian",
+    "naturals_of",
+    "to_internal",
+    "to_natural",
+    "to_reported",
+]
+
+# Bounds on log(d_k − d_{k+1}) of graded items: gaps from 6e-6 (two thresholds merged,
+# the category between them empty) to 150 logits.
+_LOG_GAP_BOUNDS = (-12.0, 5.0)
+
+#: An item group's (a (J_g,), d (J_g, m), c (J_g,)).
+Natural = tuple[FloatArray, FloatArray, FloatArray]
+
+
+@dataclass(frozen=True)
+class Group:
+    """Items of one type with ``n_cat`` categories: their positions in the pool and the
+    columns (J_g, K) of their (item, score) pairs in the pattern indicators."""
+
+    kind: ItemType
+    n_cat: int
+    items: IntArray
+    cols: IntArray
+
+    @property
+    def m(self) -> int:
+        """Thresholds per item: the highest score."""
+        return self.n_cat - 1
+
+    @property
+    def width(self) -> int:
+        """Coordinates per item: slope, m thresholds, and logit c for the 3PL."""
+        return 1 + self.m + (1 if self.kind.has_guessing else 0)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The groups of a pool in a fixed order, each item's first column among the
+    (item, score) pairs, and how many pairs there are."""
+
+    groups: tuple[Group, ...]
+    offsets: IntArray  # (J,) first column of each item
+    n_columns: int
+
+    @classmethod
+    def of(cls, item_types: Sequence[ItemType], n_categories: Sequence[int] | IntArray) -> Layout:
+        n_cat = np.asarray(n_categories, dtype=np.int_)
+        offsets = np.concatenate([[0], np.cumsum(n_cat)[:-1]]).astype(np.int_)
+        kinds = np.array([t.value for t in item_types])
+        groups = []
+        for value, k in sorted({(t.value, int(k)) for t, k in zip(item_types, n_cat, strict=True)}):
+            idx = np.flatnonzero((kinds == value) & (n_cat == k))
+            cols = offsets[idx, None] + np.arange(k)[None, :]
+            groups.append(Group(ItemType(value), k, idx, cols))
+        return cls(tuple(groups), offsets, int(n_cat.sum()))
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """Distinct response patterns as 0/1 indicators over (item, score) pairs (P, C),
+    how many subjects gave each (P,), and each subject's pattern (N,)."""
+
+    onehot: FloatArray
+    counts: FloatArray
+    inverse: IntArray
+
+    @classmethod
+    def of(cls, values: np.ndarray, layout: Layout) -> Patterns:
+        rows, inverse, counts = np.unique(values, axis=0, return_inverse=True, return_counts=True)
+        onehot = np.zeros((rows.shape[0], layout.n_columns))
+        r, j = np.nonzero(rows != MISSING)
+        onehot[r, layout.offsets[j] + rows[r, j]] = 1.0
+        return cls(onehot, np.asarray(counts, dtype=np.float64), np.asarray(inverse).ravel())
+
+
+def check_match(responses: PolytomousResponses, params: PolytomousParams) -> None:
+    """Raise unless ``params`` covers the items of ``responses`` in order, each with room
+    for every score observed."""
+    if tuple(responses.item_ids) != tuple(params.item_ids):
+        raise IRTError("the responses and the parameters must list the same items in order")
+    top = responses.values.max(axis=0)
+    over = np.flatnonzero(top > params.max_scores)
+    if over.size:
+        j = int(over[0])
+        raise IRTError(
+            f"item {params.item_ids[j]!r} has a score of {int(top[j])} in the responses but "
+            f"its parameters allow 0..{int(params.max_scores[j])}"
+        )
+
+
+def naturals_of(params: PolytomousParams, layout: Layout) -> list[Natural]:
+    """(a, d, c) of each group of ``layout``, taken from ``params``."""
+    return [(params.a[g.items], params.d[g.items, : g.m], params.c[g.items]) for g in layout.groups]
+
+
+# --- internal coordinates ψ --------------------------------------------------------------
+
+
+def to_natural(g: Group, psi: FloatArray, log_slope: bool) -> Natural:
+    """(a, d (J_g, m), c) from the internal coordinates ψ (J_g, width)."""
+    a = np.exp(psi[:, 0]) if log_slope else psi[:, 0].copy()
+    m = g.m
+    if g.kind is ItemType.GRADED and m > 1:
+        steps = np.cumsum(np.exp(psi[:, 2 : m + 1]), axis=1)
+        d = np.concatenate([psi[:, 1:2], psi[:, 1:2] - steps], axis=1)
+    else:
+        d = psi[:, 1 : m + 1].copy()
+    c = sigmoid(psi[:, m + 1]) if g.kind.has_guessing else np.zeros(len(a))
+    return a, d, c
+
+
+def to_internal(
+    g: Group, a: FloatArray, d: FloatArray, c: FloatArray, log_slope: bool
+) -> FloatArray:
+    """The internal coordinates ψ (J_g, width) of (a, d, c), within their box."""
+    psi = np.zeros((len(a), g.width))
+    psi[:, 0] = np.log(np.maximum(a, 1e-6)) if log_slope else a
+    m = g.m
+    if g.kind is ItemType.GRADED and m > 1:
+        psi[:, 1] = d[:, 0]
+        psi[:, 2 : m + 1] = np.log(np.maximum(d[:, :-1] - d[:, 1:], 1e-6))
+    else:
+        psi[:, 1 : m + 1] = d
+    if g.kind.has_guessing:
+        cc = np.clip(c, 1e-6, 1 - 1e-6)
+        psi[:, m + 1] = np.log(cc / (1 - cc))
+    return clip_internal(g, psi, log_slope)
+
+
+def clip_internal(g: Group, psi: FloatArray, log_slope: bool) -> FloatArray:
+    """A copy of ψ (J_g, width) with every coordinate clipped to its box."""
+    out = psi.copy()
+    lo, hi = LOG_SLOPE_BOUNDS if log_slope else (-RAW_SLOPE_BOUND, RAW_SLOPE_BOUND)
+    out[:, 0] = np.clip(out[:, 0], lo, hi)
+    m = g.m
+    if g.kind is ItemType.GRADED and m > 1:
+        out[:, 1] = np.clip(out[:, 1], -INTERCEPT_BOUND, INTERCEPT_BOUND)
+        out[:, 2 : m + 1] = np.clip(out[:, 2 : m + 1], *_LOG_GAP_BOUNDS)
+    else:
+        out[:, 1 : m + 1] = np.clip(out[:, 1 : m + 1], -INTERCEPT_BOUND, INTERCEPT_BOUND)
+    if g.kind.has_guessing:
+        out[:, m + 1] = np.clip(out[:, m + 1], -LOGIT_BOUND, LOGIT_BOUND)
+    return out
+
+
+def natural_jacobian(g: Group, psi: FloatArray, log_slope: bool) -> FloatArray:
+    """∂(a, d_1..d_m, c)/∂ψ per item, (J_g, width, width)."""
+    n, w, m = psi.shape[0], g.width, g.m
+    jac = np.zeros((n, w, w))
+    jac[:, 0, 0] = np.exp(psi[:, 0]) if log_slope else 1.0
+    if g.kind is ItemType.GRADED and m > 1:
+        # d_k = ψ_1 − Σ_{l=2..k} exp(ψ_l).
+        jac[:, 1 : m + 1, 1] = 1.0
+        gaps = np.exp(psi[:, 2 : m + 1])
+        for k in range(2, m + 1):
+            jac[:, k, 2 : k + 1] = -gaps[:, : k - 1]
+    else:
+        jac[:, np.arange(1, m + 1), np.arange(1, m + 1)] = 1.0
+    if g.kind.has_guessing:
+        c = sigmoid(psi[:, m + 1])
+        jac[:, m + 1, m + 1] = c * (1 - c)
+    return jac
+
+
+def natural_derivatives(
+    g: Group, theta: FloatArray, a: FloatArray, d: FloatArray, c: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """log P (Q, J_g, K) and ∂ log P/∂(a, d_1..d_m, c) (Q, J_g, K, width)."""
+    cv = curves(g.kind, theta, a, d, c, derivatives=True)
+    assert cv.slope is not None and cv.thresholds is not None
+    parts = [theta[:, None, None, None] * cv.slope[..., None], cv.thresholds]
+    if g.kind.has_guessing:
+        assert cv.asymptote is not None
+        parts.append(cv.asymptote[..., None])
+    return cv.log_p, np.concatenate(parts, axis=-1)
+
+
+# --- reported coordinates ρ --------------------------------------------------------------
+
+
+def to_reported(layout: Layout, naturals: Sequence[Natural]) -> FloatArray:
+    """ρ = (a, d_1..d_m, logit c) of every item, flattened group by group."""
+    parts = []
+    for g, (a, d, c) in zip(layout.groups, naturals, strict=True):
+        cols = [a[:, None], d]
+        if g.kind.has_guessing:
+            cc = np.clip(c, 1e-12, 1 - 1e-12)
+            cols.append(np.log(cc / (1 - cc))[:, None])
+        parts.append(np.hstack(cols).ravel())
+    return np.concatenate(parts)
+
+
+def from_reported(layout: Layout, rho: FloatArray) -> list[Natural]:
+    """(a, d, c) of each group from ρ as ``to_reported`` flattens it."""
+    out, at = [], 0
+    for g in layout.groups:
+        block = rho[at : at + len(g.items) * g.width].reshape(len(g.items), g.width)
+        at += block.size
+        c = sigmoid(block[:, -1]) if g.kind.has_guessing else np.zeros(len(block))
+        out.append((block[:, 0].copy(), block[:, 1 : g.m + 1].copy(), c))
+    return out
