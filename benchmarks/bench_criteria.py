@@ -106,8 +106,7 @@ def run(model: str, folds: int, lengths: list[int], repeats: int) -> None:
         f"the same {model} predictor ({repeats} draws); {time.perf_counter() - t0:.0f} s"
     )
     print(
-        f"{'criterion':<11}{'length':>7}{'tau':>8}{'MAE':>9}{'per-cat MAE':>13}"
-        f"{'beats random':>14}"
+        f"{'criterion':<11}{'length':>7}{'tau':>8}{'MAE':>9}{'per-cat MAE':>13}{'beats random':>14}"
     )
     for length in lengths:
         random_err = np.abs(np.concatenate(pred[(RANDOM, length)], axis=1) - truth[order])
