@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from irt.errors import ResponseDataError
-from irt.responses import MISSING, ResponseMatrix
+from irt.responses import MISSING, ResponseMatrix, check_layout
 from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = ["MISSING", "PolytomousResponses"]
@@ -43,22 +43,12 @@ class PolytomousResponses:
 
     def __post_init__(self) -> None:
         raw = np.asarray(self.values)
-        if raw.ndim != 2:
-            raise ResponseDataError(f"a response matrix must be 2-D, got shape {raw.shape}")
-        if raw.shape != (len(self.subject_ids), len(self.item_ids)):
-            raise ResponseDataError(
-                f"response matrix shape {raw.shape} does not match "
-                f"{len(self.subject_ids)} subjects x {len(self.item_ids)} items"
-            )
-        if raw.size == 0:
-            raise ResponseDataError("the response matrix is empty")
+        check_layout(raw, self.subject_ids, self.item_ids)
         if not np.issubdtype(raw.dtype, np.integer):
             raise ResponseDataError(
                 f"scores must be stored as integers, got dtype {raw.dtype} "
                 "(PolytomousResponses.from_array converts floats with NaN for missing)"
             )
-        _check_unique("subject", self.subject_ids)
-        _check_unique("item", self.item_ids)
         n_items = raw.shape[1]
         if self.n_categories:
             n_cat = np.asarray(self.n_categories, dtype=np.int_)
@@ -216,12 +206,3 @@ class PolytomousResponses:
             values=self.values[np.ix_(rows, cols)],
             n_categories=tuple(self.n_categories[c] for c in cols),
         )
-
-
-def _check_unique(kind: str, ids: tuple[str, ...]) -> None:
-    if len(set(ids)) != len(ids):
-        seen: set[str] = set()
-        for x in ids:
-            if x in seen:
-                raise ResponseDataError(f"duplicated {kind} id {x!r}")
-            seen.add(x)

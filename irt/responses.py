@@ -29,17 +29,7 @@ class ResponseMatrix:
 
     def __post_init__(self) -> None:
         values = np.asarray(self.values)
-        if values.ndim != 2:
-            raise ResponseDataError(f"response matrix must be 2-D, got shape {values.shape}")
-        if values.shape != (len(self.subject_ids), len(self.item_ids)):
-            raise ResponseDataError(
-                f"response matrix shape {values.shape} does not match "
-                f"{len(self.subject_ids)} subjects x {len(self.item_ids)} items"
-            )
-        if values.size == 0:
-            raise ResponseDataError("the response matrix is empty")
-        _check_unique("subject", self.subject_ids)
-        _check_unique("item", self.item_ids)
+        check_layout(values, self.subject_ids, self.item_ids)
         bad = ~np.isin(values, (0, 1, MISSING))
         if bad.any():
             i, j = np.argwhere(bad)[0]
@@ -132,6 +122,24 @@ class ResponseMatrix:
             to, frm = (list(x) for x in zip(*pairs, strict=True))
             values[:, to] = self.values[:, frm]
         return ResponseMatrix(subject_ids=self.subject_ids, item_ids=tuple(item_ids), values=values)
+
+
+def check_layout(
+    values: np.ndarray, subject_ids: tuple[str, ...], item_ids: tuple[str, ...]
+) -> None:
+    """A response matrix's shape and ids: 2-D, one row per subject and one column per
+    item, not empty, no id twice (shared by the binary and the scored matrices)."""
+    if values.ndim != 2:
+        raise ResponseDataError(f"response matrix must be 2-D, got shape {values.shape}")
+    if values.shape != (len(subject_ids), len(item_ids)):
+        raise ResponseDataError(
+            f"response matrix shape {values.shape} does not match "
+            f"{len(subject_ids)} subjects x {len(item_ids)} items"
+        )
+    if values.size == 0:
+        raise ResponseDataError("the response matrix is empty")
+    _check_unique("subject", subject_ids)
+    _check_unique("item", item_ids)
 
 
 def _check_unique(kind: str, ids: tuple[str, ...]) -> None:
