@@ -4,13 +4,17 @@
 from __future__ import annotations
 
 import csv
-from typing import TextIO
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TextIO
 
 import numpy as np
 import numpy.typing as npt
 
+from irt._jsonl_format import MAX_SCORE, ParsedResponses, ResponseTable
 from irt.errors import ResponseDataError
-from irt.responses import MISSING, ResponseMatrix
+from irt.responses import MISSING
 
 # The spellings written by us, pandas and R; looked up as they are, which is the fast path.
 _CODES: dict[str, int] = {
@@ -24,9 +28,45 @@ _CODES: dict[str, int] = {
     "NA": MISSING,
     "NaN": MISSING,
 }
-# Tried only for cells the exact table does not know: stray blanks, other letter cases.
-_LOOSE_CODES: dict[str, int] = {key.lower(): code for key, code in _CODES.items()}
-_TEXT = ("0", "1", "")  # indexed by the stored code; MISSING (-1) picks the last
+# Scores as written by us ("2") and by pandas for a column with gaps ("2.0"); larger
+# scores go through the loose path, which is slower but finds them all the same.
+_SCORE_CODES: dict[str, int] = {
+    **_CODES,
+    **{text: k for k in range(1000) for text in (str(k), f"{k}.0")},
+}
+_WHOLE = re.compile(r"([0-9]+)(?:\.0+)?", re.ASCII)
+
+
+@dataclass(frozen=True)
+class _Scale:
+    """Which cells a row may hold, and how they are stored."""
+
+    dtype: type[np.integer[Any]]
+    codes: dict[str, int]  # exact spellings: one dict lookup a cell, the fast path
+    loose: Callable[[str], int | None]  # tried for the rest (blanks, letter case, ...)
+    expected: str  # what a cell may be, for the message about one that is not
+
+
+def _lowercase_lookup(codes: dict[str, int]) -> Callable[[str], int | None]:
+    table = {key.lower(): code for key, code in codes.items()}
+    return lambda cell: table.get(cell.strip().lower())
+
+
+_loose_binary = _lowercase_lookup(_CODES)
+
+
+def _loose_score(cell: str) -> int | None:
+    code = _loose_binary(cell)
+    if code is not None:
+        return code
+    whole = _WHOLE.fullmatch(cell.strip())
+    if whole is None or int(whole[1]) > MAX_SCORE:
+        return None
+    return int(whole[1])
+
+
+_BINARY = _Scale(np.int8, _CODES, _loose_binary, "0, 1 or empty")
+_SCORED = _Scale(np.int16, _SCORE_CODES, _loose_score, f"a whole number 0..{MAX_SCORE} or empty")
 
 # The errors for an empty and for a repeated id, by what the id names (``_claim``).
 _SUBJECT_ID = (
@@ -39,8 +79,12 @@ _ITEM_ID = (
 )
 
 
-def parse_csv(fh: TextIO, name: str, id_column: bool = True) -> ResponseMatrix:
-    """Parse an open wide CSV file; ``name`` is the file name for messages."""
+def parse_csv(
+    fh: TextIO, name: str, id_column: bool = True, scored: bool = False
+) -> ParsedResponses:
+    """Parse an open wide CSV file of 0/1 answers, or of scores if ``scored``; ``name``
+    is the file name for messages."""
+    scale = _SCORED if scored else _BINARY
     reader = csv.reader(fh)
     header = next(reader, None)
     if header is None:
@@ -48,9 +92,10 @@ def parse_csv(fh: TextIO, name: str, id_column: bool = True) -> ResponseMatrix:
     items = _item_ids(header[1:] if id_column else header, name, offset=int(id_column))
     width = len(header)
     subject_ids: list[str] = []
+    lines: list[int] = []
     first_line: dict[str, int] = {}
-    rows: list[npt.NDArray[np.int8]] = []
-    lookup = _CODES.get
+    rows: list[npt.NDArray[np.integer[Any]]] = []
+    lookup = scale.codes.get
     for row in reader:
         if not row:  # a blank line; csv gives [] for it
             continue
@@ -68,21 +113,21 @@ def parse_csv(fh: TextIO, name: str, id_column: bool = True) -> ResponseMatrix:
             cells = row
         codes = list(map(lookup, cells))
         if None in codes:
-            codes = list(_loose_codes(cells, items, f"{name} line {line}"))
+            codes = list(_loose_codes(cells, items, f"{name} line {line}", scale))
         subject_ids.append(sid)
-        rows.append(np.array(codes, dtype=np.int8))
-    values = np.array(rows, dtype=np.int8).reshape(len(rows), len(items))
-    try:
-        return ResponseMatrix(tuple(subject_ids), tuple(items), values)
-    except ResponseDataError as exc:
-        raise ResponseDataError(f"{name}: {exc}") from exc
+        lines.append(line)
+        rows.append(np.array(codes, dtype=scale.dtype))
+    values = np.array(rows, dtype=scale.dtype).reshape(len(rows), len(items))
+    return ParsedResponses(tuple(subject_ids), tuple(items), values, lines)
 
 
-def write_csv_rows(matrix: ResponseMatrix, fh: TextIO) -> None:
+def write_csv_rows(matrix: ResponseTable, fh: TextIO) -> None:
     """Write the header and one row per subject; missing answers are empty cells."""
+    # Indexed by the stored code; MISSING (-1) picks the empty cell at the end.
+    text = [*map(str, range(int(matrix.values.max(initial=0)) + 1)), ""]
     fh.write(",".join(map(_quote, ["subject_id", *matrix.item_ids])) + "\n")
     for sid, row in zip(matrix.subject_ids, matrix.values.tolist(), strict=True):
-        fh.write(",".join([_quote(sid), *(_TEXT[code] for code in row)]) + "\n")
+        fh.write(",".join([_quote(sid), *(text[code] for code in row)]) + "\n")
 
 
 def _quote(field: str) -> str:
@@ -113,15 +158,15 @@ def _claim(seen: dict[str, int], key: str, at: int, name: str, messages: tuple[s
     seen[key] = at
 
 
-def _loose_codes(cells: list[str], items: list[str], where: str) -> list[int]:
+def _loose_codes(cells: list[str], items: list[str], where: str, scale: _Scale) -> list[int]:
     codes: list[int] = []
     for item, cell in zip(items, cells, strict=True):
-        code = _CODES.get(cell)
+        code = scale.codes.get(cell)
         if code is None:
-            code = _LOOSE_CODES.get(cell.strip().lower())
+            code = scale.loose(cell)
         if code is None:
             raise ResponseDataError(
-                f"{where}, column {item!r}: value {cell!r} is not 0, 1 or empty"
+                f"{where}, column {item!r}: value {cell!r} is not {scale.expected}"
             )
         codes.append(code)
     return codes

@@ -3,17 +3,89 @@
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple, Protocol, TextIO
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, SkipValidation, ValidationError, field_validator
 
 from irt.errors import ResponseDataError
-from irt.responses import MISSING, ResponseMatrix
+from irt.responses import MISSING
 from irt.types import IntArray
 
 _ANSWER_TYPES = {int, bool}
+
+#: The highest score a file may hold: scores are stored as int16, and an item's number
+#: of categories (top score + 1) must fit as well.
+MAX_SCORE = int(np.iinfo(np.int16).max) - 1
+
+
+class ParsedResponses(NamedTuple):
+    """What a parser read (shared with ``irt._csv_format``): ``values`` (N, J) of the
+    scale's dtype with ``MISSING`` for no answer, and the file line of each subject."""
+
+    subject_ids: tuple[str, ...]
+    item_ids: tuple[str, ...]
+    values: npt.NDArray[np.integer[Any]]
+    lines: list[int]
+
+
+class ResponseTable(Protocol):
+    """What the writers need: a binary or a scored response matrix."""
+
+    @property
+    def subject_ids(self) -> tuple[str, ...]: ...
+    @property
+    def item_ids(self) -> tuple[str, ...]: ...
+    @property
+    def values(self) -> npt.NDArray[np.integer[Any]]: ...
+
+
+@dataclass(frozen=True)
+class _Scale:
+    """Which answers a line may hold, and how they are stored."""
+
+    dtype: type[np.integer[Any]]
+    expected: str  # what an answer is, for the message about a non-object
+    # True when every answer is allowed, checked in C: the fast path for a whole line.
+    fits: Callable[[Collection[object]], bool]
+    # Why one answer is refused (None if it is fine); run only to name the culprit.
+    problem: Callable[[object], str | None]
+
+
+def _binary_fits(answers: Collection[object]) -> bool:
+    # Types first: 1.0 == 1 would pass the value test, and a list is unhashable.
+    return set(map(type, answers)) <= _ANSWER_TYPES and set(answers) <= {0, 1}
+
+
+def _binary_problem(answer: object) -> str | None:
+    if type(answer) not in _ANSWER_TYPES or answer not in (0, 1):
+        return "only 0 or 1 allowed"
+    return None
+
+
+def _scored_fits(answers: Collection[Any]) -> bool:
+    if not set(map(type, answers)) <= _ANSWER_TYPES:
+        return False
+    return not answers or (min(answers) >= 0 and max(answers) <= MAX_SCORE)
+
+
+def _scored_problem(answer: object) -> str | None:
+    if type(answer) is float:
+        return "whole numbers only"
+    if not isinstance(answer, int):  # null, a string, a list or an object
+        return "scores must be whole numbers 0 or more"
+    if answer < 0:
+        return "scores must be 0 or more (leave the item out when it was not answered)"
+    if answer > MAX_SCORE:
+        return f"scores above {MAX_SCORE} are not supported"
+    return None
+
+
+BINARY = _Scale(np.int8, "0 or 1", _binary_fits, _binary_problem)
+SCORED = _Scale(np.int16, "score", _scored_fits, _scored_problem)
 
 
 class SubjectResponses(BaseModel):
@@ -24,6 +96,7 @@ class SubjectResponses(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid")
+    _scale: ClassVar[_Scale] = BINARY
 
     subject_id: str
     # The validator below has checked every value already; letting pydantic check them
@@ -39,26 +112,33 @@ class SubjectResponses(BaseModel):
 
     @field_validator("responses", mode="before")
     @classmethod
-    def _zero_or_one(cls, value: object) -> object:
+    def _allowed_answers(cls, value: object) -> object:
+        scale = cls._scale
         if not isinstance(value, dict):
             raise ValueError(
-                f"responses must be an object of item id -> 0 or 1, got {type(value).__name__}"
+                f"responses must be an object of item id -> {scale.expected}, "
+                f"got {type(value).__name__}"
             )
-        answers = value.values()
-        # Set comparisons run in C; the per-item loop below only runs to name the culprit.
-        # Types first: 1.0 == 1 would pass the value test, and a list is unhashable.
-        if set(map(type, answers)) <= _ANSWER_TYPES and set(answers) <= {0, 1}:
+        # The scale's check runs in C; the per-item loop below only runs to name the culprit.
+        if scale.fits(value.values()):
             if not set(map(type, value)) <= {str}:
                 raise ValueError("item ids must be strings")
             if not all(map(str.strip, value)):
                 raise ValueError("an item id is empty")
             return value
         for item, answer in value.items():
-            if type(answer) not in _ANSWER_TYPES or answer not in (0, 1):
-                raise ValueError(
-                    f"response to item {item!r} is {_as_json(answer)}; only 0 or 1 allowed"
-                )
+            problem = scale.problem(answer)
+            if problem is not None:
+                raise ValueError(f"response to item {item!r} is {_as_json(answer)}; {problem}")
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+class ScoredSubjectResponses(SubjectResponses):
+    """One line of a JSONL file of ordered scores: ``responses`` maps item ids to whole
+    numbers 0 or more (JSON ``true``/``false`` count as 1/0); ``2.0``, ``-1``, ``null``
+    and ``"2"`` are refused."""
+
+    _scale: ClassVar[_Scale] = SCORED
 
 
 def _as_json(value: object) -> str:
@@ -69,22 +149,27 @@ def _as_json(value: object) -> str:
         return repr(value)
 
 
-def parse_jsonl(fh: TextIO, name: str, id_column: bool = True) -> ResponseMatrix:
-    """Parse an open JSONL file; ``name`` is the file name for messages.
+def parse_jsonl(
+    fh: TextIO, name: str, id_column: bool = True, scored: bool = False
+) -> ParsedResponses:
+    """Parse an open JSONL file of 0/1 answers, or of scores if ``scored``; ``name`` is
+    the file name for messages.
 
     ``id_column`` exists to share the CSV parser's signature and is ignored.
     """
     del id_column
+    model = ScoredSubjectResponses if scored else SubjectResponses
+    dtype = model._scale.dtype
     subject_ids: list[str] = []
     first_line: dict[str, int] = {}
     index: dict[str, int] = {}  # item id -> column, in order of first appearance
-    rows: list[tuple[IntArray, npt.NDArray[np.int8]]] = []
+    rows: list[tuple[IntArray, npt.NDArray[np.integer[Any]]]] = []
     prev_keys: list[str] = []
     prev_cols: IntArray = np.empty(0, dtype=np.intp)
     for line_no, line in enumerate(fh, start=1):
         if not line.strip():
             continue
-        subject = _parse_line(line, name, line_no)
+        subject = _parse_line(line, name, line_no, model)
         sid = subject.subject_id
         if sid in first_line:
             raise ResponseDataError(
@@ -98,18 +183,15 @@ def parse_jsonl(fh: TextIO, name: str, id_column: bool = True) -> ResponseMatrix
         if keys != prev_keys:
             prev_cols = _columns(keys, index)
             prev_keys = keys
-        answers = np.fromiter(subject.responses.values(), dtype=np.int8, count=len(keys))
+        answers = np.fromiter(subject.responses.values(), dtype=dtype, count=len(keys))
         rows.append((prev_cols, answers))
-    values = np.full((len(subject_ids), len(index)), MISSING, dtype=np.int8)
+    values = np.full((len(subject_ids), len(index)), MISSING, dtype=dtype)
     for r, (cols, answers) in enumerate(rows):
         values[r, cols] = answers
-    try:
-        return ResponseMatrix(tuple(subject_ids), tuple(index), values)
-    except ResponseDataError as exc:
-        raise ResponseDataError(f"{name}: {exc}") from exc
+    return ParsedResponses(tuple(subject_ids), tuple(index), values, list(first_line.values()))
 
 
-def write_jsonl_lines(matrix: ResponseMatrix, fh: TextIO) -> None:
+def write_jsonl_lines(matrix: ResponseTable, fh: TextIO) -> None:
     """Write one line per subject, leaving out the items it did not answer."""
     items = np.array(matrix.item_ids, dtype=object)
     for sid, row in zip(matrix.subject_ids, matrix.values, strict=True):
@@ -142,7 +224,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _parse_line(line: str, name: str, line_no: int) -> SubjectResponses:
+def _parse_line(
+    line: str, name: str, line_no: int, model: type[SubjectResponses]
+) -> SubjectResponses:
     where = f"{name} line {line_no}"
     try:
         obj = json.loads(line, object_pairs_hook=_unique_keys)
@@ -155,7 +239,7 @@ def _parse_line(line: str, name: str, line_no: int) -> SubjectResponses:
     if not isinstance(obj, dict):
         raise ResponseDataError(f"{where}: expected a JSON object, got {type(obj).__name__}")
     try:
-        return SubjectResponses.model_validate(obj)
+        return model.model_validate(obj)
     except ValidationError as exc:
         raise ResponseDataError(f"{where}: {_first_error(exc)}") from exc
 

@@ -10,19 +10,40 @@ import csv
 import gzip
 import io
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+import numpy as np
+
 from irt._csv_format import parse_csv, write_csv_rows
-from irt._jsonl_format import SubjectResponses, parse_jsonl, write_jsonl_lines
+from irt._jsonl_format import (
+    MAX_SCORE,
+    ParsedResponses,
+    ResponseTable,
+    ScoredSubjectResponses,
+    SubjectResponses,
+    parse_jsonl,
+    write_jsonl_lines,
+)
 from irt.errors import ResponseDataError
+from irt.polytomous_responses import PolytomousResponses
 from irt.responses import ResponseMatrix
 
-__all__ = ["SubjectResponses", "read_responses", "write_csv", "write_jsonl"]
+__all__ = [
+    "ScoredSubjectResponses",
+    "SubjectResponses",
+    "read_responses",
+    "read_scored_responses",
+    "write_csv",
+    "write_jsonl",
+    "write_scored_csv",
+    "write_scored_jsonl",
+]
 
-_Parser = Callable[[TextIO, str, bool], ResponseMatrix]
+# (file, file name for messages, id_column, scored) -> what the file holds
+_Parser = Callable[[TextIO, str, bool, bool], ParsedResponses]
 
 # Longest suffixes first, so that ".jsonl.gz" is not taken for a plain ".gz".
 _PARSERS: dict[str, tuple[_Parser, bool]] = {
@@ -48,20 +69,105 @@ def read_responses(path: str | Path, *, id_column: bool = True) -> ResponseMatri
     Raises:
         ResponseDataError: the file is missing, unreadable or malformed.
     """
+    parsed, name = _parse(Path(path), id_column, scored=False)
+    try:
+        values = np.asarray(parsed.values, dtype=np.int8)  # as stored: no copy
+        return ResponseMatrix(parsed.subject_ids, parsed.item_ids, values)
+    except ResponseDataError as exc:
+        raise ResponseDataError(f"{name}: {exc}") from exc
+
+
+def read_scored_responses(
+    path: str | Path, *, id_column: bool = True, n_categories: Mapping[str, int] | None = None
+) -> PolytomousResponses:
+    """Load ordered scores 0..m_j from the same files as ``read_responses``.
+
+    JSONL answers are whole numbers 0 or more (``true``/``false`` count as 1/0; ``2.0``,
+    negative numbers, ``null`` and strings are refused); CSV cells are whole numbers
+    (``2`` or ``2.0``, as pandas writes a column with gaps) or empty, ``NA``, ``NaN`` for
+    missing. A 0/1 file reads as scores with two categories an item.
+
+    An item's number of categories is its highest score in the file + 1 (at least 2),
+    unless ``n_categories`` (item id -> count) gives it, as it must for an item whose
+    top score nobody reached. Every item it names must be in the file.
+
+    Raises:
+        ResponseDataError: the file is missing, unreadable or malformed, or a score is
+            not below the count ``n_categories`` gives its item (naming file, line,
+            subject and item).
+    """
     path = Path(path)
+    given = _given_categories(n_categories)
+    parsed, name = _parse(path, id_column, scored=True)
+    counts = _category_counts(parsed, given, name)
+    values = np.asarray(parsed.values, dtype=np.int16)  # as stored: no copy
+    try:
+        return PolytomousResponses(parsed.subject_ids, parsed.item_ids, values, counts)
+    except ResponseDataError as exc:
+        raise ResponseDataError(f"{name}: {exc}") from exc
+
+
+def _parse(path: Path, id_column: bool, *, scored: bool) -> tuple[ParsedResponses, str]:
+    """What the file holds, and its name for messages."""
     suffix = _suffix(path)
     parser, gzipped = _PARSERS[suffix]
     if not path.exists():
         raise ResponseDataError(f"no such file: {path}")
     try:
         with _open_text(path, gzipped, write=False) as fh:
-            return parser(fh, path.name, id_column)
+            return parser(fh, path.name, id_column, scored), path.name
     except ResponseDataError:
         raise
     except FileNotFoundError as exc:
         raise ResponseDataError(f"no such file: {path}") from exc
     except _FOREIGN_ERRORS as exc:
         raise ResponseDataError(f"{path.name}: cannot read the file ({_describe(exc)})") from exc
+
+
+def _given_categories(n_categories: Mapping[str, int] | None) -> dict[str, int]:
+    if n_categories is None:
+        return {}
+    if not isinstance(n_categories, Mapping):
+        raise ResponseDataError(
+            f"n_categories must map item ids to counts, got {type(n_categories).__name__}"
+        )
+    for item, count in n_categories.items():
+        if not isinstance(count, int | np.integer) or isinstance(count, bool):
+            raise ResponseDataError(
+                f"n_categories of item {item!r} is {count!r}, not a whole number"
+            )
+        if not 2 <= count <= MAX_SCORE + 1:
+            raise ResponseDataError(
+                f"n_categories of item {item!r} is {count}; it must be 2..{MAX_SCORE + 1}"
+            )
+    return {item: int(count) for item, count in n_categories.items()}
+
+
+def _category_counts(parsed: ParsedResponses, given: dict[str, int], name: str) -> tuple[int, ...]:
+    """Each item's number of categories, given or read off the data; () leaves them to
+    ``PolytomousResponses``. A score at or above its given count names its line."""
+    if not given:
+        return ()
+    items = parsed.item_ids
+    column = {item: j for j, item in enumerate(items)}
+    unknown = given.keys() - column.keys()
+    if unknown:
+        raise ResponseDataError(
+            f"{name}: n_categories names item {min(unknown)!r}, which the file does not hold"
+        )
+    values = parsed.values
+    counts = np.maximum(values.max(axis=0, initial=0).astype(np.int_) + 1, 2)
+    for item, count in given.items():
+        counts[column[item]] = count
+    bad = values >= counts
+    if bad.any():
+        r, j = (int(k) for k in np.argwhere(bad)[0])
+        raise ResponseDataError(
+            f"{name} line {parsed.lines[r]}: score {int(values[r, j])} of subject "
+            f"{parsed.subject_ids[r]!r} on item {items[j]!r} is out of range; "
+            f"n_categories gives the item {counts[j]} categories, scores 0..{counts[j] - 1}"
+        )
+    return tuple(int(k) for k in counts)
 
 
 def write_jsonl(matrix: ResponseMatrix, path: str | Path) -> None:
@@ -88,8 +194,32 @@ def write_csv(matrix: ResponseMatrix, path: str | Path) -> None:
     _write(matrix, Path(path), write_csv_rows)
 
 
+def write_scored_jsonl(responses: PolytomousResponses, path: str | Path) -> None:
+    """Write scores as JSONL (gzipped if ``path`` ends in ``.gz``), as ``write_jsonl``
+    does answers: unanswered items are left out of a line.
+
+    The numbers of categories are not stored: ``read_scored_responses`` reads each item's
+    off its highest score unless given ``n_categories``.
+
+    Raises:
+        ResponseDataError: an id cannot be stored, or the file cannot be written.
+    """
+    _write(responses, Path(path), write_jsonl_lines)
+
+
+def write_scored_csv(responses: PolytomousResponses, path: str | Path) -> None:
+    """Write scores as wide CSV with a ``subject_id`` column (gzipped if ``.gz``);
+    missing answers become empty cells. The numbers of categories are not stored (see
+    ``write_scored_jsonl``).
+
+    Raises:
+        ResponseDataError: an id cannot be stored, or the file cannot be written.
+    """
+    _write(responses, Path(path), write_csv_rows)
+
+
 def _write(
-    matrix: ResponseMatrix, path: Path, writer: Callable[[ResponseMatrix, TextIO], None]
+    matrix: ResponseTable, path: Path, writer: Callable[[ResponseTable, TextIO], None]
 ) -> None:
     _check_writable(matrix)
     try:
@@ -99,7 +229,7 @@ def _write(
         raise ResponseDataError(f"{path.name}: cannot write the file ({_describe(exc)})") from exc
 
 
-def _check_writable(matrix: ResponseMatrix) -> None:
+def _check_writable(matrix: ResponseTable) -> None:
     # The readers reject blank ids, so writing one would produce a file we cannot read.
     for kind, ids in (("subject", matrix.subject_ids), ("item", matrix.item_ids)):
         for x in ids:
