@@ -1,0 +1,170 @@
+"""The parameters of a pool of mixed item types (``irt.polytomous.PolytomousParams``) as
+a human-readable CSV, one item a row:
+
+    item_id,type,a,d1,d2,d3,c[,se_a,se_d1,se_d2,se_d3,se_c]
+
+``type`` is R mirt's item-type name (2PL, 3PL, graded, gpcm, sequential); ``d1..dM``
+are the item's thresholds in slope–intercept form, M the most any item has, the cells
+past an item's own m left empty; ``c`` is the 3PL's lower asymptote, empty for other
+types. Standard errors, when the fit estimated them, follow as ``se_`` columns of the
+same names (empty where none). Every problem is one ``ParamsError`` naming the file and
+its line.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+
+from irt.errors import ParamsError
+from irt.polytomous import ItemType, PolytomousParams
+
+_FIXED = ("item_id", "type", "a")
+
+
+def _cell(x: float) -> str:
+    return "" if not math.isfinite(x) else repr(float(x))
+
+
+def write_polytomous_params(params: PolytomousParams, path: str | Path) -> None:
+    """Write ``params`` (and its standard errors, if it has them) to ``path``."""
+    width = params.d.shape[1]
+    names = ["a", *(f"d{k + 1}" for k in range(width)), "c"]
+    has_se = params.se_a is not None or params.se_d is not None or params.se_c is not None
+    header = ["item_id", "type", *names, *((f"se_{n}" for n in names) if has_se else ())]
+    nan_d = np.full_like(params.d, np.nan)
+    nan_v = np.full_like(params.a, np.nan)
+    se_a = params.se_a if params.se_a is not None else nan_v
+    se_d = params.se_d if params.se_d is not None else nan_d
+    se_c = params.se_c if params.se_c is not None else nan_v
+    with Path(path).open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(header)
+        for j, item in enumerate(params.item_ids):
+            kind = params.item_types[j]
+            c = _cell(float(params.c[j])) if kind.has_guessing else ""
+            row = [item, kind.value, _cell(float(params.a[j]))]
+            row += [_cell(float(x)) for x in params.d[j]] + [c]
+            if has_se:
+                se_cj = _cell(float(se_c[j])) if kind.has_guessing else ""
+                row += [_cell(float(se_a[j]))] + [_cell(float(x)) for x in se_d[j]] + [se_cj]
+            writer.writerow(row)
+
+
+def read_polytomous_params(path: str | Path) -> PolytomousParams:
+    """Read a file written by ``write_polytomous_params`` (or by hand in its layout)."""
+    file = Path(path)
+    try:
+        with file.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+    except (OSError, UnicodeError) as exc:
+        raise ParamsError(f"cannot read {file}: {exc}") from exc
+    if not rows:
+        raise ParamsError(f"{file.name}: empty file")
+    header = [h.strip() for h in rows[0]]
+    width = _check_header(file, header)
+    body = [(n, row) for n, row in enumerate(rows[1:], start=2) if any(c.strip() for c in row)]
+    if not body:
+        raise ParamsError(f"{file.name}: no items")
+    col = {name: k for k, name in enumerate(header)}
+    d_names = [f"d{k + 1}" for k in range(width)]
+    with_se = "se_a" in col
+    n = len(body)
+    ids: list[str] = []
+    types: list[ItemType] = []
+    a, c = np.zeros(n), np.zeros(n)
+    d = np.full((n, width), np.nan)
+    se_a, se_c = np.full(n, np.nan), np.full(n, np.nan)
+    se_d = np.full((n, width), np.nan)
+    first_line: dict[str, int] = {}
+    for j, (line_no, row) in enumerate(body):
+        where = f"{file.name} line {line_no}"
+        if len(row) != len(header):
+            raise ParamsError(f"{where}: {len(row)} cells, expected {len(header)}")
+        item = row[col["item_id"]].strip()
+        if not item:
+            raise ParamsError(f"{where}: empty item_id")
+        if item in first_line:
+            raise ParamsError(f"{where}: item {item!r} again (first on line {first_line[item]})")
+        first_line[item] = line_no
+        try:
+            kind = ItemType(row[col["type"]].strip())
+        except ValueError:
+            allowed = ", ".join(t.value for t in ItemType)
+            raise ParamsError(
+                f"{where}: type {row[col['type']].strip()!r} is not one of {allowed}"
+            ) from None
+
+        cells = {name: row[k] for name, k in col.items()}
+        a[j] = _number(where, "a", cells["a"], required=True)
+        d[j] = [_number(where, name, cells[name]) for name in d_names]
+        c[j] = (
+            _number(where, "c", cells["c"], required=True)
+            if kind.has_guessing
+            else _empty(where, "c", cells["c"])
+        )
+        if with_se:
+            se_a[j] = _number(where, "se_a", cells["se_a"])
+            se_d[j] = [_number(where, f"se_{name}", cells[f"se_{name}"]) for name in d_names]
+            se_c[j] = _number(where, "se_c", cells["se_c"]) if kind.has_guessing else math.nan
+        try:  # one item at a time, so that a bad one is named with its line
+            PolytomousParams((item,), (kind,), a[j : j + 1], d[j : j + 1], c[j : j + 1])
+        except ParamsError as exc:
+            raise ParamsError(f"{where}: {exc}") from exc
+        ids.append(item)
+        types.append(kind)
+    d = d[:, : int(max(np.count_nonzero(~np.isnan(d), axis=1)))]
+    return PolytomousParams(
+        tuple(ids),
+        tuple(types),
+        a,
+        d,
+        c,
+        se_a if with_se else None,
+        se_d[:, : d.shape[1]] if with_se else None,
+        se_c if with_se else None,
+    )
+
+
+def _check_header(file: Path, header: list[str]) -> int:
+    """The number of threshold columns d1..dM the header declares, after checking it."""
+    if tuple(header[:3]) != _FIXED:
+        raise ParamsError(f"{file.name}: the header must start item_id,type,a")
+    width = 0
+    while 3 + width < len(header) and header[3 + width] == f"d{width + 1}":
+        width += 1
+    if width == 0:
+        raise ParamsError(f"{file.name}: no threshold columns d1, d2, ...")
+    names = ["a", *(f"d{k + 1}" for k in range(width)), "c"]
+    expected = ["item_id", "type", *names]
+    with_se = [*expected, *(f"se_{n}" for n in names)]
+    if header not in (expected, with_se):
+        raise ParamsError(
+            f"{file.name}: the header must be {','.join(expected)} "
+            f"(optionally followed by {','.join(with_se[len(expected) :])})"
+        )
+    return width
+
+
+def _number(where: str, name: str, cell: str, required: bool = False) -> float:
+    text = cell.strip()
+    if not text:
+        if required:
+            raise ParamsError(f"{where}, column {name!r}: a number is needed")
+        return math.nan
+    try:
+        value = float(text)
+    except ValueError:
+        raise ParamsError(f"{where}, column {name!r}: {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ParamsError(f"{where}, column {name!r}: {text!r} is not a finite number")
+    return value
+
+
+def _empty(where: str, name: str, cell: str) -> float:
+    if cell.strip():
+        raise ParamsError(f"{where}, column {name!r}: only 3PL items have a lower asymptote")
+    return 0.0
