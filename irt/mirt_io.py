@@ -21,13 +21,10 @@ import numpy as np
 from irt.errors import ParamsError
 from irt.mirt_model import GENERAL_FACTOR as GENERAL
 from irt.mirt_model import MirtParams, Structure
+from irt.params_table import format_cell, read_table
 from irt.types import FloatArray
 
 BIFACTOR_COLUMNS = ("item_id", "factor", "a_general", "a_specific", "d", "c")
-
-
-def _cell(x: float) -> str:
-    return "" if not math.isfinite(x) else repr(float(x))
 
 
 def write_mirt_params(
@@ -43,13 +40,13 @@ def write_mirt_params(
         writer.writerow(["item_id", *columns, *(f"se_{name}" for name in extra)])
         for j, item in enumerate(params.item_ids):
             cells = [rows[name][j] for name in columns]
-            writer.writerow([item, *cells, *(_cell(float(se[name][j])) for name in extra)])
+            writer.writerow([item, *cells, *(format_cell(float(se[name][j])) for name in extra)])
 
 
 def _columns(params: MirtParams) -> tuple[list[str], dict[str, list[str]]]:
     n = params.n_items
-    c = [_cell(float(x)) for x in params.c] if params.c is not None else [""] * n
-    d = [_cell(float(x)) for x in params.d]
+    c = [format_cell(float(x)) for x in params.c] if params.c is not None else [""] * n
+    d = [format_cell(float(x)) for x in params.d]
     if params.structure is Structure.BIFACTOR:
         specific = params.slopes[:, 1:]
         loaded = params.pattern[:, 1:]
@@ -57,8 +54,8 @@ def _columns(params: MirtParams) -> tuple[list[str], dict[str, list[str]]]:
         for j in range(n):
             k = np.flatnonzero(loaded[j])
             factor.append(params.factors[1 + int(k[0])] if k.size else "")
-            a_s.append(_cell(float(specific[j, k[0]])) if k.size else "")
-        a_g = [_cell(float(x)) for x in params.slopes[:, 0]]
+            a_s.append(format_cell(float(specific[j, k[0]])) if k.size else "")
+        a_g = [format_cell(float(x)) for x in params.slopes[:, 0]]
         return list(BIFACTOR_COLUMNS[1:]), {
             "factor": factor,
             "a_general": a_g,
@@ -68,7 +65,10 @@ def _columns(params: MirtParams) -> tuple[list[str], dict[str, list[str]]]:
         }
     names = [f"a{k + 1}" for k in range(params.n_factors)]
     out = {
-        name: [_cell(float(params.slopes[j, k])) if params.pattern[j, k] else "" for j in range(n)]
+        name: [
+            format_cell(float(params.slopes[j, k])) if params.pattern[j, k] else ""
+            for j in range(n)
+        ]
         for k, name in enumerate(names)
     }
     return [*names, "d", "c"], {**out, "d": d, "c": c}
@@ -84,16 +84,7 @@ def read_mirt_params(
     first, then the specific factors in order of first appearance) and has an identity
     correlation; the ``a1..aK`` layout takes ``factors`` and ``correlation`` (default
     F1..FK, identity) and ``structure`` (default confirmatory) from the caller."""
-    file = Path(path)
-    try:
-        with file.open(newline="", encoding="utf-8") as fh:
-            rows = list(csv.reader(fh))
-    except (OSError, UnicodeError) as exc:
-        raise ParamsError(f"cannot read {file}: {exc}") from exc
-    if not rows:
-        raise ParamsError(f"{file.name}: empty file")
-    header = [h.strip() for h in rows[0]]
-    body = [(n, row) for n, row in enumerate(rows[1:], start=2) if row]
+    file, header, body = read_table(path)
     for line_no, row in body:
         if len(row) != len(header):
             raise ParamsError(

@@ -10,14 +10,11 @@ import numpy as np
 
 from irt.errors import ParamsError
 from irt.models import ItemParams, ModelKind
+from irt.params_table import format_cell, read_table
 from irt.scoring import Abilities
 
 PARAMS_COLUMNS = ("item_id", "a", "b", "c", "d", "se_a", "se_b", "se_c")
 ABILITY_COLUMNS = ("subject_id", "theta", "se", "method", "n_answered", "fallback")
-
-
-def _fmt(x: float) -> str:
-    return "" if not math.isfinite(x) else repr(float(x))
 
 
 def write_params(params: ItemParams, path: str | Path) -> None:
@@ -29,29 +26,19 @@ def write_params(params: ItemParams, path: str | Path) -> None:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(PARAMS_COLUMNS)
         for j, item in enumerate(params.item_ids):
-            writer.writerow([item, *(_fmt(col[j]) for col in cols)])
+            writer.writerow([item, *(format_cell(col[j]) for col in cols)])
 
 
 def read_params(path: str | Path, model: ModelKind | str | None = None) -> ItemParams:
     """Read ``params.csv``. The model is inferred from the parameters unless given."""
-    file = Path(path)
-    try:
-        with file.open(newline="", encoding="utf-8") as fh:
-            rows = list(csv.reader(fh))
-    except (OSError, UnicodeError) as exc:
-        raise ParamsError(f"cannot read {file}: {exc}") from exc
-    if not rows:
-        raise ParamsError(f"{file.name}: empty file")
-    header = [h.strip() for h in rows[0]]
+    file, header, body = read_table(path)
     missing = [c for c in ("item_id", "a", "b") if c not in header]
     if missing:
         raise ParamsError(f"{file.name}: missing column(s) {', '.join(missing)}")
     col = {name: header.index(name) for name in header}
     ids: list[str] = []
     values: dict[str, list[float]] = {k: [] for k in PARAMS_COLUMNS[1:]}
-    for line_no, row in enumerate(rows[1:], start=2):
-        if not row:
-            continue
+    for line_no, row in body:
         if len(row) != len(header):
             raise ParamsError(
                 f"{file.name} line {line_no}: {len(row)} cells, expected {len(header)}"
@@ -101,8 +88,8 @@ def write_abilities(abilities: Abilities, path: str | Path) -> None:
             writer.writerow(
                 [
                     sid,
-                    _fmt(abilities.theta[k]),
-                    _fmt(abilities.se[k]),
+                    format_cell(abilities.theta[k]),
+                    format_cell(abilities.se[k]),
                     abilities.method.value,
                     int(abilities.n_answered[k]),
                     int(bool(abilities.fallback[k])),

@@ -20,13 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from irt.errors import ParamsError
+from irt.params_table import format_cell, read_table
 from irt.polytomous import ItemType, PolytomousParams
 
 _FIXED = ("item_id", "type", "a")
-
-
-def _cell(x: float) -> str:
-    return "" if not math.isfinite(x) else repr(float(x))
 
 
 def write_polytomous_params(params: PolytomousParams, path: str | Path) -> None:
@@ -45,28 +42,24 @@ def write_polytomous_params(params: PolytomousParams, path: str | Path) -> None:
         writer.writerow(header)
         for j, item in enumerate(params.item_ids):
             kind = params.item_types[j]
-            c = _cell(float(params.c[j])) if kind.has_guessing else ""
-            row = [item, kind.value, _cell(float(params.a[j]))]
-            row += [_cell(float(x)) for x in params.d[j]] + [c]
+            c = format_cell(float(params.c[j])) if kind.has_guessing else ""
+            row = [item, kind.value, format_cell(float(params.a[j]))]
+            row += [format_cell(float(x)) for x in params.d[j]] + [c]
             if has_se:
-                se_cj = _cell(float(se_c[j])) if kind.has_guessing else ""
-                row += [_cell(float(se_a[j]))] + [_cell(float(x)) for x in se_d[j]] + [se_cj]
+                se_cj = format_cell(float(se_c[j])) if kind.has_guessing else ""
+                row += (
+                    [format_cell(float(se_a[j]))]
+                    + [format_cell(float(x)) for x in se_d[j]]
+                    + [se_cj]
+                )
             writer.writerow(row)
 
 
 def read_polytomous_params(path: str | Path) -> PolytomousParams:
     """Read a file written by ``write_polytomous_params`` (or by hand in its layout)."""
-    file = Path(path)
-    try:
-        with file.open(newline="", encoding="utf-8") as fh:
-            rows = list(csv.reader(fh))
-    except (OSError, UnicodeError) as exc:
-        raise ParamsError(f"cannot read {file}: {exc}") from exc
-    if not rows:
-        raise ParamsError(f"{file.name}: empty file")
-    header = [h.strip() for h in rows[0]]
+    file, header, rows = read_table(path)
     width = _check_header(file, header)
-    body = [(n, row) for n, row in enumerate(rows[1:], start=2) if any(c.strip() for c in row)]
+    body = [(n, row) for n, row in rows if any(c.strip() for c in row)]
     if not body:
         raise ParamsError(f"{file.name}: no items")
     col = {name: k for k, name in enumerate(header)}
