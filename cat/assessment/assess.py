@@ -26,7 +26,7 @@ from cat.assessment.result import (
 )
 from cat.assessment.run import run_assessment
 from cat.assessment.summary import Reference, summarize
-from cat.designs.models import ReferenceModels
+from cat.designs.models import ReferenceModels, multidimensional_design
 from cat.engine.registry import (
     ALL_DESIGN_NAMES,
     AUTO,
@@ -103,7 +103,7 @@ def assess(
             f"calibrate it with cat calibrate --model {chosen} --pool"
         )
     if chosen in MULTIDIMENSIONAL_DESIGNS and pool.mirt is not None:
-        kind = "bifactor" if pool.mirt.structure is Structure.BIFACTOR else "mirt"
+        kind = multidimensional_design(pool.mirt)
         if chosen != kind:
             raise CatError(f"pool {pool.dir} holds a {kind} model: use --design {kind} (or auto)")
     if criterion is None and chosen in MULTIDIMENSIONAL_DESIGNS and entry is not None:

@@ -12,6 +12,7 @@ from cat.assessment.examinees import parse_model_spec
 from cat.assessment.result import AssessmentResult, ItemRecord, Rank
 from cat.assessment.summary import current_rank
 from cat.cli.common import check_writable, handle_errors, progress_bar, say, stdout
+from cat.designs.models import multidimensional_design
 from cat.engine.registry import (
     DEFAULT_CRITERION,
     DEFAULT_ESTIMATOR,
@@ -24,7 +25,6 @@ from cat.engine.registry import (
 )
 from cat.engine.session import AssessmentSession
 from cat.pools.loading import load_pool
-from irt.mirt_model import Structure
 from itempool import LoadedPool
 
 
@@ -270,7 +270,7 @@ def _note_criterion(pool: LoadedPool, criterion: CriterionName) -> None:
     entry = pool.manifest.multidimensional
     if entry is None or pool.mirt is None:
         return
-    kind = "bifactor" if pool.mirt.structure is Structure.BIFACTOR else "mirt"
+    kind = multidimensional_design(pool.mirt)
     stored = entry.criterion or DEFAULT_CRITERION.value
     if kind in (pool.manifest.design_errors or {}) and stored != criterion.value:
         say(

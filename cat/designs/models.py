@@ -32,11 +32,18 @@ __all__ = [
     "REFERENCE_DESIGNS",
     "ReferenceModels",
     "low_rank_dims",
+    "multidimensional_design",
 ]
 
 #: The reference designs, each a policy scored by its own predictor of the same name.
 MIXTURE, LOW_RANK = DesignName.MIXTURE.value, DesignName.LOW_RANK.value
 BIFACTOR, MIRT = DesignName.BIFACTOR.value, DesignName.MIRT.value
+
+
+def multidimensional_design(params: MirtParams) -> str:
+    """The design a multidimensional model runs: "bifactor" for a bifactor model (cat
+    calibrate --model bifactor), "mirt" for any other structure."""
+    return BIFACTOR if params.structure is Structure.BIFACTOR else MIRT
 
 
 def low_rank_dims(n_references: int) -> int:
@@ -105,7 +112,7 @@ class ReferenceModels:
             scenario=scenario,
             general=general,
             criterion=None if criterion is None else CriterionName(criterion),
-            multidimensional=BIFACTOR if params.structure is Structure.BIFACTOR else MIRT,
+            multidimensional=multidimensional_design(params),
         )
 
     def test(self, design: str, can_answer: BoolArray, max_items: int) -> ReferenceTest:
