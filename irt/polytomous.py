@@ -370,6 +370,33 @@ class PolytomousParams:
             out[:, idx, :k] = self.group_curves(th, kind, k, idx).log_p
         return out
 
+    def log_probs_at(self, theta: object, items: object) -> FloatArray:
+        """log P(X = k | θ_n) of item ``items[n]`` at ``theta[n]`` (pairs, not a grid),
+        shape (N, max K); −inf beyond an item's categories.
+
+        Every model here depends on θ only through aθ, so a pair's curve is its item's
+        curve at θ = 1 with the slope a·θ_n: N pairs cost N item evaluations, not N²."""
+        th = np.asarray(theta, dtype=np.float64).reshape(-1)
+        pos = np.asarray(items, dtype=np.int_).reshape(-1)
+        if th.shape != pos.shape:
+            raise ParamsError(f"{th.size} abilities for {pos.size} items")
+        n_cat = self.n_categories
+        out = np.full((th.size, int(n_cat.max())), -np.inf)
+        kinds = np.array([t.value for t in self.item_types])[pos]
+        for kind in set(kinds.tolist()):
+            for k in np.unique(n_cat[pos][kinds == kind]):
+                pairs = np.flatnonzero((kinds == kind) & (n_cat[pos] == k))
+                j = pos[pairs]
+                cv = curves(
+                    ItemType(kind),
+                    [1.0],
+                    self.a[j] * th[pairs],
+                    self.d[j, : k - 1],
+                    self.c[j],
+                )
+                out[pairs, :k] = cv.log_p[0]
+        return out
+
     def probabilities(self, theta: object) -> FloatArray:
         """P(X_j = k | θ), shape (T, J, max K); 0 beyond an item's categories."""
         return np.asarray(np.exp(self.log_probs(theta)))

@@ -18,6 +18,7 @@ from cat.engine.estimators import (
     MLEstimator,
     WLEEstimator,
 )
+from cat.engine.graded_estimators import GradedEAP, GradedEstimator, GradedMAP, GradedML
 from cat.engine.selection import (
     MaxInfo,
     Proportional,
@@ -234,3 +235,26 @@ def make_estimator(name: str) -> AbilityEstimator:
     if name not in ESTIMATOR_NAMES:
         raise CatError(f"unknown estimator {name!r}; choose from {', '.join(ESTIMATOR_NAMES)}")
     return _ESTIMATORS[EstimatorName(name)]()
+
+
+_GRADED_ESTIMATORS: dict[EstimatorName, Callable[[], GradedEstimator]] = {
+    EstimatorName.MLE: GradedML,
+    EstimatorName.MAP: GradedMAP,
+    EstimatorName.EAP: GradedEAP,
+}
+
+
+def make_graded_estimator(name: str) -> GradedEstimator:
+    """The estimator called ``name`` for a pool of scored items (graded, partial-credit,
+    sequential and binary items mixed)."""
+    make_estimator(name)  # an unknown name gets the same message
+    chosen = EstimatorName(name)
+    if chosen not in _GRADED_ESTIMATORS:
+        names = ", ".join(e.value for e in _GRADED_ESTIMATORS)
+        raise CatError(f"estimator {name!r} is for binary items; a scored pool takes {names}")
+    return _GRADED_ESTIMATORS[chosen]()
+
+
+def make_any_estimator(name: str, scored: bool) -> AbilityEstimator | GradedEstimator:
+    """The estimator called ``name`` for a scored pool (``scored``) or a binary one."""
+    return make_graded_estimator(name) if scored else make_estimator(name)

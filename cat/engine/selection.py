@@ -13,12 +13,16 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from cat.engine.score_table import ScoreTable
 from cat.errors import CatError
 from irt.models import ItemParams, information
+from irt.polytomous import PolytomousParams
 from irt.types import FloatArray
 
 IntArray = npt.NDArray[np.int_]
 BoolArray = npt.NDArray[np.bool_]
+#: A pool's items: binary (1PL–4PL) or scored 0..m of mixed models.
+PoolParams = ItemParams | PolytomousParams
 
 
 @dataclass(frozen=True)
@@ -26,17 +30,30 @@ class PoolInfo:
     """A pool's item parameters and its Fisher information tabulated on a fine θ grid.
 
     Looking a row up is far cheaper than evaluating J item curves per examinee per step:
-    a selection step on 34,000 items is one row gather and one masked argmax.
+    a selection step on 34,000 items is one row gather and one masked argmax. A pool of
+    scored items (``PolytomousParams``) also carries its ``ScoreTable``, which the graded
+    estimators read.
     """
 
-    params: ItemParams
+    params: PoolParams
     grid: FloatArray
     table: npt.NDArray[np.float32]  # (G, J): I_j(grid_g)
+    scores: ScoreTable | None = None
 
     @classmethod
-    def build(cls, params: ItemParams, step: float = 0.01, bound: float = 6.0) -> PoolInfo:
+    def build(cls, params: PoolParams, step: float = 0.01, bound: float = 6.0) -> PoolInfo:
         grid = np.arange(-bound, bound + step / 2, step)
         table = np.empty((grid.size, params.n_items), dtype=np.float32)
+        if isinstance(params, PolytomousParams):
+            scores = ScoreTable.build(params, bound=bound)
+            # Linear between the score table's points: item information is smooth in θ.
+            pos = np.clip((grid - scores.grid[0]) / scores.step, 0, scores.grid.size - 1)
+            lo = np.minimum(np.floor(pos).astype(np.int_), scores.grid.size - 2)
+            frac = (pos - lo).astype(np.float32)[:, None]
+            for j in range(0, params.n_items, 4096):
+                cols = scores.info[j : min(j + 4096, params.n_items)].T
+                table[:, j : j + cols.shape[1]] = (1 - frac) * cols[lo] + frac * cols[lo + 1]
+            return cls(params=params, grid=grid, table=table, scores=scores)
         for lo in range(0, grid.size, 64):  # in blocks: (64, J) temporaries only
             table[lo : lo + 64] = information(grid[lo : lo + 64], params)
         return cls(params=params, grid=grid, table=table)

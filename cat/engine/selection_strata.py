@@ -8,6 +8,7 @@ import numpy as np
 
 from cat.engine.selection import IntArray, PoolInfo, SelectionState
 from cat.errors import CatError
+from irt.models import ItemParams
 from irt.types import FloatArray
 
 
@@ -42,13 +43,22 @@ class AStratified:
             raise CatError(f"test_length must be at least 1, got {self.test_length}")
 
     def select(self, pool: PoolInfo, state: SelectionState, rng: np.random.Generator) -> IntArray:
-        params = pool.params
-        strata = stratify(params.a, params.b, self.n_strata)
+        a, b = _slopes_and_locations(pool)
+        strata = stratify(a, b, self.n_strata)
         stage = np.minimum(state.n_given * self.n_strata // self.test_length, self.n_strata - 1)
-        closeness = -np.abs(params.b[None, :] - state.theta[:, None])
+        closeness = -np.abs(b[None, :] - state.theta[:, None])
         in_stage = strata[None, :] == stage[:, None]
         preferred = state.available & in_stage
         # An exhausted stratum falls back to any available item.
         use = np.where(preferred.any(axis=1, keepdims=True), preferred, state.available)
         closeness[~use] = -np.inf
         return np.asarray(closeness.argmax(axis=1), dtype=np.int_)
+
+
+def _slopes_and_locations(pool: PoolInfo) -> tuple[FloatArray, FloatArray]:
+    """Each item's a and b (for a scored item, its ``ScoreTable.locations``)."""
+    if pool.scores is not None:
+        return pool.scores.params.a, pool.scores.locations
+    params = pool.params
+    assert isinstance(params, ItemParams)
+    return params.a, params.b

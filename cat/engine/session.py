@@ -12,22 +12,23 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from cat.designs.models import ReferenceModels
 from cat.designs.session_state import ReferenceDesign
-from cat.engine.answers import Answers
 from cat.engine.constraints import ContentBalanced, MaxExposure, pool_shares
 from cat.engine.estimators import AbilityEstimator
+from cat.engine.graded_estimators import GradedEstimator
 from cat.engine.registry import (
     MULTIDIMENSIONAL_DESIGNS,
     CriterionName,
     DesignName,
     EstimatorName,
     PolicyName,
-    make_estimator,
+    make_any_estimator,
     make_policy,
 )
-from cat.engine.selection import PoolInfo, SelectionPolicy, SelectionState
+from cat.engine.selection import PoolInfo, PoolParams, SelectionPolicy, SelectionState
+from cat.engine.simulation import estimation
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
-from irt.models import ItemParams
+from irt.polytomous import PolytomousParams
 
 SESSION_FORMAT = 1
 
@@ -85,8 +86,9 @@ class SessionConfig(BaseModel):
             base = MaxExposure(base, self.max_exposure)
         return base
 
-    def estimator_for(self) -> AbilityEstimator:
-        return make_estimator(self.estimator)
+    def estimator_for(self, scored: bool = False) -> AbilityEstimator | GradedEstimator:
+        """The estimator, for a pool of scored items when ``scored``."""
+        return make_any_estimator(self.estimator, scored)
 
     def stopping(self) -> StoppingRule:
         return StoppingRule(self.max_items, self.se_target, self.min_items)
@@ -118,12 +120,13 @@ class AssessmentSession:
     """The adaptive test of one examinee on a calibrated pool.
 
     Ask with ``next_items(k)``, answer with ``record(item_id, response)`` (1 right,
-    0 wrong, None: the examinee cannot answer it — it is skipped, never asked again),
+    0 wrong — on a pool of scored items the score 0..m —, None: the examinee cannot
+    answer it: it is skipped, never asked again),
     read ``theta``/``se`` after each answer, stop when ``done``. ``to_json`` /
     ``from_json`` round-trip exactly: a resumed session asks the same next item.
     """
 
-    params: ItemParams
+    params: PoolParams
     config: SessionConfig = field(default_factory=SessionConfig)
     scenario: tuple[int, ...] | None = None
     pool_info: PoolInfo | None = None  # the pool's information table, if built already
@@ -134,6 +137,12 @@ class AssessmentSession:
         if self.scenario is not None and len(self.scenario) != self.params.n_items:
             raise CatError("one scenario code per pool item is needed")
         self.design: ReferenceDesign | None = None
+        self.scored = isinstance(self.params, PolytomousParams)
+        if self.scored and self.config.design is not DesignName.IRT:
+            raise CatError(
+                f"the {self.config.design.value} design is for pools of 0/1 items; "
+                "a pool of scored items runs the irt design"
+            )
         if self.config.design is not DesignName.IRT:
             if self.reference_models is None:
                 raise CatError(
@@ -151,7 +160,7 @@ class AssessmentSession:
             )
         self._index = {item: j for j, item in enumerate(self.params.item_ids)}
         self._policy = self.config.policy_for(self.scenario)
-        self._estimator = self.config.estimator_for()
+        self._estimator = self.config.estimator_for(self.scored)
         self._stopping = self.config.stopping()
         self._rng = np.random.default_rng(self.config.seed)
         self.given: list[str] = []
@@ -219,8 +228,7 @@ class AssessmentSession:
         together has its answer."""
         if item_id not in self._pending:
             raise CatError(f"item {item_id!r} was not asked (or is answered already)")
-        if response not in (0, 1, None):
-            raise CatError(f"a response is 1, 0 or None (cannot answer), not {response!r}")
+        self._check_response(item_id, response)
         self._pending.remove(item_id)
         if response is None:
             self.skipped.append(item_id)
@@ -232,6 +240,20 @@ class AssessmentSession:
             if self.design is not None:
                 self.design.refit()
             self._update()
+
+    def _check_response(self, item_id: str, response: int | None) -> None:
+        if response is None:
+            return
+        if not self.scored:
+            if response not in (0, 1):
+                raise CatError(f"a response is 1, 0 or None (cannot answer), not {response!r}")
+            return
+        assert isinstance(self.params, PolytomousParams)
+        top = int(self.params.max_scores[self._index[item_id]])
+        if isinstance(response, bool) or not isinstance(response, int | np.integer):
+            raise CatError(f"a score is a whole number 0..{top} or None, not {response!r}")
+        if not 0 <= response <= top:
+            raise CatError(f"item {item_id!r} takes scores 0..{top}, not {response}")
 
     def _info(self) -> PoolInfo:
         # Built on the first IRT selection only: a reference design never needs the
@@ -250,8 +272,8 @@ class AssessmentSession:
     def _update(self) -> None:
         if self.given:
             items = np.array([[self._index[i] for i in self.given]])
-            answers = Answers.gather(self.params, items, np.array([self.responses], float))
-            theta, se = self._estimator.estimate(answers, np.array([self.theta]))
+            estimate = estimation(self.params, self._info(), self._estimator)
+            theta, se = estimate(items, np.array([self.responses], float), np.array([self.theta]))
             self.theta_history.append(float(theta[0]))
             self.se_history.append(float(se[0]))
         left = float(self._available().sum())
@@ -276,7 +298,7 @@ class AssessmentSession:
     def from_json(
         cls,
         text: str,
-        params: ItemParams,
+        params: PoolParams,
         scenario: tuple[int, ...] | None = None,
         pool_info: PoolInfo | None = None,
         reference_models: ReferenceModels | None = None,

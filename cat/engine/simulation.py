@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -19,15 +20,20 @@ import numpy.typing as npt
 from cat.engine.answers import Answers
 from cat.engine.estimators import AbilityEstimator, MLEstimator
 from cat.engine.exposure import SympsonHetter
-from cat.engine.selection import MaxInfo, PoolInfo, SelectionPolicy, SelectionState
+from cat.engine.graded_estimators import GradedAnswers, GradedEstimator
+from cat.engine.selection import MaxInfo, PoolInfo, PoolParams, SelectionPolicy, SelectionState
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
-from irt.models import ItemParams
+from irt.polytomous import PolytomousParams
+from irt.polytomous_responses import PolytomousResponses
 from irt.responses import ResponseMatrix
 from irt.types import BoolArray, FloatArray, IntArray
 
-#: Gives the answers (1/0) of examinees ``rows`` to items ``chosen`` (one each).
+#: Gives the answers (1/0, or scores 0..m on a scored pool) of examinees ``rows`` to
+#: items ``chosen`` (one each).
 Respond = Callable[[IntArray, IntArray], FloatArray]
+#: (θ, SE) from item positions (E, L; −1 = none yet), their answers and a warm start.
+Estimate = Callable[[IntArray, FloatArray, FloatArray], tuple[FloatArray, FloatArray]]
 
 
 @dataclass(frozen=True)
@@ -40,7 +46,8 @@ class CATDesign:
     """
 
     policy: SelectionPolicy = field(default_factory=MaxInfo)
-    estimator: AbilityEstimator = field(default_factory=MLEstimator)
+    # A GradedEstimator on a pool of scored items (PolytomousParams).
+    estimator: AbilityEstimator | GradedEstimator = field(default_factory=MLEstimator)
     stopping: StoppingRule = field(default_factory=StoppingRule)
     batch_size: int = 1
     start_theta: float = 0.0
@@ -58,7 +65,7 @@ class CATResult:
     theta_hat: FloatArray
     se: FloatArray
     items: npt.NDArray[np.int_]  # (E, L) item positions in the pool, −1 after the end
-    right: FloatArray  # (E, L) the answers, 0 after the end
+    right: FloatArray  # (E, L) the answers (scores on a scored pool), 0 after the end
     n_items: npt.NDArray[np.int_]
     stop_reason: list[str]
     seconds: float
@@ -71,19 +78,22 @@ class CATResult:
 
 
 def simulate_cat(
-    params: ItemParams,
+    params: PoolParams,
     theta_true: FloatArray,
     design: CATDesign,
     rng: np.random.Generator,
     pool: PoolInfo | None = None,
 ) -> CATResult:
     """Give each examinee (true abilities ``theta_true``) an adaptive test drawn from
-    ``params``; answers are drawn from the model with ``rng``."""
+    ``params``; answers (scores, on a pool of scored items) are drawn from the model
+    with ``rng``."""
     theta_true = np.asarray(theta_true, dtype=np.float64)
     if theta_true.ndim != 1 or theta_true.size == 0:
         raise CatError("theta_true must be a non-empty 1-D array")
 
     def respond(rows: IntArray, chosen: IntArray) -> FloatArray:
+        if isinstance(params, PolytomousParams):
+            return draw_scores(params, theta_true[rows], chosen, rng)
         z = params.a[chosen] * (theta_true[rows] - params.b[chosen])
         prob = params.c[chosen] + (params.d[chosen] - params.c[chosen]) / (1 + np.exp(-z))
         return np.asarray(rng.random(rows.size) < prob, dtype=np.float64)
@@ -93,27 +103,61 @@ def simulate_cat(
     return replace(result, theta_true=theta_true)
 
 
+def draw_scores(
+    params: PolytomousParams, theta: FloatArray, items: IntArray, rng: np.random.Generator
+) -> FloatArray:
+    """One score per (θ, item) pair, drawn from the item's category probabilities."""
+    cumulative = np.cumsum(np.exp(params.log_probs_at(theta, items)), axis=1)
+    u = rng.random(len(items)) * cumulative[:, -1]
+    return np.asarray((u[:, None] >= cumulative[:, :-1]).sum(axis=1), dtype=np.float64)
+
+
 def replay_cat(
-    params: ItemParams,
-    responses: ResponseMatrix,
+    params: PoolParams,
+    responses: ResponseMatrix | PolytomousResponses,
     design: CATDesign,
     rng: np.random.Generator,
     pool: PoolInfo | None = None,
 ) -> CATResult:
     """Replay each subject's recorded answers through the adaptive test: the policy
-    chooses among the items the subject answered, and its recorded answer is used."""
+    chooses among the items the subject answered, and its recorded answer (or score)
+    is used."""
     if tuple(responses.item_ids) != tuple(params.item_ids):
         raise CatError("the responses and the pool must list the same items in the same order")
     values = responses.values
+    scored = isinstance(responses, PolytomousResponses)
+    if scored != isinstance(params, PolytomousParams):
+        raise CatError("scores 0..m replay on a pool of scored items, 0/1 answers on a binary pool")
 
     def respond(rows: IntArray, chosen: IntArray) -> FloatArray:
+        if scored:
+            return np.asarray(values[rows, chosen], dtype=np.float64)
         return np.asarray(values[rows, chosen] == 1, dtype=np.float64)
 
     return run_cat(params, responses.observed, respond, design, rng, pool)
 
 
+def estimation(params: PoolParams, pool: PoolInfo, estimator: object) -> Estimate:
+    """How a batch's θ is estimated on this pool: a binary estimator on ``Answers``, a
+    graded one on the pool's score table."""
+    if isinstance(params, PolytomousParams):
+        table = pool.scores
+        if not isinstance(estimator, GradedEstimator) or table is None:
+            raise CatError(
+                "a pool of scored items needs a graded estimator "
+                "(cat.engine.registry.make_graded_estimator)"
+            )
+        return lambda items, right, start: estimator.estimate(
+            GradedAnswers(table, items, right), start
+        )
+    if isinstance(estimator, GradedEstimator):
+        raise CatError("a graded estimator is for a pool of scored items, not of binary ones")
+    binary = cast(AbilityEstimator, estimator)
+    return lambda items, right, start: binary.estimate(Answers.gather(params, items, right), start)
+
+
 def run_cat(
-    params: ItemParams,
+    params: PoolParams,
     can_answer: BoolArray,
     respond: Respond,
     design: CATDesign,
@@ -121,10 +165,11 @@ def run_cat(
     pool: PoolInfo | None = None,
 ) -> CATResult:
     """The adaptive test for E examinees; ``can_answer`` (E, J) marks what may be asked."""
-    policy, estimator, stopping = design.policy, design.estimator, design.stopping
+    policy, stopping = design.policy, design.stopping
     batch_size, start_theta = design.batch_size, design.start_theta
     t0 = time.perf_counter()
     pool = pool or PoolInfo.build(params)
+    estimate = estimation(params, pool, design.estimator)
     n_exam, n_pool = can_answer.shape
     if n_pool != params.n_items:
         raise CatError(f"{n_pool} answerable-item columns for a pool of {params.n_items}")
@@ -162,8 +207,7 @@ def run_cat(
             right[rows, position[rows]] = respond(rows, chosen)
             position[rows] += 1
         width = int(position[idx].max())
-        answers = Answers.gather(params, items[idx, :width], right[idx, :width])
-        theta[idx], se[idx] = estimator.estimate(answers, theta[idx])
+        theta[idx], se[idx] = estimate(items[idx, :width], right[idx, :width], theta[idx])
         why = stopping.reasons(
             position[idx].astype(float), se[idx], available[idx].sum(axis=1).astype(float)
         )
