@@ -15,6 +15,7 @@ import numpy as np
 
 from irt.errors import IRTError
 from irt.models import ItemParams, probability
+from irt.polytomous import PolytomousParams
 
 #: lz below this is flagged (one-sided 5%).
 LZ_FLAG = -1.645
@@ -38,3 +39,25 @@ def lz(responses: np.ndarray, theta: float, params: ItemParams) -> float:
     if not variance > 0:
         return float("nan")
     return (l0 - expected) / float(np.sqrt(variance))
+
+
+def lz_scored(scores: np.ndarray, theta: float, params: PolytomousParams) -> float:
+    """lz of one examinee's ``scores`` (0..m_j) on the items of ``params`` at ``theta``:
+    Drasgow, Levine & Williams' (1985) polytomous lz, (l0 − E l0)/√Var l0 with l0 the
+    log-likelihood of the scores; NaN when there are none or it has no variance."""
+    x = np.asarray(scores, dtype=np.float64)
+    if x.shape != (params.n_items,):
+        raise IRTError(f"{x.shape[0] if x.ndim else 0} scores for {params.n_items} items")
+    if np.any((x != np.round(x)) | (x < 0) | (x > params.max_scores)):
+        raise IRTError("person fit needs whole scores within each item's 0..m")
+    if x.size == 0:
+        return float("nan")
+    log_p = params.log_probs([theta])[0]  # (J, K), −inf beyond an item's categories
+    p = np.exp(log_p)
+    finite = np.where(np.isfinite(log_p), log_p, 0.0)
+    l0 = float(finite[np.arange(x.size), x.astype(np.int_)].sum())
+    mean = (p * finite).sum(axis=1)
+    variance = float(((p * finite**2).sum(axis=1) - mean**2).sum())
+    if not variance > 0:
+        return float("nan")
+    return (l0 - float(mean.sum())) / float(np.sqrt(variance))

@@ -34,8 +34,9 @@ from cat.prediction.flatness import difficulty_gain
 from cat.prediction.intervals import Z90 as _Z90
 from cat.prediction.intervals import theta_and_chance, widen
 from cat.prediction.predictors import reference_offset
-from irt.models import probability
-from irt.person_fit import LZ_FLAG, lz
+from cat.prediction.shares import expected_share, observed_share, share_variance
+from irt.person_fit import LZ_FLAG, lz, lz_scored
+from irt.polytomous import PolytomousParams
 from irt.types import FloatArray, IntArray
 from itempool.prediction_errors import PredictionErrors
 
@@ -59,10 +60,11 @@ def _given_positions(session: AssessmentSession) -> IntArray:
 def _item_scores(
     session: AssessmentSession, theta: float, offset: float, given: IntArray
 ) -> FloatArray:
-    """Per pool item: the answer where one was given, else P_j(θ) − ``offset``."""
-    expected = probability([theta], session.params)[0] - offset
+    """Per pool item: the answer where one was given, else P_j(θ) − ``offset`` (on a
+    pool of scored items, the share of the top score: ``cat.prediction.shares``)."""
+    expected = expected_share(session.params, [theta])[0] - offset
     scores = np.clip(np.asarray(expected, dtype=np.float64), 0.0, 1.0)
-    scores[given] = session.responses
+    scores[given] = observed_share(session.params, given, session.responses)
     return scores
 
 
@@ -110,13 +112,18 @@ def summarize(
 
     given = np.zeros(session.params.n_items, dtype=bool)
     given[positions] = True
+    if session.scored:
+        unseen_variance = share_variance(session.params, theta)
+    else:
+        unseen_variance = scores["value"] * (1.0 - scores["value"])
 
     def accuracy(items: IntArray) -> Accuracy:
         value, low, high = (float(scores[k][items].mean()) for k in ("value", "low", "high"))
         # The items not given are answered right or wrong, not by their probability: their
-        # Bernoulli spread (around P at θ̂) widens the interval beside θ's uncertainty.
-        p = scores["value"][items][~given[items]]
-        spread = _Z90 * float(np.sqrt(np.sum(p * (1.0 - p)))) / max(len(items), 1)
+        # Bernoulli spread (around P at θ̂; a scored item's score variance) widens the
+        # interval beside θ's uncertainty.
+        unseen = unseen_variance[items][~given[items]]
+        spread = _Z90 * float(np.sqrt(np.sum(unseen))) / max(len(items), 1)
         bounds = theta_and_chance(value, low, high, spread)
         return Accuracy(value=value, low=float(bounds[0]), high=float(bounds[1]))
 
@@ -245,7 +252,7 @@ def _difficulty_check(
     """The answers' difficulty gain against the references' cross-fitted gains under the
     same design (``cat.prediction.flatness``); None when the pool stores none."""
     errors = _run_errors(session, prediction_errors, design_errors)
-    if errors is None or not errors.difficulty_gain or not session.given:
+    if errors is None or not errors.difficulty_gain or not session.given or session.scored:
         return None
     stored = errors.nearest_length(len(session.given))
     references = errors.difficulty_gain.get(str(stored), [])
@@ -258,7 +265,7 @@ def _difficulty_check(
     if session.design is not None:
         prob = session.design.test.answer_chances()[:1]
     else:
-        prob = probability([session.theta], session.params)
+        prob = expected_share(session.params, [session.theta])
     gain = float(difficulty_gain(given, right, prob)[0])
     lowest = float(min(references))
     flagged = bool(gain < lowest)
@@ -305,7 +312,12 @@ def _person_fit(session: AssessmentSession, positions: IntArray) -> PersonFit:
     """lz on the items given, at the final θ (``irt.person_fit``)."""
     if not session.given:
         return PersonFit(lz=None, flagged=False, threshold=LZ_FLAG)
-    value = lz(np.array(session.responses, float), session.theta, session.params.subset(positions))
+    answers = np.array(session.responses, float)
+    params = session.params
+    if isinstance(params, PolytomousParams):
+        value = lz_scored(answers, session.theta, params.subset(positions))
+    else:
+        value = lz(answers, session.theta, params.subset(positions))
     finite = bool(np.isfinite(value))
     return PersonFit(
         lz=float(value) if finite else None,

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from cat.engine.selection import PoolParams
 from cat.errors import CatError
-from irt.models import ItemParams, probability
+from cat.prediction.shares import expected_share
 from irt.types import BoolArray, FloatArray, IntArray
 
 PENALTIES = np.logspace(-2, 4, 25)
@@ -79,13 +80,14 @@ def ridge_accuracy(
 
 
 def reference_offset(
-    params: ItemParams,
+    params: PoolParams,
     theta: FloatArray,
     accuracy: FloatArray,
     observed: BoolArray | None = None,
 ) -> float:
     """Mean over reference subjects of (model-expected accuracy at their θ − observed
-    accuracy), per item: what the plug-in over-predicts by.
+    accuracy), per item: what the plug-in over-predicts by. On a pool of scored items,
+    accuracy is the mean share of the top score (``cat.prediction.shares``).
 
     ``theta``/``accuracy`` (n,) are the references' abilities and observed accuracies;
     ``observed`` (n, J) marks the items each answered (all items when ``None``).
@@ -97,7 +99,7 @@ def reference_offset(
     usable = np.isfinite(theta) & np.isfinite(accuracy)
     if not usable.any():
         return 0.0
-    prob = probability(theta[usable], params)
+    prob = expected_share(params, theta[usable])
     if observed is None:
         expected = prob.mean(axis=1)
     else:

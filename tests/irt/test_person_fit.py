@@ -7,7 +7,8 @@ import pytest
 
 from irt.errors import IRTError
 from irt.models import probability
-from irt.person_fit import LZ_FLAG, lz
+from irt.person_fit import LZ_FLAG, lz, lz_scored
+from irt.polytomous import PolytomousParams
 from irt.simulate import random_params
 
 PARAMS = random_params(250, np.random.default_rng(0), "3pl")
@@ -35,3 +36,40 @@ def test_bad_input() -> None:
         lz(np.zeros(3), 0.0, PARAMS)
     with pytest.raises(IRTError, match="0/1"):
         lz(np.full(250, 0.5), 0.0, PARAMS)
+
+
+def _scored_pool() -> PolytomousParams:
+    rng = np.random.default_rng(4)
+    a = rng.lognormal(0.0, 0.3, 120)
+    d = -(a[:, None] * np.sort(rng.normal(0, 1, (120, 3)), axis=1))
+    return PolytomousParams.create("graded", a, d)
+
+
+def test_scored_lz_looks_standard_normal_for_model_patterns() -> None:
+    params = _scored_pool()
+    rng = np.random.default_rng(5)
+    values = []
+    for theta in rng.normal(size=300):
+        cumulative = np.cumsum(params.probabilities([theta])[0], axis=1)
+        scores = (rng.random((params.n_items, 1)) >= cumulative[:, :-1]).sum(axis=1)
+        values.append(lz_scored(scores.astype(float), theta, params))
+    v = np.array(values)
+    assert abs(v.mean()) < 0.15 and 0.85 < v.std() < 1.15
+
+
+def test_scored_lz_equals_lz_on_binary_items() -> None:
+    binary = random_params(40, np.random.default_rng(6), "2pl")
+    as_scored = PolytomousParams.create("2PL", binary.a, (-binary.a * binary.b)[:, None])
+    y = (np.random.default_rng(7).random(40) < 0.5).astype(float)
+    assert lz_scored(y, 0.3, as_scored) == pytest.approx(lz(y, 0.3, binary), rel=1e-9)
+
+
+def test_scored_lz_flags_a_reversed_pattern_and_refuses_bad_scores() -> None:
+    params = _scored_pool()
+    location = -params.d.mean(axis=1) / params.a
+    reversed_ = np.where(location > np.median(location), 3.0, 0.0)  # top on hard, 0 on easy
+    assert lz_scored(reversed_, 0.0, params) < -5
+    with pytest.raises(IRTError, match="whole scores"):
+        lz_scored(np.full(params.n_items, 4.0), 0.0, params)
+    with pytest.raises(IRTError, match="3 scores for 120 items"):
+        lz_scored(np.zeros(3), 0.0, params)
