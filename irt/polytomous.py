@@ -282,9 +282,13 @@ class PolytomousParams:
     def _check_item(self, j: int, item: str) -> None:
         kind, row = self.item_types[j], self.d[j]
         m = int(np.count_nonzero(~np.isnan(row)))
-        if m == 0 or np.isnan(row[:m]).any():
+        if m == 0:
+            raise ParamsError(f"item {item!r}: no threshold (d1 is empty)")
+        if np.isnan(row[:m]).any():
+            gap = int(np.flatnonzero(np.isnan(row[:m]))[0]) + 1
             raise ParamsError(
-                f"item {item!r}: thresholds must be d_1..d_m followed only by NaN padding"
+                f"item {item!r}: threshold d{gap} is empty but a later one is not "
+                "(an item's thresholds are d1..dm, then empty cells)"
             )
         if not (np.isfinite(self.a[j]) and np.all(np.isfinite(row[:m]))):
             raise ParamsError(f"item {item!r} has non-finite parameters")

@@ -14,7 +14,13 @@ from itempool.loader import LoadedPool, check_pool, load_pool, read_questions
 from itempool.low_rank_file import LOW_RANK, LowRankPrior, read_low_rank, write_low_rank
 from itempool.manifest import PoolManifest, ReferenceRow
 from itempool.mirt_file import MIRT_PARAMS, MultidimensionalEntry, check_mirt_params
-from itempool.params_check import PARAMS, check_params, read_checked_params
+from itempool.params_check import (
+    PARAMS,
+    check_params,
+    is_scored_params,
+    read_checked_params,
+    read_pool_params,
+)
 from itempool.prediction_errors import PredictionErrors
 from itempool.problems import Problem
 from itempool.reference_answers import (
@@ -45,9 +51,11 @@ __all__ = [
     "check_mirt_params",
     "check_params",
     "check_pool",
+    "is_scored_params",
     "load_pool",
     "read_checked_params",
     "read_low_rank",
+    "read_pool_params",
     "read_questions",
     "read_reference_answers",
     "write_low_rank",

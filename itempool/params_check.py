@@ -2,18 +2,23 @@
 
 ``cat pool validate``, ``cat assess`` (through ``itempool.load_pool``) and
 ``cat simulate --params`` all go through ``check_params``, so a file is judged the same
-way whichever command reads it.
+way whichever command reads it. A pool of scored items (graded, partial-credit,
+sequential and binary items mixed) keeps its ``params.csv`` in the layout of
+``irt.polytomous_io`` (``item_id,type,a,d1..dM,c``), told apart by its second column.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import re
 from pathlib import Path
 
-from irt.errors import IRTError
+from irt.errors import IRTError, ParamsError
 from irt.models import ItemParams, ModelKind
 from irt.params_io import read_params
+from irt.polytomous import PolytomousParams
+from irt.polytomous_io import read_polytomous_params
 from itempool.errors import PoolFormatError
 from itempool.problems import Problem, numbered_csv_rows
 
@@ -56,6 +61,8 @@ def check_params(
     if not rows:
         return [Problem(name, None, "empty file")]
     header = [h.strip() for h in rows[0][1]]
+    if header[:2] == list(_SCORED_HEADER):
+        return _scored_problems(path, item_lines, items_file)
     missing = [c for c in _required_columns(model) if c not in header]
     if missing:
         for_model = f" (a {model.value} pool needs them)" if model is not None else ""
@@ -85,6 +92,50 @@ def check_params(
             )
     if len(rows) == 1:
         problems.append(Problem(name, None, "no items"))
+    return problems
+
+
+#: How a params file of scored items begins.
+_SCORED_HEADER = ("item_id", "type")
+
+
+def is_scored_params(path: Path) -> bool:
+    """Whether ``path`` holds scored items (the ``irt.polytomous_io`` layout)."""
+    try:
+        with Path(path).open(newline="", encoding="utf-8-sig") as fh:
+            header = next(csv.reader(fh), [])
+    except (OSError, UnicodeError, csv.Error):
+        return False  # the reader that follows says what is wrong
+    return [h.strip() for h in header[:2]] == list(_SCORED_HEADER)
+
+
+def _scored_problems(
+    path: Path, item_lines: dict[str, int] | None, items_file: str
+) -> list[Problem]:
+    """The first problem of a params file of scored items (its reader stops there), or
+    the items it lacks or has beyond ``item_lines``."""
+    name = path.name
+    try:
+        params = read_polytomous_params(path)
+    except ParamsError as exc:
+        text = str(exc)
+        match = re.match(rf"{re.escape(name)} line (\d+): (.*)", text, re.DOTALL)
+        if match:
+            return [Problem(name, int(match.group(1)), match.group(2))]
+        return [Problem(name, None, text.removeprefix(f"{name}: "))]
+    if not item_lines:
+        return []
+    problems = [
+        Problem(name, None, f"item {item!r} is not in {items_file}")
+        for item in params.item_ids
+        if item not in item_lines
+    ]
+    have = set(params.item_ids)
+    problems += [
+        Problem(name, None, f"no row for item {item!r} ({items_file}:{line})")
+        for item, line in item_lines.items()
+        if item not in have
+    ]
     return problems
 
 
@@ -146,3 +197,14 @@ def _where(path: Path, problem: Problem) -> str:
     """``path:LINE: message``, as ``cat pool validate`` names a problem."""
     line = "" if problem.line is None else f":{problem.line}"
     return f"{path}{line}: {problem.message}"
+
+
+def read_pool_params(path: Path, model: ModelKind | None = None) -> ItemParams | PolytomousParams:
+    """``read_checked_params``, or the scored items of a file in the
+    ``irt.polytomous_io`` layout (``PoolFormatError`` naming its file and line)."""
+    if not is_scored_params(path):
+        return read_checked_params(path, model)
+    errors = [p for p in check_params(Path(path)) if not p.warning]
+    if errors:
+        raise PoolFormatError(_where(path, errors[0]))
+    return read_polytomous_params(path)

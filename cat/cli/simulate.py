@@ -16,7 +16,13 @@ from cat.engine.simulate_result import SimulationResult
 
 @handle_errors
 def simulate(
-    params: Path = typer.Option(..., "--params", help="Item parameters (params.csv)."),
+    params: Path = typer.Option(
+        ...,
+        "--params",
+        help="Item parameters: params.csv of 0/1 items, or of scored items "
+        "(item_id,type,a,d1..dM,c, as cat calibrate --model graded writes), whose "
+        "answers are drawn as scores 0..m.",
+    ),
     examinees: int = typer.Option(..., "--examinees", min=1, help="Simulated examinees."),
     length: int = typer.Option(250, "--length", min=1, help="Maximum test length."),
     out: Path = typer.Option(..., "--out", help="Write the results here (JSON)."),
@@ -30,7 +36,9 @@ def simulate(
     estimator: EstimatorName = typer.Option(
         EstimatorName.MLE,
         "--estimator",
-        help="Ability estimator (ML falls back to MAP while all answers agree).",
+        help="Ability estimator (ML falls back to MAP while all answers agree; on scored "
+        "items, while all sit at their lowest or all at their highest score). wle is for "
+        "0/1 items only.",
     ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of abilities and answers; recorded."),
     se_target: float | None = typer.Option(
@@ -61,6 +69,10 @@ def simulate(
     Example, on the demo pool that ships with the project:
 
       cat simulate --params item_pools/demo-en/params.csv --examinees 200 --out sim.json
+
+    On scored items (graded, partial credit, sequential, 0/1 mixed):
+
+      cat simulate --params graded.csv --examinees 500 --length 100 --estimator eap --out sim.json
     """
     check_writable(out)
     with fraction_progress(f"simulating {examinees} examinees") as progress:
@@ -92,6 +104,9 @@ def _print(result: SimulationResult, out: Path) -> None:
     )
     table.add_column(style="bold")
     table.add_column()
+    if settings.item_types:
+        kinds = ", ".join(f"{n:,} {kind}" for kind, n in settings.item_types.items())
+        table.add_row("items", kinds)
     table.add_row("mean length", f"{summary.mean_length:.1f} items")
     table.add_row("bias", f"{summary.bias:+.4f}")
     table.add_row("RMSE", f"{summary.rmse:.4f}")

@@ -251,7 +251,9 @@ def make_graded_estimator(name: str) -> GradedEstimator:
     chosen = EstimatorName(name)
     if chosen not in _GRADED_ESTIMATORS:
         names = ", ".join(e.value for e in _GRADED_ESTIMATORS)
-        raise CatError(f"estimator {name!r} is for binary items; a scored pool takes {names}")
+        raise CatError(
+            f"estimator {chosen.value!r} is for binary items; a scored pool takes {names}"
+        )
     return _GRADED_ESTIMATORS[chosen]()
 
 

@@ -19,8 +19,8 @@ from scipy.stats import kendalltau
 
 from cat.engine.constraints import MaxExposure
 from cat.engine.exposure import SympsonHetter, sympson_hetter_parameters
-from cat.engine.registry import EstimatorName, PolicyName, make_estimator, make_policy
-from cat.engine.selection import PoolInfo
+from cat.engine.registry import EstimatorName, PolicyName, make_any_estimator, make_policy
+from cat.engine.selection import PoolInfo, PoolParams
 from cat.engine.simulate_result import (
     ExposureControl,
     SimulatedExaminee,
@@ -33,8 +33,9 @@ from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
 from cat.provenance import package_version, utc_now
 from irt.models import ItemParams
+from irt.polytomous import PolytomousParams
 from irt.types import FloatArray, IntArray
-from itempool import PoolFormatError, read_checked_params
+from itempool import PoolFormatError, read_pool_params
 
 #: Simulated examinees per round and rounds when setting Sympson-Hetter parameters.
 SH_EXAMINEES, SH_ROUNDS = 1000, 30
@@ -44,7 +45,7 @@ Progress = Callable[[str, float], None]
 
 
 def simulate(
-    params: ItemParams | str | Path,
+    params: PoolParams | str | Path,
     *,
     examinees: int,
     length: int = 250,
@@ -61,7 +62,9 @@ def simulate(
 ) -> SimulationResult:
     """Give ``examinees`` simulated examinees (θ ~ N(0, 1), drawn from ``seed``) an
     adaptive test of at most ``length`` items from ``params`` (item parameters, or a
-    params.csv checked as strictly as ``cat pool validate`` checks it).
+    params.csv checked as strictly as ``cat pool validate`` checks it). A pool of scored
+    items (``PolytomousParams``, or a params file in their layout) draws each answer's
+    score from its item's category probabilities.
 
     ``policy`` and ``estimator`` are names from ``cat.engine.registry``. The test stops
     at ``length`` items or, with ``se_target``, once the SE reaches it, but never before
@@ -82,7 +85,8 @@ def simulate(
     if max_exposure is not None:
         chosen_policy = MaxExposure(chosen_policy, max_exposure)
     stopping = StoppingRule(max_items=length, se_target=se_target, min_items=min_length)
-    design = CATDesign(chosen_policy, make_estimator(estimator), stopping, batch_size)
+    scored = isinstance(pool_params, PolytomousParams)
+    design = CATDesign(chosen_policy, make_any_estimator(estimator, scored), stopping, batch_size)
     pool = PoolInfo.build(pool_params)
     tell = progress or _quiet
     exposure_control = None
@@ -108,6 +112,7 @@ def simulate(
         exposure_control=exposure_control,
         min_length=min_length,
         randomesque_k=randomesque_k if policy_name is PolicyName.RANDOMESQUE else None,
+        item_types=_item_types(pool_params),
         package_version=package_version(),
     )
     rows = _examinees(result, theta_true, pool_params.item_ids)
@@ -151,18 +156,26 @@ def _check_settings(
         )
 
 
-def _load(params: ItemParams | str | Path) -> tuple[ItemParams, str | None]:
+def _load(params: PoolParams | str | Path) -> tuple[PoolParams, str | None]:
     """The item parameters, and the file they came from (None if given in memory)."""
-    if isinstance(params, ItemParams):
+    if isinstance(params, ItemParams | PolytomousParams):
         return params, None
     try:
-        return read_checked_params(Path(params)), str(params)
+        return read_pool_params(Path(params)), str(params)
     except PoolFormatError as exc:
         raise CatError(str(exc)) from exc
 
 
+def _item_types(params: PoolParams) -> dict[str, int] | None:
+    """Items per type of a scored pool (None for a binary one)."""
+    if not isinstance(params, PolytomousParams):
+        return None
+    kinds = [t.value for t in params.item_types]
+    return {kind: kinds.count(kind) for kind in sorted(set(kinds))}
+
+
 def _with_sympson_hetter(
-    params: ItemParams,
+    params: PoolParams,
     pool: PoolInfo,
     design: CATDesign,
     max_rate: float,
@@ -186,7 +199,7 @@ def _with_sympson_hetter(
 
 
 def _sympson_hetter_k(
-    params: ItemParams,
+    params: PoolParams,
     pool: PoolInfo,
     design: CATDesign,
     max_rate: float,

@@ -67,6 +67,11 @@ class SimulationSettings(BaseModel):
     exposure_control: ExposureControl | None
     min_length: int
     randomesque_k: int | None = Field(description="Set for the randomesque policy only.")
+    item_types: dict[str, int] | None = Field(
+        default=None,
+        description="A pool of scored items: how many items of each type (graded, gpcm, "
+        "sequential, 2PL, 3PL); None for a pool of 0/1 items.",
+    )
     package_version: str
 
 

@@ -248,3 +248,58 @@ def test_names_come_from_the_registry() -> None:
 
     assert cli_simulate.PolicyName is registry.PolicyName
     assert cli_simulate.EstimatorName is registry.EstimatorName
+
+
+@pytest.fixture
+def scored_csv(tmp_path: Path) -> Path:
+    from irt.polytomous_io import write_polytomous_params
+    from tests.cat.engine.scored_pool import mixed_pool
+
+    path = tmp_path / "scored.csv"
+    write_polytomous_params(mixed_pool(150, seed=2), path)
+    return path
+
+
+def test_a_pool_of_scored_items_is_simulated(scored_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sim.json"
+    args = ["simulate", "--params", str(scored_csv), "--examinees", "60", "--length", "25"]
+    result = runner.invoke(app, [*args, "--estimator", "eap", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "30 2PL, 30 3PL, 30 gpcm, 30 graded, 30 sequential" in " ".join(result.output.split())
+    data = json.loads(out.read_text())
+    assert data["settings"]["item_types"] == {
+        "2PL": 30,
+        "3PL": 30,
+        "gpcm": 30,
+        "graded": 30,
+        "sequential": 30,
+    }
+    summary = data["summary"]
+    assert summary["mean_length"] == 25
+    # 25 items, many of them graded: well below the prior's RMSE of 1.
+    assert summary["rmse"] < 0.4 and summary["kendall_tau"] > 0.8
+    assert summary["rmse"] == pytest.approx(summary["mean_se"], rel=0.35)
+
+
+def test_a_scored_pool_refuses_the_weighted_likelihood(scored_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sim.json"
+    args = ["simulate", "--params", str(scored_csv), "--examinees", "5", "--estimator", "wle"]
+    result = runner.invoke(app, [*args, "--out", str(out)])
+    assert result.exit_code != 0
+    assert result.output.strip().splitlines() == [
+        "error: estimator 'wle' is for binary items; a scored pool takes mle, map, eap"
+    ]
+    assert not out.exists()
+
+
+def test_a_bad_scored_params_file_is_named_with_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "scored.csv"
+    bad.write_text("item_id,type,a,d1,d2,c\nq1,gpcm,1.0,0.2,-0.1,\nq2,graded,1.0,0.5,1.0,\n")
+    result = runner.invoke(
+        app, ["simulate", "--params", str(bad), "--examinees", "5", "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code != 0
+    assert result.output.strip().splitlines() == [
+        f"error: {bad}:3: item 'q2': graded thresholds must decrease strictly "
+        "(d_1 > … > d_m), got [0.5, 1.0]"
+    ]

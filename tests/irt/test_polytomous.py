@@ -185,8 +185,10 @@ def test_params_are_validated() -> None:
         PolytomousParams.create("3PL", [1.0], [[0.5]], c=[1.0])
     with pytest.raises(ParamsError, match="unknown item type 'nominal' for item 'i0000'"):
         PolytomousParams.create("nominal", [1.0], [[0.5]])
-    with pytest.raises(ParamsError, match="followed only by NaN padding"):
+    with pytest.raises(ParamsError, match="threshold d2 is empty but a later one is not"):
         PolytomousParams.create("gpcm", [1.0], np.array([[0.5, np.nan, 1.0]]))
+    with pytest.raises(ParamsError, match=r"item 'i0000': no threshold \(d1 is empty\)"):
+        PolytomousParams.create("gpcm", [1.0], np.array([[np.nan, np.nan]]))
     with pytest.raises(ParamsError, match="non-finite"):
         PolytomousParams.create("gpcm", [np.inf], [[0.5]])
     with pytest.raises(ParamsError, match="unknown item id 'zz'"):

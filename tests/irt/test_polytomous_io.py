@@ -94,7 +94,10 @@ def test_standard_errors_round_trip(tmp_path: Path) -> None:
         (HEADER + "\nq1,graded,1,1,inf,,\n", "line 2, column 'd2': 'inf' is not a finite"),
         (HEADER + "\nq1,graded,1,0,1,,\n", "line 2: item 'q1': graded thresholds must decrease"),
         (HEADER + "\nq1,2PL,1,0,1,,\n", "line 2: item 'q1' is 2PL but has 2 thresholds"),
-        (HEADER + "\nq1,graded,1,1,,0,\n", "line 2: item 'q1': thresholds must be d_1..d_m"),
+        (
+            HEADER + "\nq1,graded,1,1,,0,\n",
+            "line 2: item 'q1': threshold d2 is empty but a later one is not",
+        ),
         (HEADER + "\nq1,3PL,1,0,,,\n", "line 2, column 'c': a number is needed"),
         (HEADER + "\nq1,2PL,1,0,,,0.2\n", "line 2, column 'c': only 3PL items have a lower"),
         (HEADER + "\nq1,3PL,1,0,,,1.5\n", "line 2: item 'q1': the lower asymptote c must be"),
