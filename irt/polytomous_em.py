@@ -131,8 +131,8 @@ class PolytomousCalibrator:
         left out of the likelihood)."""
         t0 = time.perf_counter()
         types = resolve_item_types(self.item_types, responses)
-        check_identified(responses, types)
         priors = self.priors if self.priors is not None else PolytomousPriors.default_for(types)
+        check_identified(responses, types, priors)
         layout = Layout.of(types, responses.n_categories)
         patterns = Patterns.of(responses.values, layout)
         grid = normal_grid(self.n_quad, self.bound)

@@ -86,6 +86,31 @@ class PolytomousPriors:
             return cls(c_alpha=3.0, c_beta=15.0)
         return cls()
 
+    @classmethod
+    def weakly_informative(cls, item_types: Sequence[ItemType]) -> PolytomousPriors:
+        """log a ~ N(0, 0.5²) and every threshold d ~ N(0, 3²) (with Beta(3, 15) on c
+        for 3PL items): the binary calibration's defaults (a ~ LogNormal(0, 0.5),
+        b ~ N(0, 2²), and d = −a b) carried to thresholds. They identify every item a
+        few subjects answered, even one whose subjects all got one score or left a
+        score unused (``identifying``): the case of a pool calibrated on tens of
+        language models. An unused score between two used ones then gets a vanishing
+        share of probability (its thresholds meet at their bound), so an answer there
+        still places θ at their common location."""
+        guessing = any(t.has_guessing for t in item_types)
+        return cls(
+            a_meanlog=0.0,
+            a_sdlog=0.5,
+            d_mean=0.0,
+            d_sd=3.0,
+            c_alpha=3.0 if guessing else None,
+            c_beta=15.0 if guessing else None,
+        )
+
+    @property
+    def identifying(self) -> bool:
+        """Whether the priors alone pin every item down (slope and thresholds both)."""
+        return (self.a_sdlog is not None or self.a_sd is not None) and self.d_sd is not None
+
     @property
     def log_slope(self) -> bool:
         """Whether slopes are estimated as log a (under a log-normal prior)."""

@@ -66,9 +66,15 @@ def resolve_item_types(item_types: ItemTypes, responses: PolytomousResponses) ->
     return out
 
 
-def check_identified(responses: PolytomousResponses, types: Sequence[ItemType]) -> None:
+def check_identified(
+    responses: PolytomousResponses,
+    types: Sequence[ItemType],
+    priors: PolytomousPriors | None = None,
+) -> None:
     """Raise unless every item has answers in each of its score categories: an item
-    with one observed score, or an empty category between, is not identified."""
+    with one observed score, or an empty category between, is not identified by its
+    likelihood. Priors on both the slope and the thresholds (``identifying``) identify
+    it: then only an item nobody answered is refused."""
     counts = responses.category_counts()
     for j, item in enumerate(responses.item_ids):
         k = responses.n_categories[j]
@@ -76,6 +82,8 @@ def check_identified(responses: PolytomousResponses, types: Sequence[ItemType]) 
         n = int(counts[j].sum())
         if n == 0:
             raise ResponseDataError(f"item {item!r} has no answers; drop it before the fit")
+        if priors is not None and priors.identifying:
+            continue
         if seen.size == 1:
             raise ResponseDataError(
                 f"item {item!r} has a single observed score ({int(seen[0])}) among its {n} "

@@ -481,3 +481,30 @@ def test_default_priors_only_guard_the_3pl() -> None:
     assert PolytomousPriors.default_for([ItemType.THREE_PL]).describe() == {
         "c": {"dist": "beta", "alpha": 3.0, "beta": 15.0}
     }
+
+
+def test_weakly_informative_priors_fit_scores_that_few_subjects_left_unused() -> None:
+    # 25 subjects (a pool calibrated on language models): an item scored only 0 and 3
+    # (1 and 2 unused) and one everybody got full credit on.
+    rng = np.random.default_rng(8)
+    params = PolytomousParams.create(
+        ["graded"] * 6, rng.uniform(0.8, 1.6, 6), [[1.5, 0.5, -0.5]] * 6
+    )
+    data, _ = simulate(params, 25, rng)
+    values = data.values.copy()
+    values[:, 0] = np.where(values[:, 0] >= 2, 3, 0)
+    values[:, 1] = 3
+    sparse = PolytomousResponses(data.subject_ids, data.item_ids, values, data.n_categories)
+    with pytest.raises(ResponseDataError, match="has no answer scoring 1"):
+        PolytomousCalibrator(standard_errors=None).fit(sparse)
+    priors = PolytomousPriors.weakly_informative(params.item_types)
+    assert priors.identifying and not PolytomousPriors.default_for(params.item_types).identifying
+    fit = PolytomousCalibrator(priors=priors, standard_errors=None).fit(sparse)
+    assert fit.converged_
+    d = fit.params_.d
+    assert np.all(np.isfinite(d)) and np.all(np.abs(d) < 15)
+    # The unused scores get next to no probability; full credit is the likely score.
+    prob = fit.params_.probabilities([0.0])[0]
+    assert prob[0, 1] + prob[0, 2] < 1e-3
+    assert prob[1, 3] > 0.9
+    assert priors.describe()["d"] == {"dist": "normal", "mean": 0.0, "sd": 3.0}
