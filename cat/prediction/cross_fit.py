@@ -115,7 +115,9 @@ def cross_fit_errors(
         by_scenario = None
         if truth_by_scenario is not None and scenario_names:
             by_scenario = {
-                str(length): _per_name(np.vstack(per_scenario[(design, length)]), scenario_names)
+                str(length): errors_by_name(
+                    np.vstack(per_scenario[(design, length)]), scenario_names
+                )
                 for length in lengths
             }
         policy = default_selection(scenario) if design == IRT else design
@@ -132,7 +134,7 @@ def cross_fit_errors(
     return out
 
 
-def _per_name(errors: FloatArray, names: tuple[str, ...]) -> dict[str, list[float]]:
+def errors_by_name(errors: FloatArray, names: tuple[str, ...]) -> dict[str, list[float]]:
     """Columns of (subjects, S) errors by scenario name, without the undefined ones."""
     return {
         name: [float(e) for e in errors[:, k] if np.isfinite(e)]
