@@ -72,3 +72,43 @@ def test_questions_are_read_past_a_stale_params_file(tmp_path: Path) -> None:
     assert [i.id for i in read_questions(tmp_path).items] == ["en000"]
     with pytest.raises(PoolFormatError, match=r"params\.csv:2: item 'old-item' is not in"):
         load_pool(tmp_path)
+
+
+def test_open_items_carry_references_a_numeric_answer_and_a_top_score() -> None:
+    item = PoolItem.model_validate_json(
+        '{"id": "c1", "type": "open", "question": "BMI of 70 kg at 1.75 m?", '
+        '"references": ["about 22.9"], "numeric_answer": {"value": 22.86, "abs_tol": 0.1}, '
+        '"rubric": "Formula, then the value."}'
+    )
+    assert item.type is ItemType.OPEN and item.max_score == 4
+    assert item.numeric_answer is not None and item.numeric_answer.rel_tol == 0.0
+    assert (
+        PoolItem(id="x", type="open", question="q", references=("r",), max_score=2).max_score == 2
+    )
+    multi = PoolItem(
+        id="m", type="multi", question="q", options={"A": "1", "B": "2"}, answer="A", max_score=3
+    )
+    assert multi.max_score == 3
+    assert PoolItem(id="x", question="q", options={"A": "1", "B": "2"}, answer="A").max_score == 1
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"type": "open"}, "an open item needs references, a numeric_answer, or both"),
+        ({"type": "open", "references": [" "]}, "a reference answer is empty"),
+        (
+            {"type": "open", "references": ["r"], "options": {"A": "1", "B": "2"}},
+            "an open item has no options and no answer letter",
+        ),
+        ({"type": "open", "references": ["r"], "max_score": 0}, "greater than or equal to 1"),
+        ({"type": "open", "references": ["r"], "max_score": None}, "not null"),
+        ({"type": "open", "numeric_answer": {"value": 1, "abs_tol": -1}}, "abs_tol"),
+        ({"options": {"A": "1", "B": "2"}, "answer": "A", "max_score": 3}, "scores 0 or 1"),
+        ({"options": {"A": "1", "B": "2"}, "answer": "A", "references": ["r"]}, "for open items"),
+        ({"options": {"A": "1", "B": "2"}}, "needs its answer"),
+    ],
+)
+def test_bad_open_and_scored_items_are_refused(fields: dict[str, object], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        PoolItem.model_validate({"id": "x", "question": "q", **fields})
