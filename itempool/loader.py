@@ -18,6 +18,8 @@ from irt.errors import IRTError
 from irt.mirt_model import MirtParams
 from irt.models import ItemParams
 from irt.params_io import read_params
+from irt.polytomous import PolytomousParams
+from irt.polytomous_io import read_polytomous_params
 from itempool.checks import (
     ITEMS,
     MANIFEST,
@@ -30,7 +32,7 @@ from itempool.errors import PoolFormatError
 from itempool.items import PoolItem, QuestionSet
 from itempool.manifest import PoolManifest, ReferenceRow
 from itempool.mirt_file import check_mirt_params
-from itempool.params_check import PARAMS, check_params
+from itempool.params_check import PARAMS, check_params, is_scored_params
 from itempool.problems import Problem
 
 
@@ -42,7 +44,9 @@ class LoadedPool:
     dir: Path
     manifest: PoolManifest
     items: tuple[PoolItem, ...]
-    params: ItemParams | None
+    # A pool of scored items (graded, partial-credit, sequential and 0/1 mixed) has
+    # PolytomousParams: params.csv in the layout of irt.polytomous_io.
+    params: ItemParams | PolytomousParams | None
     references: list[ReferenceRow]
     mirt: MirtParams | None = None
 
@@ -73,14 +77,19 @@ def load_pool(pool_dir: str | Path) -> LoadedPool:
     contents, problems = _inspect(folder)
     _refuse(folder, problems)
     assert contents.manifest is not None and contents.items is not None  # no errors
-    params = None
-    if (folder / PARAMS).is_file():
+    params: ItemParams | PolytomousParams | None = None
+    file = folder / PARAMS
+    if file.is_file():
         try:
-            raw = read_params(folder / PARAMS, contents.manifest.model)
+            raw: ItemParams | PolytomousParams = (
+                read_polytomous_params(file)
+                if is_scored_params(file)
+                else read_params(file, contents.manifest.model)
+            )
             position = {item_id: j for j, item_id in enumerate(raw.item_ids)}
             params = raw.subset([position[item.id] for item in contents.items])
         except (IRTError, KeyError) as exc:  # check_pool should have caught it
-            raise PoolFormatError(f"{folder / PARAMS}: {exc}") from exc
+            raise PoolFormatError(f"{file}: {exc}") from exc
     return LoadedPool(
         dir=folder,
         manifest=contents.manifest,
@@ -127,7 +136,10 @@ def _inspect(folder: Path, questions_only: bool = False) -> tuple[_Contents, lis
         return contents, problems
     if (folder / PARAMS).is_file():
         model = contents.manifest.model if contents.manifest else None
-        problems.extend(check_params(folder / PARAMS, model, contents.item_lines, ITEMS))
+        top = {item.id: item.max_score for item in contents.items or []}
+        problems.extend(
+            check_params(folder / PARAMS, model, contents.item_lines, ITEMS, max_scores=top)
+        )
     if (folder / REFERENCE).is_file():
         contents.references = check_references(folder / REFERENCE, problems)
     if contents.manifest is not None:

@@ -49,9 +49,12 @@ def check_params(
     model: ModelKind | None = None,
     item_lines: dict[str, int] | None = None,
     items_file: str = "items.jsonl",
+    max_scores: dict[str, int] | None = None,
 ) -> list[Problem]:
     """Every problem of a params file. ``model`` (the manifest's) names the columns that
-    must be there; ``item_lines`` (item id → line in ``items_file``) the rows that must."""
+    must be there; ``item_lines`` (item id → line in ``items_file``) the rows that must;
+    ``max_scores`` (item id → its top score in ``items_file``) the scores each item's
+    model must have: a 0/1 params file holds items scored 0/1 only."""
     name = path.name
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:
@@ -62,7 +65,19 @@ def check_params(
         return [Problem(name, None, "empty file")]
     header = [h.strip() for h in rows[0][1]]
     if header[:2] == list(_SCORED_HEADER):
-        return _scored_problems(path, item_lines, items_file)
+        return _scored_problems(path, item_lines, items_file, max_scores or {})
+    scored = sorted(item for item, top in (max_scores or {}).items() if top > 1)
+    if scored:
+        return [
+            Problem(
+                name,
+                None,
+                f"item {scored[0]!r} scores 0..{(max_scores or {})[scored[0]]} in {items_file}"
+                f"{f' (and {len(scored) - 1} more)' if len(scored) > 1 else ''}, but this "
+                "file models 0/1 answers: calibrate the pool on scores "
+                "(cat calibrate --model graded)",
+            )
+        ]
     missing = [c for c in _required_columns(model) if c not in header]
     if missing:
         for_model = f" (a {model.value} pool needs them)" if model is not None else ""
@@ -110,7 +125,7 @@ def is_scored_params(path: Path) -> bool:
 
 
 def _scored_problems(
-    path: Path, item_lines: dict[str, int] | None, items_file: str
+    path: Path, item_lines: dict[str, int] | None, items_file: str, max_scores: dict[str, int]
 ) -> list[Problem]:
     """The first problem of a params file of scored items (its reader stops there), or
     the items it lacks or has beyond ``item_lines``."""
@@ -123,9 +138,19 @@ def _scored_problems(
         if match:
             return [Problem(name, int(match.group(1)), match.group(2))]
         return [Problem(name, None, text.removeprefix(f"{name}: "))]
-    if not item_lines:
-        return []
     problems = [
+        Problem(
+            name,
+            None,
+            f"item {item!r} has scores 0..{int(top) - 1} here but 0..{max_scores[item]} in "
+            f"{items_file}",
+        )
+        for item, top in zip(params.item_ids, params.n_categories, strict=True)
+        if item in max_scores and max_scores[item] != int(top) - 1
+    ]
+    if not item_lines:
+        return problems
+    problems += [
         Problem(name, None, f"item {item!r} is not in {items_file}")
         for item in params.item_ids
         if item not in item_lines

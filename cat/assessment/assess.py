@@ -35,6 +35,7 @@ from cat.engine.registry import (
     DEFAULT_POLICY,
     MULTIDIMENSIONAL_DESIGNS,
     REFERENCE_DESIGNS,
+    DesignName,
 )
 from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
@@ -45,6 +46,7 @@ from cat.prediction.cross_fit import choose_design
 from cat.provenance import package_version, utc_now
 from irt.mirt_model import Structure
 from irt.models import ItemParams
+from irt.polytomous import PolytomousParams
 from itempool import LoadedPool, PoolFormatError, PredictionErrors, read_reference_answers
 from itempool.problems import describe_errors
 from synth.store import RunStore
@@ -96,6 +98,11 @@ def assess(
         raise CatError(f"the batch size must be at least 1, got {batch_size}")
     design_errors = pool.manifest.design_errors or {}
     chosen = resolve_design(design, design_errors, length)
+    if isinstance(params, PolytomousParams) and chosen != DesignName.IRT.value:
+        raise CatError(
+            f"the {chosen} design is for pools of 0/1 items; pool {pool.dir} holds scored "
+            "items, which the irt design assesses"
+        )
     entry = pool.manifest.multidimensional
     if chosen in MULTIDIMENSIONAL_DESIGNS and pool.mirt is None:
         raise CatError(
@@ -114,7 +121,10 @@ def assess(
             f"--criterion {criterion} is for the {' and '.join(MULTIDIMENSIONAL_DESIGNS)} "
             f"designs, and {how}"
         )
-    models = load_reference_models(pool, params) if chosen in REFERENCE_DESIGNS else None
+    models = None
+    if chosen in REFERENCE_DESIGNS:
+        assert isinstance(params, ItemParams)  # a scored pool runs the irt design
+        models = load_reference_models(pool, params)
     if models is not None and pool.mirt is not None:
         models = models.with_mirt(pool.mirt, 0.0 if entry is None else entry.offset)
     config = _config(
@@ -218,7 +228,7 @@ def _start(
     store: RunStore | None,
     key: str,
     name: str,
-    params: ItemParams,
+    params: ItemParams | PolytomousParams,
     config: SessionConfig,
     scenario: tuple[int, ...] | None,
     resume: bool,

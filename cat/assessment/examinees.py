@@ -15,10 +15,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from cat.engine.simulation import draw_scores
 from cat.errors import CatError
 from cat.pools.loading import calibrated_params, check_output_folders
-from irt.models import probability
-from irt.readers import read_responses
+from cat.prediction.shares import expected_share
+from irt.models import ItemParams
+from irt.polytomous import PolytomousParams
+from irt.polytomous_responses import PolytomousResponses
+from irt.readers import read_responses, read_scored_responses
+from irt.responses import ResponseMatrix
 from itempool import LoadedPool, PoolItem
 from synth.backend import ChatBackend, ChatRequest
 from synth.errors import SynthError
@@ -80,6 +85,8 @@ class SimulatedExaminee(_OfflineExaminee):
     seed: int | None = None
     _p: dict[str, float] = field(default_factory=dict, init=False, repr=False)
     _rng: np.random.Generator | None = field(default=None, init=False, repr=False)
+    _params: ItemParams | PolytomousParams | None = field(default=None, init=False, repr=False)
+    _position: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -87,17 +94,25 @@ class SimulatedExaminee(_OfflineExaminee):
 
     def start(self, pool: LoadedPool, seed: int) -> None:
         params = calibrated_params(pool)
-        p = probability([self.theta], params)[0]
+        self._params = params
+        self._position = {item: j for j, item in enumerate(params.item_ids)}
+        p = expected_share(params, [self.theta])[0]
         self._p = dict(zip(params.item_ids, p.tolist(), strict=True))
         self._rng = np.random.default_rng([seed, 1] if self.seed is None else self.seed)
 
     def answer(self, item_ids: Sequence[str]) -> list[int | None]:
         if self._rng is None:
             raise CatError("start the examinee on a pool before asking it")
+        if isinstance(self._params, PolytomousParams):
+            # A score per item drawn from its category probabilities at θ.
+            items = np.array([self._position[i] for i in item_ids], dtype=np.int_)
+            theta = np.full(items.size, self.theta)
+            return [int(s) for s in draw_scores(self._params, theta, items, self._rng)]
         return [int(self._rng.random() < self._p[i]) for i in item_ids]
 
     def truth(self) -> float:
-        """Expected accuracy on the whole pool."""
+        """Expected accuracy (on scored items, expected share of the top score) on the
+        whole pool."""
         return float(np.mean(list(self._p.values())))
 
 
@@ -109,6 +124,7 @@ class ReplayExaminee(_OfflineExaminee):
     path: Path
     subject: str
     _answers: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _shares: dict[str, float] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -118,17 +134,26 @@ class ReplayExaminee(_OfflineExaminee):
         return f"replay:{self.path}#{self.subject}"
 
     def start(self, pool: LoadedPool, seed: int) -> None:
-        matrix = read_responses(self.path)
+        params = calibrated_params(pool)
+        matrix: ResponseMatrix | PolytomousResponses
+        if isinstance(params, PolytomousParams):
+            tops = dict(zip(params.item_ids, params.n_categories.tolist(), strict=True))
+            matrix = read_scored_responses(self.path, n_categories=tops)
+        else:
+            matrix = read_responses(self.path)
         if self.subject not in matrix.subject_ids:
             known = ", ".join(matrix.subject_ids[:5])
             raise CatError(f"{self.path.name}: no subject {self.subject!r} (e.g. {known})")
         row = matrix.subject_ids.index(self.subject)
         column = {item: j for j, item in enumerate(matrix.item_ids)}
         self._answers = {}
-        for item in calibrated_params(pool).item_ids:
+        self._shares = {}
+        for k, item in enumerate(params.item_ids):
             j = column.get(item)
             if j is not None and matrix.observed[row, j]:
                 self._answers[item] = int(matrix.values[row, j])
+                top = int(params.max_scores[k]) if isinstance(params, PolytomousParams) else 1
+                self._shares[item] = self._answers[item] / top
         if not self._answers:
             raise CatError(f"{self.path.name}: subject {self.subject!r} answered no pool item")
 
@@ -136,8 +161,9 @@ class ReplayExaminee(_OfflineExaminee):
         return [self._answers.get(i) for i in item_ids]
 
     def truth(self) -> float:
-        """Accuracy on every pool item the subject answered."""
-        return float(np.mean(list(self._answers.values())))
+        """Accuracy (on scored items, mean share of the top score) on every pool item the
+        subject answered."""
+        return float(np.mean(list(self._shares.values())))
 
 
 @dataclass

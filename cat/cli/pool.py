@@ -86,7 +86,10 @@ def pool_info(
 def _print_info(summary: PoolSummary) -> None:
     pool = summary.pool
     version = f" v{pool.version}" if pool.version else ""
-    model = f", {pool.model.value.upper()}" if pool.model else ", not calibrated"
+    model = f", {pool.model.upper()}" if pool.model else ", not calibrated"
+    if pool.item_types:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in pool.item_types.items())
+        model = f", scored items ({kinds})"
     say(f"{pool.name}{version} ({pool.language}): {_n(pool.n_items, 'item')}{model}")
     columns = [*(t.value for t in ItemType), "total"]
     table = _table("Items per scenario and type", ["scenario", *columns])

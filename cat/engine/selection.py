@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from cat.engine.score_table import ScoreTable
 from cat.errors import CatError
-from irt.models import ItemParams, information
+from irt.models import ItemParams, information, test_information
 from irt.polytomous import PolytomousParams
 from irt.types import FloatArray
 
@@ -23,6 +23,22 @@ IntArray = npt.NDArray[np.int_]
 BoolArray = npt.NDArray[np.bool_]
 #: A pool's items: binary (1PL–4PL) or scored 0..m of mixed models.
 PoolParams = ItemParams | PolytomousParams
+
+
+def pool_information(params: PoolParams, theta: object) -> FloatArray:
+    """The test information of a whole pool (0/1 or scored items) at each θ, (T,)."""
+    if isinstance(params, PolytomousParams):
+        return params.test_information(theta)
+    return test_information(theta, params)
+
+
+def model_name(params: PoolParams) -> str:
+    """The pool's model: "3pl" and the like, a scored pool's item type ("graded"), or
+    "mixed" for scored items of several types."""
+    if isinstance(params, ItemParams):
+        return params.model.value
+    kinds = {t.value for t in params.item_types}
+    return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from cat.errors import CatError
+from cat.pools.loading import binary_params
 from itempool import LoadedPool
 
 #: |z| beyond this marks an item as moved (two-sided 5% if the SEs were exact).
@@ -79,7 +80,7 @@ def diff_pools(old: LoadedPool, new: LoadedPool) -> PoolDiff:
     """Compare two calibrated versions of a pool (``CatError`` if either has no params)."""
     if old.params is None or new.params is None:
         raise CatError("both pools need parameters (params.csv) to be compared")
-    po, pn = old.params, new.params
+    po, pn = binary_params(old, "cat pool diff"), binary_params(new, "cat pool diff")
     index_new = {item: j for j, item in enumerate(pn.item_ids)}
     changes: list[ItemChange] = []
     for k, item in enumerate(po.item_ids):

@@ -57,7 +57,7 @@ from cat.pools.fit_report import (
     lay_out,
 )
 from cat.pools.jsonl import read_json_lines
-from cat.pools.loading import load_pool
+from cat.pools.loading import binary_params, load_pool
 from cat.pools.recalibration import merge_responses
 from cat.provenance import package_version, utc_now
 from irt.errors import IRTError
@@ -136,9 +136,9 @@ def check_pool_fit(
 ) -> PoolFitResult:
     """Every test of the module on ``responses`` (and ``baseline``, the earlier period):
     settings, method, counts per reason, and one row per pool item."""
-    params = pool.params
-    if params is None:
+    if pool.params is None:
         raise CatError(f"pool {pool.dir} has no parameters (params.csv); calibrate it first")
+    params = binary_params(pool, "cat pool fit")
     known = set(params.item_ids)
     ignored = [i for i in responses.item_ids if i not in known]
     if len(ignored) == responses.n_items:
@@ -211,6 +211,8 @@ def fit_pool(
     record where the report came from (package version, date, the files)."""
     settings = settings or FitSettings()
     pool = load_pool(pool_dir)
+    if pool.params is not None:
+        binary_params(pool, "cat pool fit")  # before reading scores as 0/1 answers
     try:
         matrix = merge_responses([read_responses(p) for p in responses])
         earlier = merge_responses([read_responses(p) for p in baseline]) if baseline else None

@@ -10,6 +10,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from cat.pools.fit_checks import REASONS, FitSettings, ItemFindings, ItemFlag, Reason
+from cat.pools.loading import binary_params
 from irt.drift import DriftTest
 from irt.item_fit import ItemFit
 from irt.responses import ResponseMatrix
@@ -140,8 +141,7 @@ def _num(x: float) -> float | None:
 
 
 def _item_rows(pool: LoadedPool, found: FitFindings) -> list[ItemRowWithDrift | ItemRow]:
-    params = pool.params
-    assert params is not None
+    params = binary_params(pool, "cat pool fit")
     fit, drift = found.fit, found.drift
     rows: list[ItemRowWithDrift | ItemRow] = []
     for j, item_id in enumerate(params.item_ids):

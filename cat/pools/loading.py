@@ -6,6 +6,7 @@ from pathlib import Path
 
 from cat.errors import CatError
 from irt.models import ItemParams
+from irt.polytomous import PolytomousParams
 from itempool import LoadedPool, PoolFormatError, QuestionSet
 from itempool import load_pool as _load_pool
 from itempool import read_questions as _read_questions
@@ -29,13 +30,26 @@ def read_pool_questions(pool_dir: str | Path) -> QuestionSet:
         raise CatError(str(exc)) from exc
 
 
-def calibrated_params(pool: LoadedPool) -> ItemParams:
-    """The pool's item parameters; ``CatError`` if the pool is not calibrated yet."""
+def calibrated_params(pool: LoadedPool) -> ItemParams | PolytomousParams:
+    """The pool's item parameters (scored items' on a pool of them); ``CatError`` if
+    the pool is not calibrated yet."""
     if pool.params is None:
         raise CatError(
             f"pool {pool.dir} has no params.csv: calibrate it first (cat calibrate --pool)"
         )
     return pool.params
+
+
+def binary_params(pool: LoadedPool, command: str) -> ItemParams:
+    """The pool's 0/1 item parameters for ``command``, which has no version for scored
+    items yet: ``CatError`` naming it on a pool of scored items."""
+    params = calibrated_params(pool)
+    if isinstance(params, PolytomousParams):
+        raise CatError(
+            f"{command} works on pools of 0/1 items; pool {pool.dir} holds scored items "
+            "(graded, partial-credit or open)"
+        )
+    return params
 
 
 def check_output_folders(*paths: Path | None) -> None:

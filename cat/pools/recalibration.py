@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from cat.errors import CatError
+from cat.pools.loading import binary_params
 from irt.anchored import calibrate_with_anchors
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
@@ -99,7 +100,7 @@ def recalibrate(
     if method not in METHODS:
         raise CatError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     method = Method(method)
-    old = pool.params
+    old = binary_params(pool, "cat recalibrate")
     in_pool = set(old.item_ids)
     shared = [i for i in responses.item_ids if i in in_pool]
     if len(shared) < 2:

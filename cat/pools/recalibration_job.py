@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cat.errors import CatError
 from cat.pools.calibration import record_calibration
-from cat.pools.loading import load_pool
+from cat.pools.loading import binary_params, load_pool
 from cat.pools.recalibration import Method, Recalibration, merge_responses, recalibrate
 from cat.provenance import package_version, utc_now
 from irt.readers import read_responses
@@ -79,6 +79,8 @@ def recalibrate_pool_folder(
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise CatError(f"{out} exists and is not empty: choose a new folder for the new version")
     pool = load_pool(pool_dir)
+    if pool.params is not None:
+        binary_params(pool, "cat recalibrate")  # before reading scores as 0/1 answers
     matrix = merge_responses([read_responses(p) for p in responses])
     result = recalibrate(pool, matrix, method, min_responses)
     new_lines = new_item_lines(items, result.new_items)

@@ -14,8 +14,10 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from cat.engine.score_table import ScoreTable
+from cat.engine.selection import PoolParams, model_name, pool_information
 from irt.fit import parameter_summary
-from irt.models import ItemParams, ModelKind, test_information
+from irt.polytomous import PolytomousParams
 from itempool import ItemType, LoadedPool
 
 #: θ where the test information curve is shown.
@@ -39,8 +41,12 @@ class PoolHeader(_Figures):
     name: str
     version: str | None
     language: str
-    model: ModelKind | None  # None: not calibrated
+    # "3pl" and the like; for scored items their type ("graded") or "mixed"; None: not
+    # calibrated.
+    model: str | None
     n_items: int
+    # A pool of scored items: how many of each type (graded, gpcm, sequential, 2PL, 3PL).
+    item_types: dict[str, int] | None = None
 
 
 class ItemCounts(_Figures):
@@ -133,14 +139,20 @@ class PoolSummary(_Figures):
 def summarize_pool(pool: LoadedPool) -> PoolSummary:
     """The figures of a loaded pool (``cat.pools.loading.load_pool``)."""
     params = pool.params
+    kinds = (
+        None
+        if not isinstance(params, PolytomousParams)
+        else dict(sorted(Counter(t.value for t in params.item_types).items()))
+    )
     return PoolSummary(
         pool=PoolHeader(
             dir=str(pool.dir),
             name=pool.manifest.name,
             version=pool.manifest.version,
             language=pool.manifest.language,
-            model=None if params is None else params.model,
+            model=None if params is None else model_name(params),
             n_items=len(pool.items),
+            item_types=kinds,
         ),
         items=count_items(pool),
         parameters=None if params is None else summarize_parameters(params),
@@ -188,8 +200,12 @@ def count_items(pool: LoadedPool) -> ItemCounts:
     return ItemCounts(by_scenario=by_scenario, by_type={t.value: kinds[t.value] for t in ItemType})
 
 
-def summarize_parameters(params: ItemParams) -> ParameterSummary:
-    """a, b and c as they are in ``params`` (c is 0 for 1PL and 2PL pools)."""
+def summarize_parameters(params: PoolParams) -> ParameterSummary:
+    """a, b and c as they are in ``params`` (c is 0 for 1PL and 2PL pools). A scored
+    item's b is its location, where its expected score is half its top score
+    (``ScoreTable.locations``)."""
+    if isinstance(params, PolytomousParams):
+        return _scored_parameters(params)
     stats = parameter_summary(params)
     return ParameterSummary(
         a=ParameterStats(**stats["a"]),
@@ -198,10 +214,24 @@ def summarize_parameters(params: ItemParams) -> ParameterSummary:
     )
 
 
-def information_curve(params: ItemParams) -> InformationCurve:
+def _scored_parameters(params: PolytomousParams) -> ParameterSummary:
+    def stats(values: np.ndarray) -> ParameterStats:
+        return ParameterStats(
+            mean=float(values.mean()),
+            sd=float(values.std()),
+            min=float(values.min()),
+            max=float(values.max()),
+        )
+
+    return ParameterSummary(
+        a=stats(params.a), b=stats(ScoreTable.build(params).locations), c=stats(params.c)
+    )
+
+
+def information_curve(params: PoolParams) -> InformationCurve:
     """The test information at ``CURVE_THETA`` and where, on a 0.05 grid, it peaks."""
     chunks = [_SEARCH_THETA[k : k + _CHUNK] for k in range(0, _SEARCH_THETA.size, _CHUNK)]
-    values = np.concatenate([test_information(theta, params) for theta in chunks])
+    values = np.concatenate([pool_information(params, theta) for theta in chunks])
     at = {float(t): float(v) for t, v in zip(_SEARCH_THETA, values, strict=True)}
     peak = int(np.argmax(values))
     return InformationCurve(

@@ -14,15 +14,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cat.assessment.result import AssessmentResult, Neighbour
+from cat.engine.selection import PoolParams
 from cat.reports.plots import information_figure, ranking_figure, save, theta_figure
 from cat.reports.profile_plot import profile_figure
 from cat.reports.values import finite, model_interval, references
-from irt.models import ItemParams
 
 __all__ = ["write_report"]
 
 
-def write_report(result: AssessmentResult, params: ItemParams, out_dir: Path) -> Path:
+def write_report(result: AssessmentResult, params: PoolParams, out_dir: Path) -> Path:
     """Write ``index.html``, ``theta.png``, ``ranking.png``, ``information.png`` and,
     where the pool has scenarios, ``profile.png`` into ``out_dir`` (created with its
     parents) and return the path of ``index.html``.

@@ -17,9 +17,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from cat.assessment.result import AssessmentResult
+from cat.engine.selection import PoolParams, pool_information
 from cat.reports.labels import model_label, reference_label, tex_safe
 from cat.reports.values import finite, model_interval, references
-from irt.models import ItemParams, test_information
 from irt.types import FloatArray
 
 __all__ = [
@@ -193,7 +193,7 @@ def ranking_figure(result: AssessmentResult) -> RankingPlot:
     return RankingPlot(fig, tuple(r.label for r in rows))
 
 
-def information_figure(result: AssessmentResult, params: ItemParams) -> Figure:
+def information_figure(result: AssessmentResult, params: PoolParams) -> Figure:
     """The pool's test information over θ, with the model's θ and interval marked."""
     fig = Figure(figsize=(_WIDTH, 3.4), dpi=DPI, layout="constrained")
     ax = fig.add_subplot()
@@ -207,7 +207,7 @@ def information_figure(result: AssessmentResult, params: ItemParams) -> Figure:
     right = min(max([4.0, *(v + 0.5 for v in ends)]), 8.0)
     grid = np.linspace(left, right, 241)
     if params.n_items:
-        ax.plot(grid, test_information(grid, params), color=_REF_COLOUR, lw=1.8)
+        ax.plot(grid, pool_information(params, grid), color=_REF_COLOUR, lw=1.8)
     else:
         _note(ax, "the pool has no items")
     if own.bounded:

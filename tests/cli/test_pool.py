@@ -89,9 +89,10 @@ def test_info_table_and_json(tmp_path: Path) -> None:
         "single": 2,
         "multi": 1,
         "order": 0,
+        "open": 0,
         "total": 3,
     }
-    assert figures["items"]["by_type"] == {"single": 4, "multi": 1, "order": 0}
+    assert figures["items"]["by_type"] == {"single": 4, "multi": 1, "order": 0, "open": 0}
     assert set(figures["parameters"]) == {"a", "b", "c"}
     assert abs(figures["parameters"]["a"]["max"] - 2.0) < 1e-12
     info = figures["information"]

@@ -36,12 +36,13 @@ def test_fields_hold_the_pool_s_figures(tmp_path: Path) -> None:
         "language": "en",
         "model": ModelKind.THREE_PL,  # inferred from params.csv: c > 0
         "n_items": 5,
+        "item_types": None,  # a pool of 0/1 items
     }
     assert summary.items.by_scenario == {
-        "dosing": {"single": 2, "multi": 0, "order": 0, "total": 2},
-        "units": {"single": 2, "multi": 1, "order": 0, "total": 3},
+        "dosing": {"single": 2, "multi": 0, "order": 0, "open": 0, "total": 2},
+        "units": {"single": 2, "multi": 1, "order": 0, "open": 0, "total": 3},
     }
-    assert summary.items.by_type == {"single": 4, "multi": 1, "order": 0}
+    assert summary.items.by_type == {"single": 4, "multi": 1, "order": 0, "open": 0}
     assert summary.parameters is not None
     for name, column in (("a", 0), ("b", 1), ("c", 2)):
         values = np.array([PARAM_ROWS[i][column] for i in ITEM_IDS])
@@ -89,7 +90,15 @@ def test_dump_is_what_cat_pool_info_writes(tmp_path: Path, calibrated: bool) -> 
         "multidimensional",
     }
     assert dumped["multidimensional"] is None  # a 3PL pool has no multidimensional model
-    assert set(dumped["pool"]) == {"dir", "name", "version", "language", "model", "n_items"}
+    assert set(dumped["pool"]) == {
+        "dir",
+        "name",
+        "version",
+        "language",
+        "model",
+        "n_items",
+        "item_types",
+    }
     assert set(dumped["items"]) == {"by_scenario", "by_type"}
     if calibrated:
         assert dumped["pool"]["model"] == "3pl"

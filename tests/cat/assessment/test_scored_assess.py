@@ -1,0 +1,66 @@
+"""``cat assess`` on a pool of scored items: open items scored 0..m beside 0/1 ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cat.assessment.assess import assess
+from cat.assessment.examinees import ReplayExaminee, SimulatedExaminee
+from cat.errors import CatError
+from cat.pools.loading import load_pool
+from irt.polytomous import PolytomousParams
+from tests.cat.scored_pools import make_scored_pool
+
+
+@pytest.fixture(scope="module")
+def pool_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_scored_pool(tmp_path_factory.mktemp("scored") / "pool")
+
+
+def test_the_pool_loads_as_scored_items(pool_dir: Path) -> None:
+    pool = load_pool(pool_dir)
+    assert isinstance(pool.params, PolytomousParams)
+    assert pool.params.item_ids == tuple(item.id for item in pool.items)
+    assert [int(m) for m in pool.params.max_scores] == [item.max_score for item in pool.items]
+
+
+def test_a_simulated_model_is_assessed_on_scores(pool_dir: Path) -> None:
+    pool = load_pool(pool_dir)
+    result = assess(pool, SimulatedExaminee(theta=0.8, seed=3), length=40, seed=1)
+    assert result.n_items == 40
+    responses = [r.response for r in result.items]
+    tops = {item.id: item.max_score for item in pool.items}
+    assert all(0 <= (r or 0) <= tops[i.id] for r, i in zip(responses, result.items, strict=True))
+    assert max(r or 0 for r in responses) >= 2  # graded scores, not only 0/1
+    assert abs(result.theta - 0.8) < 3 * result.se
+    predicted = result.predicted_accuracy
+    assert predicted.low <= predicted.value <= predicted.high
+    assert result.truth is not None
+    assert abs(predicted.value - result.truth.accuracy) < 0.08
+    assert result.rank is not None and result.rank.of == 31
+
+
+def test_a_recorded_subject_is_replayed_with_its_scores(pool_dir: Path) -> None:
+    pool = load_pool(pool_dir)
+    scores = pool_dir.parent / "scores.jsonl"
+    result = assess(pool, ReplayExaminee(scores, "ref07"), length=30, seed=0)
+    reference = next(r for r in pool.references if r.subject_id == "ref07")
+    assert result.truth is not None
+    assert result.truth.accuracy == pytest.approx(reference.accuracy, abs=1e-12)
+    assert abs(result.theta - reference.theta) < 3 * result.se
+
+
+def test_a_reference_design_is_refused_on_a_scored_pool(pool_dir: Path) -> None:
+    pool = load_pool(pool_dir)
+    with pytest.raises(CatError, match="the mixture design is for pools of 0/1 items"):
+        assess(pool, SimulatedExaminee(theta=0.0), length=10, design="mixture")
+
+
+def test_a_pool_whose_items_and_params_disagree_is_refused(tmp_path: Path) -> None:
+    folder = make_scored_pool(tmp_path / "pool", n_items=30, n_refs=8)
+    items = (folder / "items.jsonl").read_text().replace('"max_score":3', '"max_score":2', 1)
+    (folder / "items.jsonl").write_text(items)
+    with pytest.raises(CatError, match=r"item 'q000' has scores 0\.\.3 here but 0\.\.2 in items"):
+        load_pool(folder)
