@@ -5,10 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cat.engine.simulation import draw_scores
+from cat.engine.registry import make_graded_estimator, make_policy
+from cat.engine.simulation import CATDesign, draw_scores, replay_cat
+from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
+from cat.prediction.conformal import conformal_quantile
 from cat.prediction.scored_cross_fit import (
+    calibrate_scored_split,
     mean_shares,
+    predicted_shares,
     score_shares,
     scored_abilities,
     scored_cross_fit_errors,
@@ -77,3 +82,19 @@ def test_too_few_subjects_for_the_folds() -> None:
     data, _ = _responses(7, seed=3)
     with pytest.raises(CatError, match="--cross-fit 5 needs at least 10 subjects"):
         scored_cross_fit_errors(data, None, folds=5, lengths=[10], seed=0)
+
+
+def test_intervals_from_training_subjects_cover_held_out_ones() -> None:
+    # The interval cat assess gives a scored pool: the prediction ± the conformal
+    # half-width of the references' cross-fitted errors. Built from 60 training subjects,
+    # it must hold about 90% of 120 held-out subjects' real scores.
+    data, _ = _responses(180, seed=6, missing=0.05)
+    train, test = data.subset(subjects=np.arange(60)), data.subset(subjects=np.arange(60, 180))
+    errors = scored_cross_fit_errors(train, THREE_PL, folds=5, lengths=[40], seed=1)
+    half = conformal_quantile(np.abs(np.asarray(errors.errors["40"])))
+    calibrated = calibrate_scored_split(train, THREE_PL)
+    design = CATDesign(make_policy("mfi", 40), make_graded_estimator("mle"), StoppingRule(40))
+    result = replay_cat(calibrated.params, test, design, np.random.default_rng(2), calibrated.pool)
+    predicted, _, _ = predicted_shares(calibrated, test, result)
+    covered = np.abs(predicted - mean_shares(test)) <= half
+    assert 0.8 <= covered.mean() <= 0.99
