@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import typer
 from rich.table import Table
 
+from cat.cli.calibrate_graded import (
+    StandardErrorChoice,
+    calibrate_graded,
+    prior_text,
+    refuse_graded_only,
+    refuse_inapplicable,
+)
 from cat.cli.common import (
     ModelChoice,
     check_writable,
@@ -34,7 +40,10 @@ DEFAULT_CROSS_FIT_FOLDS = 5
 @handle_errors
 def calibrate(
     responses: Path = typer.Argument(
-        ..., help="Response matrix: .jsonl or wide .csv (optionally .gz).", show_default=False
+        ...,
+        help="Response matrix: .jsonl or wide .csv (optionally .gz); 0/1 answers, or scores "
+        "0..m for --model graded|gpcm|sequential.",
+        show_default=False,
     ),
     model: ModelChoice = typer.Option(
         ModelChoice.THREE_PL,
@@ -42,13 +51,15 @@ def calibrate(
         help="IRT model. bifactor: a general factor plus one specific factor per scenario "
         "(from --groups or the --pool's items); mirt: --dims K exploratory factors, or one "
         "correlated factor per scenario. Either is fitted beside the 3PL, which the pool "
-        "keeps in params.csv.",
+        "keeps in params.csv. graded, gpcm, sequential: for scores 0..m (0/1 items "
+        "become 2PL, or 3PL with --guessing), written in the polytomous params.csv "
+        "layout (item_id,type,a,d1..dM,c).",
     ),
     out: Path | None = typer.Option(
         None,
         "--out",
         help="Write item parameters here (params.csv format; mirt_params.csv format for "
-        "--model bifactor|mirt).",
+        "--model bifactor|mirt; item_id,type,a,d1..dM,c for graded|gpcm|sequential).",
     ),
     groups: Path | None = typer.Option(
         None,
@@ -69,10 +80,13 @@ def calibrate(
         help="--model mirt: K exploratory factors (1-5; unrotated, identified as R mirt "
         "does). Without it, --model mirt fits one correlated factor per scenario (2-5).",
     ),
-    guessing: bool = typer.Option(
-        True,
+    guessing: bool | None = typer.Option(
+        None,
         "--guessing/--no-guessing",
-        help="--model bifactor|mirt: a lower asymptote c per item (3PL) or none (2PL).",
+        show_default=False,
+        help="A lower asymptote c per item (3PL) or none (2PL): for every item of --model "
+        "bifactor|mirt (default: with c), for the 0/1 items of --model "
+        "graded|gpcm|sequential (default: without).",
     ),
     criterion: CriterionName | None = typer.Option(
         None,
@@ -89,7 +103,9 @@ def calibrate(
         None, "--abilities", help="Write each subject's θ and SE here (CSV)."
     ),
     scoring: AbilityMethod = typer.Option(
-        AbilityMethod.EAP, "--scoring", help="Ability estimator for --abilities and --pool."
+        AbilityMethod.EAP,
+        "--scoring",
+        help="Ability estimator for --abilities and --pool (graded models: eap or map).",
     ),
     pool: Path | None = typer.Option(
         None,
@@ -138,6 +154,20 @@ def calibrate(
         show_default=False,
         help="CSV has no subject-id column (ids s0001, s0002, ...).",
     ),
+    standard_errors: StandardErrorChoice = typer.Option(
+        StandardErrorChoice.AUTO,
+        "--standard-errors",
+        help="--model graded|gpcm|sequential: standard errors from the observed "
+        "information (oakes, slow beyond ~100 items), the cross-product of scores "
+        "(xpd) or none; auto: xpd up to 2,000 free parameters, none beyond.",
+    ),
+    collapse_scores: bool = typer.Option(
+        False,
+        "--collapse-scores",
+        help="--model graded|gpcm|sequential: renumber each item's observed scores 0, 1, "
+        "2, ... as R mirt does (1..4 become 0..3; a score nobody gave is closed up); the "
+        "report lists the original scores.",
+    ),
 ) -> None:
     """Fit an IRT model to RESPONSES and write its item parameters.
 
@@ -148,7 +178,41 @@ def calibrate(
       cat calibrate responses.csv --model 2pl --no-priors --out params.csv
 
       cat calibrate responses.jsonl --model bifactor --groups items.csv --out mirt.csv
+
+      cat calibrate scores.jsonl --model graded --out params.csv --abilities theta.csv
+
+      cat calibrate Science.csv --model gpcm --no-id-column --collapse-scores --out p.csv
     """
+    if model.graded:
+        refuse_inapplicable(
+            model,
+            method=method,
+            groups=groups,
+            dims=dims,
+            criterion=criterion,
+            cross_fit=cross_fit,
+            pool=pool,
+        )
+        check_writable(out, report, abilities)
+        calibrate_graded(
+            responses,
+            model,
+            out=out,
+            report=report,
+            abilities=abilities,
+            scoring=scoring,
+            seed=seed,
+            priors=priors,
+            max_iter=max_iter,
+            tol=tol,
+            quad_points=quad_points,
+            id_column=id_column,
+            standard_errors=standard_errors,
+            guessing=bool(guessing),
+            collapse_scores=collapse_scores,
+        )
+        return
+    refuse_graded_only(standard_errors, collapse_scores)
     lengths = _lengths(cross_fit_lengths)
     if no_cross_fit and cross_fit is not None:
         raise fail("give --cross-fit K or --no-cross-fit, not both")
@@ -188,7 +252,7 @@ def calibrate(
             dims=dims,
             groups=groups,
             group_column=group_column,
-            guessing=guessing,
+            guessing=True if guessing is None else guessing,
             criterion=None if criterion is None else criterion.value,
         )
     for message in outcome.report.data_notes:
@@ -254,7 +318,7 @@ def _print_summary(report: CalibrationReport, out: Path | None, pool: Path | Non
             name, f"mean {s['mean']:.3f}  sd {s['sd']:.3f}  range [{s['min']:.3f}, {s['max']:.3f}]"
         )
     priors = report.priors
-    table.add_row("priors", ", ".join(_prior_text(k, v) for k, v in priors.items()) or "none")
+    table.add_row("priors", ", ".join(prior_text(k, v) for k, v in priors.items()) or "none")
     stdout.print(table)
     if out is not None:
         say(f"parameters written to {out}")
@@ -264,8 +328,3 @@ def _print_summary(report: CalibrationReport, out: Path | None, pool: Path | Non
             f"pool {pool} updated: params.csv, reference.jsonl, reference_answers.csv.gz, "
             f"low_rank.csv{extra}, pool.json"
         )
-
-
-def _prior_text(name: str, spec: dict[str, Any]) -> str:
-    args = ", ".join(f"{v:g}" for k, v in spec.items() if k != "dist")
-    return f"{name} ~ {spec['dist']}({args})"

@@ -225,8 +225,9 @@ def fraction_progress(description: str) -> Iterator[Callable[[str, float], None]
 
 
 class ModelChoice(StrEnum):
-    """``--model`` of ``cat calibrate`` and ``cat validate``: a unidimensional model, or
-    ``bifactor`` (and, in ``cat calibrate``, ``mirt``), fitted beside the 3PL."""
+    """``--model`` of ``cat calibrate`` and ``cat validate``: a unidimensional model,
+    ``bifactor`` or ``mirt``, fitted beside the 3PL, or (``cat calibrate`` only) a model
+    for scores 0..m: ``graded``, ``gpcm``, ``sequential``."""
 
     ONE_PL = "1pl"
     TWO_PL = "2pl"
@@ -234,3 +235,11 @@ class ModelChoice(StrEnum):
     FOUR_PL = "4pl"
     BIFACTOR = "bifactor"
     MIRT = "mirt"
+    GRADED = "graded"
+    GPCM = "gpcm"
+    SEQUENTIAL = "sequential"
+
+    @property
+    def graded(self) -> bool:
+        """Whether the model is for scores 0..m (``cat.pools.graded_calibration``)."""
+        return self in (ModelChoice.GRADED, ModelChoice.GPCM, ModelChoice.SEQUENTIAL)

@@ -50,7 +50,8 @@ def validate(
         "--model",
         help="IRT model. bifactor: the 3PL designs and, beside them, the bifactor design "
         "(a specific factor per --scenarios scenario), which the default may choose; "
-        "mirt: the same with a correlated factor per scenario.",
+        "mirt: the same with a correlated factor per scenario. (graded, gpcm and "
+        "sequential are for cat calibrate only.)",
     ),
     criterion: CriterionName | None = typer.Option(
         None,
@@ -107,6 +108,12 @@ def validate(
     With --scenarios, a policy name ending in "+cb" (e.g. mfi+cb) keeps each test's mix
     of scenarios at the pool's shares.
     """
+    if model.graded:
+        # The replays, predictors and designs all work on 0/1 answers.
+        raise fail(
+            f"cat validate replays 0/1 answers; --model {model.value} is for scores 0..m "
+            "(cat calibrate only): use 1pl, 2pl, 3pl, 4pl, bifactor or mirt"
+        )
     check_writable(out)
     length_list = _int_list(lengths, "--lengths")
     policy_list = [p.strip() for p in policies.split(",") if p.strip()]

@@ -1,0 +1,143 @@
+"""``cat calibrate --model graded|gpcm|sequential``: the flags that apply, the call to
+``cat.pools.graded_calibration.calibrate_scored`` and its summary table."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from cat.cli.common import ModelChoice, fail, progress_bar, say, stdout
+from cat.pools.graded_calibration import GradedCalibrationReport, calibrate_scored
+from irt.fit import CalibrationMethod
+from irt.scoring import AbilityMethod
+
+# How each model is named in the summary's title.
+_TITLES = {"graded": "Graded response", "gpcm": "Generalized partial credit"}
+
+
+class StandardErrorChoice(StrEnum):
+    """``--standard-errors`` (``cat.pools.graded_calibration.SE_CHOICES``)."""
+
+    AUTO = "auto"
+    OAKES = "oakes"
+    XPD = "xpd"
+    NONE = "none"
+
+
+def refuse_inapplicable(
+    model: ModelChoice,
+    *,
+    method: CalibrationMethod,
+    groups: Path | None,
+    dims: int | None,
+    criterion: object | None,
+    cross_fit: int | None,
+    pool: Path | None,
+) -> None:
+    """Fail, naming the first flag given that a graded model does not take."""
+    if pool is not None:
+        raise fail("--pool is not yet available for graded models; write --out PARAMS.csv")
+    given = (
+        (method is CalibrationMethod.BAYES, "--method bayes"),
+        (groups is not None, "--groups"),
+        (dims is not None, "--dims"),
+        (criterion is not None, "--criterion"),
+        (cross_fit is not None, "--cross-fit"),
+    )
+    for present, flag in given:
+        if present:
+            raise fail(f"{flag} does not apply to --model {model.value}")
+
+
+def refuse_graded_only(standard_errors: StandardErrorChoice, collapse_scores: bool) -> None:
+    """Fail on a flag of the graded models given to a binary or multidimensional one."""
+    if standard_errors is not StandardErrorChoice.AUTO:
+        raise fail("--standard-errors applies to --model graded, gpcm and sequential only")
+    if collapse_scores:
+        raise fail("--collapse-scores applies to --model graded, gpcm and sequential only")
+
+
+def calibrate_graded(
+    responses: Path,
+    model: ModelChoice,
+    *,
+    out: Path | None,
+    report: Path | None,
+    abilities: Path | None,
+    scoring: AbilityMethod,
+    seed: int,
+    priors: bool,
+    max_iter: int,
+    tol: float,
+    quad_points: int,
+    id_column: bool,
+    standard_errors: StandardErrorChoice,
+    guessing: bool,
+    collapse_scores: bool,
+) -> None:
+    """Run the graded calibration and print its notes and summary."""
+    with progress_bar(f"calibrating {model.value}", total=1.0) as update:
+
+        def progress(done: float, status: str) -> None:
+            update(completed=done, description=status)
+
+        outcome = calibrate_scored(
+            responses,
+            model=model.value,
+            out=out,
+            report=report,
+            abilities=abilities,
+            scoring=scoring,
+            seed=seed,
+            priors=priors,
+            max_iter=max_iter,
+            tol=tol,
+            quad_points=quad_points,
+            id_column=id_column,
+            standard_errors=standard_errors.value,
+            guessing=guessing,
+            collapse_scores=collapse_scores,
+            progress=progress,
+        )
+    for message in outcome.report.data_notes:
+        say(f"note: {message}")
+    print_graded_summary(outcome.report)
+    if out is not None:
+        say(f"parameters written to {out}")
+
+
+def print_graded_summary(report: GradedCalibrationReport) -> None:
+    """The fit in a table, as the binary path's summary."""
+    title = _TITLES.get(report.model, report.model.capitalize())
+    table = Table(title=f"{title} calibration ({report.method})", show_header=False)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    table.add_row("subjects x items", f"{report.n_subjects:,} x {report.n_items:,}")
+    table.add_row("responses", f"{report.n_responses:,} ({report.missing_share:.1%} missing)")
+    by_count = sorted(report.categories.items(), key=lambda kv: -int(kv[0]))
+    table.add_row("categories", ", ".join(f"{n:,} items with {k}" for k, n in by_count))
+    table.add_row("item types", ", ".join(f"{k} {n:,}" for k, n in report.item_types.items()))
+    table.add_row("log-likelihood", f"{report.loglik:,.3f}")
+    table.add_row("AIC / BIC", f"{report.aic:,.1f} / {report.bic:,.1f}")
+    state = "converged" if report.converged else "NOT converged"
+    table.add_row("iterations", f"{report.n_iter} ({state})")
+    table.add_row("time", f"{report.seconds:.2f} s")
+    names = {"a": "a", "d": "d (thresholds)", "c": "c (3PL items)"}
+    for name, s in report.parameters.items():
+        table.add_row(
+            names.get(name, name),
+            f"mean {s['mean']:.3f}  sd {s['sd']:.3f}  range [{s['min']:.3f}, {s['max']:.3f}]",
+        )
+    priors = ", ".join(prior_text(k, v) for k, v in report.priors.items())
+    table.add_row("priors", priors or "none (marginal ML)")
+    table.add_row("standard errors", report.standard_errors or "not computed")
+    stdout.print(table)
+
+
+def prior_text(name: str, spec: dict[str, Any]) -> str:
+    """``a ~ lognormal(0, 0.5)`` from a prior's description (``describe()``)."""
+    args = ", ".join(f"{v:g}" for k, v in spec.items() if k != "dist")
+    return f"{name} ~ {spec['dist']}({args})"

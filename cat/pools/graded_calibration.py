@@ -1,0 +1,260 @@
+"""``cat calibrate --model graded|gpcm|sequential`` as one function: read scores 0..m per
+item, fit them on one θ by ``irt.polytomous_em.PolytomousCalibrator``, and write the
+item parameters (``irt.polytomous_io``'s CSV), the abilities and the fit report.
+
+    outcome = calibrate_scored(Path("scores.jsonl"), model="graded", out=Path("params.csv"))
+    outcome.report.loglik
+
+Every item with three or more score categories gets ``model``; an item with two gets
+the 2PL, or the 3PL with ``guessing``. Binary items of a rating-scale file are rare
+and their answers are not multiple choice, so no guessing is the default (unlike the
+binary path's 3PL).
+
+The items are fitted Bayes modal under ``PolytomousPriors.weakly_informative`` unless
+told otherwise, as the binary path fits its 3PL under priors: tens of language models
+leave scores unused on many items, which the priors keep on their original scale (and
+the cross-fit of a scored pool, ``cat.prediction.scored_cross_fit``, uses the same).
+``priors=False`` is R mirt's plain marginal ML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from cat.errors import CatError
+from cat.pools.graded_report import GradedCalibrationReport, graded_report
+from cat.pools.loading import check_output_folders
+from cat.pools.scored_data import collapsed_scores, refuse_skipped_scores, scored_data_notes
+from irt.fit import FitProgress
+from irt.params_io import write_abilities
+from irt.polytomous import ItemType, PolytomousParams
+from irt.polytomous_em import PolytomousCalibrator
+from irt.polytomous_io import write_polytomous_params
+from irt.polytomous_priors import PolytomousPriors
+from irt.polytomous_responses import PolytomousResponses
+from irt.polytomous_scoring import PolytomousScores, polytomous_scores
+from irt.polytomous_start import resolve_item_types
+from irt.readers import read_scored_responses
+from irt.scoring import Abilities, AbilityMethod
+
+__all__ = [
+    "AUTO_SE_MAX_PARAMETERS",
+    "GRADED_MODELS",
+    "MIN_SUBJECTS",
+    "SE_CHOICES",
+    "GradedCalibrationOutcome",
+    "GradedCalibrationReport",
+    "calibrate_scored",
+    "item_types_for",
+]
+
+#: The models an item with three or more score categories can be given.
+GRADED_MODELS = (ItemType.GRADED.value, ItemType.GPCM.value, ItemType.SEQUENTIAL.value)
+#: Fewer subjects with answers than this are refused: each of an item's thresholds
+#: would rest on a handful of answers.
+MIN_SUBJECTS = 10
+#: ``standard_errors``: "auto" is "xpd" up to this many free parameters and none
+#: beyond, because both methods build and invert a dense matrix over all of them (4,000
+#: parameters cost about 20 s and 128 MB; "oakes" also needs 2 E-steps per parameter).
+AUTO_SE_MAX_PARAMETERS = 2000
+SE_CHOICES = ("auto", "oakes", "xpd", "none")
+_SCORINGS = (AbilityMethod.EAP, AbilityMethod.MAP)  # what polytomous_scores offers
+
+
+@dataclass(frozen=True)
+class GradedCalibrationOutcome:
+    """What ``calibrate_scored`` produced, and which files it wrote."""
+
+    report: GradedCalibrationReport
+    params: PolytomousParams
+    abilities: PolytomousScores | None = None
+    written: list[Path] = field(default_factory=list)
+
+
+def calibrate_scored(
+    responses: Path,
+    *,
+    model: str = "graded",
+    out: Path | None = None,
+    report: Path | None = None,
+    abilities: Path | None = None,
+    scoring: AbilityMethod | str = AbilityMethod.EAP,
+    seed: int = 0,
+    priors: bool | PolytomousPriors = True,
+    max_iter: int = 500,
+    tol: float = 1e-4,
+    quad_points: int = 61,
+    id_column: bool = True,
+    standard_errors: str = "auto",
+    guessing: bool = False,
+    collapse_scores: bool = False,
+    item_types: Mapping[str, ItemType | str] | None = None,
+    progress: FitProgress | None = None,
+) -> GradedCalibrationOutcome:
+    """Fit ``model`` ("graded", "gpcm" or "sequential") to the scores in ``responses``
+    (``irt.readers.read_scored_responses``' files) and write the item parameters to
+    ``out``, the abilities (``scoring`` "eap" or "map") to ``abilities`` and the fit
+    report to ``report``.
+
+    Items with two categories are 2PL, or 3PL with ``guessing``; ``item_types`` (item
+    id -> type) overrides that for the items it names. ``priors``: True for
+    ``PolytomousPriors.weakly_informative``, False for none (plain marginal ML), or the
+    priors to use. ``standard_errors``: one of ``SE_CHOICES`` ("auto": see
+    ``AUTO_SE_MAX_PARAMETERS``). ``collapse_scores`` renumbers each item's observed
+    scores 0..K−1 as R mirt does (scores 1..4 become 0..3); without it, an item with a
+    score nobody gave below its top one is fitted as it is under priors that identify
+    it, and refused under others. EM is deterministic: ``seed`` is only recorded.
+    ``progress(fraction done, what)`` follows the stages.
+
+    Raises:
+        CatError: a setting, the data or an output folder is unusable.
+        IRTError: the file is unreadable or malformed, or an item cannot be fitted.
+    """
+    kind = _graded_type(model)
+    method = _scoring(scoring)
+    if standard_errors not in SE_CHOICES:
+        raise CatError(
+            f"unknown standard errors {standard_errors!r}; choose from {', '.join(SE_CHOICES)}"
+        )
+    if out is None:
+        raise CatError("say where the parameters go: --out PARAMS.csv")
+    # Built before any work, so that it refuses a bad setting (tol, quadrature) first;
+    # the item types, priors and standard errors follow from the data.
+    calibrator = PolytomousCalibrator(
+        n_quad=quad_points, tol=tol, max_iter=max_iter, standard_errors=None
+    )
+    check_output_folders(out, report, abilities)
+    data = _read(responses, id_column)
+    data, renumbered = collapsed_scores(data) if collapse_scores else (data, {})
+    calibrator.item_types = item_types_for(data, kind, guessing, item_types)
+    calibrator.priors = _priors(priors, calibrator.item_types)
+    if not calibrator.priors.identifying:
+        refuse_skipped_scores(data, responses.name)
+    calibrator.standard_errors, se_note = _se_method(
+        standard_errors, calibrator.item_types, data.n_categories
+    )
+    _tell(progress, 0.0, f"fitting the {kind.value} model")
+    fit = calibrator.fit(data)
+    settings = {
+        "standard_errors_requested": standard_errors,
+        "guessing": guessing,
+        "collapse_scores": collapse_scores,
+        "scoring": method.value,
+    }
+    notes = scored_data_notes(data, renumbered) + ([se_note] if se_note else [])
+    fit_report = graded_report(
+        responses,
+        data,
+        fit,
+        kind.value,
+        seed=seed,
+        settings=settings,
+        notes=notes,
+        renumbered=renumbered,
+    )
+    write_polytomous_params(fit.params_, out)
+    written = [out]
+    scores = None
+    if abilities is not None:
+        _tell(progress, 0.95, f"scoring the subjects ({method.value})")
+        scores = polytomous_scores(data, fit.params_, method.value)
+        write_abilities(_as_abilities(scores), abilities)
+        written.append(abilities)
+    if report is not None:
+        fit_report.write_json(report)
+        written.append(report)
+    _tell(progress, 1.0, f"{kind.value} model fitted")
+    return GradedCalibrationOutcome(fit_report, fit.params_, scores, written)
+
+
+def item_types_for(
+    data: PolytomousResponses,
+    model: ItemType,
+    guessing: bool,
+    overrides: Mapping[str, ItemType | str] | None = None,
+) -> list[ItemType]:
+    """Each item's type: ``model`` for 3+ categories, 2PL (3PL with ``guessing``) for 2,
+    unless ``overrides`` names the item. A binary type on an item with 3+ categories
+    is refused here, naming the item."""
+    binary = ItemType.THREE_PL if guessing else ItemType.TWO_PL
+    rule: list[ItemType | str] = [binary if k == 2 else model for k in data.n_categories]
+    if overrides:
+        unknown = sorted(set(overrides) - set(data.item_ids))
+        if unknown:
+            raise CatError(f"item types are given for {unknown[0]!r}, which the file does not hold")
+        rule = [overrides.get(i, t) for i, t in zip(data.item_ids, rule, strict=True)]
+    return resolve_item_types(rule, data)
+
+
+def _graded_type(model: str) -> ItemType:
+    if model not in GRADED_MODELS:
+        raise CatError(f"unknown graded model {model!r}; choose from {', '.join(GRADED_MODELS)}")
+    return ItemType(model)
+
+
+def _scoring(scoring: AbilityMethod | str) -> AbilityMethod:
+    names = ", ".join(m.value for m in _SCORINGS)
+    try:
+        method = AbilityMethod(scoring)
+    except ValueError:
+        raise CatError(f"unknown scoring {scoring!r}; choose from {names}") from None
+    if method not in _SCORINGS:
+        raise CatError(f"--scoring {method.value} is not available for graded models; use {names}")
+    return method
+
+
+def _read(path: Path, id_column: bool) -> PolytomousResponses:
+    """The scores in ``path``, if enough subjects answered."""
+    raw = read_scored_responses(path, id_column=id_column)
+    answering = int(raw.observed.any(axis=1).sum())
+    if answering < MIN_SUBJECTS:
+        raise CatError(
+            f"{path.name}: {answering} subject(s) with answers; a graded calibration needs "
+            f"at least {MIN_SUBJECTS}"
+        )
+    return raw
+
+
+def _priors(priors: bool | PolytomousPriors, types: Sequence[ItemType]) -> PolytomousPriors:
+    if isinstance(priors, PolytomousPriors):
+        return priors
+    return PolytomousPriors.weakly_informative(types) if priors else PolytomousPriors.none()
+
+
+def _se_method(
+    choice: str, types: Sequence[ItemType], n_categories: Sequence[int]
+) -> tuple[str | None, str | None]:
+    """The calibrator's ``standard_errors`` for ``choice``, and a note when "auto"
+    leaves them out."""
+    if choice != "auto":
+        return (None if choice == "none" else choice), None
+    count = sum(k + int(t.has_guessing) for t, k in zip(types, n_categories, strict=True))
+    if count <= AUTO_SE_MAX_PARAMETERS:
+        return "xpd", None
+    return None, (
+        f"no standard errors: {count:,} free parameters are more than the "
+        f"{AUTO_SE_MAX_PARAMETERS:,} they are computed for by default "
+        "(--standard-errors xpd computes them anyway, slowly)"
+    )
+
+
+def _as_abilities(scores: PolytomousScores) -> Abilities:
+    """The binary path's abilities, so that the file has its columns (EAP and MAP
+    always exist: no fallback)."""
+    return Abilities(
+        subject_ids=scores.subject_ids,
+        theta=scores.theta,
+        se=scores.sd,
+        method=AbilityMethod(scores.method),
+        n_answered=scores.n_answered.astype(np.float64),
+        fallback=np.zeros(len(scores.subject_ids), dtype=bool),
+    )
+
+
+def _tell(progress: FitProgress | None, done: float, what: str) -> None:
+    if progress is not None:
+        progress(done, what)
