@@ -8,18 +8,25 @@ from __future__ import annotations
 from pathlib import Path
 
 from irt.errors import ResponseDataError
-from irt.readers import read_responses, write_csv
+from irt.polytomous_responses import PolytomousResponses
+from irt.readers import read_responses, write_csv, write_scored_csv
 from irt.responses import ResponseMatrix
 from itempool.errors import PoolFormatError
 
 REFERENCE_ANSWERS = "reference_answers.csv.gz"
 
 
-def write_reference_answers(matrix: ResponseMatrix, pool_dir: Path) -> Path:
-    """Store ``matrix`` in ``pool_dir``; returns the file written."""
+def write_reference_answers(
+    matrix: ResponseMatrix | PolytomousResponses, pool_dir: Path
+) -> Path:
+    """Store ``matrix`` (0/1 answers, or a scored pool's scores) in ``pool_dir``;
+    returns the file written."""
     path = pool_dir / REFERENCE_ANSWERS
     try:
-        write_csv(matrix, path)
+        if isinstance(matrix, PolytomousResponses):
+            write_scored_csv(matrix, path)
+        else:
+            write_csv(matrix, path)
     except ResponseDataError as exc:
         raise PoolFormatError(f"{path}: {exc}") from exc
     return path

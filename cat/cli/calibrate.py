@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import typer
 from rich.table import Table
 
@@ -20,6 +19,7 @@ from cat.cli.common import (
     check_writable,
     fail,
     handle_errors,
+    print_cross_fit,
     progress_bar,
     say,
     stdout,
@@ -27,11 +27,9 @@ from cat.cli.common import (
 from cat.engine.registry import CriterionName
 from cat.pools.calibration_job import CalibrationReport, calibrate_responses
 from cat.pools.mirt_calibration import MultidimensionalModel
-from cat.prediction.cross_fit import choose_design
 from irt.fit import CalibrationMethod
 from irt.models import ModelKind
 from irt.scoring import AbilityMethod
-from itempool import PredictionErrors
 
 #: Folds of the cross-fit ``cat calibrate --pool`` runs unless told otherwise.
 DEFAULT_CROSS_FIT_FOLDS = 5
@@ -183,16 +181,13 @@ def calibrate(
 
       cat calibrate Science.csv --model gpcm --no-id-column --collapse-scores --out p.csv
     """
+    lengths = _lengths(cross_fit_lengths)
+    if no_cross_fit and cross_fit is not None:
+        raise fail("give --cross-fit K or --no-cross-fit, not both")
+    if cross_fit is None and pool is not None and not no_cross_fit:
+        cross_fit = DEFAULT_CROSS_FIT_FOLDS
     if model.graded:
-        refuse_inapplicable(
-            model,
-            method=method,
-            groups=groups,
-            dims=dims,
-            criterion=criterion,
-            cross_fit=cross_fit,
-            pool=pool,
-        )
+        refuse_inapplicable(model, method=method, groups=groups, dims=dims, criterion=criterion)
         check_writable(out, report, abilities)
         calibrate_graded(
             responses,
@@ -208,16 +203,14 @@ def calibrate(
             quad_points=quad_points,
             id_column=id_column,
             standard_errors=standard_errors,
-            guessing=bool(guessing),
+            guessing=guessing,
             collapse_scores=collapse_scores,
+            pool=pool,
+            cross_fit=cross_fit,
+            cross_fit_lengths=lengths,
         )
         return
     refuse_graded_only(standard_errors, collapse_scores)
-    lengths = _lengths(cross_fit_lengths)
-    if no_cross_fit and cross_fit is not None:
-        raise fail("give --cross-fit K or --no-cross-fit, not both")
-    if cross_fit is None and pool is not None and not no_cross_fit:
-        cross_fit = DEFAULT_CROSS_FIT_FOLDS
     check_writable(out, report, abilities)
     multidimensional = model in (ModelChoice.BIFACTOR, ModelChoice.MIRT)
     uni = ModelKind.THREE_PL if multidimensional else ModelKind(model.value)
@@ -258,7 +251,7 @@ def calibrate(
     for message in outcome.report.data_notes:
         say(f"note: {message}")
     if outcome.cross_fit is not None:
-        _print_cross_fit(outcome.cross_fit)
+        print_cross_fit(outcome.cross_fit)
     elif pool is not None:
         say(
             "no cross-fit (--no-cross-fit): cat assess will run the IRT design with an "
@@ -275,20 +268,6 @@ def _lengths(text: str) -> list[int]:
     if not lengths or min(lengths) < 1:
         raise fail(f"--cross-fit-lengths takes positive whole numbers, got {text!r}")
     return lengths
-
-
-def _print_cross_fit(errors: dict[str, PredictionErrors]) -> None:
-    first = next(iter(errors.values()))
-    for length in first.errors:
-        mae = {
-            name: float(np.mean(np.abs(np.asarray(e.errors[length])))) for name, e in errors.items()
-        }
-        figures = ", ".join(f"{name} {value:.4f}" for name, value in mae.items())
-        say(
-            f"cross-fit ({first.folds} folds, {length} items, {len(first.errors[length])} "
-            f"reference models): mean absolute error {figures}; cat assess runs "
-            f"{choose_design(errors, int(length))} at {length} items"
-        )
 
 
 def _print_summary(report: CalibrationReport, out: Path | None, pool: Path | None) -> None:

@@ -9,7 +9,8 @@ from typing import Any
 
 from rich.table import Table
 
-from cat.cli.common import ModelChoice, fail, progress_bar, say, stdout
+from cat.cli.common import ModelChoice, fail, print_cross_fit, progress_bar, say, stdout
+from cat.engine.registry import DesignName
 from cat.pools.graded_calibration import GradedCalibrationReport, calibrate_scored
 from irt.fit import CalibrationMethod
 from irt.scoring import AbilityMethod
@@ -34,18 +35,13 @@ def refuse_inapplicable(
     groups: Path | None,
     dims: int | None,
     criterion: object | None,
-    cross_fit: int | None,
-    pool: Path | None,
 ) -> None:
     """Fail, naming the first flag given that a graded model does not take."""
-    if pool is not None:
-        raise fail("--pool is not yet available for graded models; write --out PARAMS.csv")
     given = (
         (method is CalibrationMethod.BAYES, "--method bayes"),
         (groups is not None, "--groups"),
         (dims is not None, "--dims"),
         (criterion is not None, "--criterion"),
-        (cross_fit is not None, "--cross-fit"),
     )
     for present, flag in given:
         if present:
@@ -75,14 +71,20 @@ def calibrate_graded(
     quad_points: int,
     id_column: bool,
     standard_errors: StandardErrorChoice,
-    guessing: bool,
+    guessing: bool | None,
     collapse_scores: bool,
+    pool: Path | None,
+    cross_fit: int | None,
+    cross_fit_lengths: list[int],
 ) -> None:
     """Run the graded calibration and print its notes and summary."""
     with progress_bar(f"calibrating {model.value}", total=1.0) as update:
 
         def progress(done: float, status: str) -> None:
             update(completed=done, description=status)
+
+        def cross_fitting(what: str, done: float) -> None:
+            update(completed=done, description=f"cross-fit: {what}")
 
         outcome = calibrate_scored(
             responses,
@@ -101,12 +103,24 @@ def calibrate_graded(
             guessing=guessing,
             collapse_scores=collapse_scores,
             progress=progress,
+            pool=pool,
+            cross_fit=cross_fit,
+            cross_fit_lengths=cross_fit_lengths,
+            cross_fit_progress=cross_fitting,
         )
     for message in outcome.report.data_notes:
         say(f"note: {message}")
+    if outcome.cross_fit is not None:
+        print_cross_fit({DesignName.IRT.value: outcome.cross_fit})
+    elif pool is not None:
+        say("no cross-fit (--no-cross-fit): cat assess will give an interval from theta alone")
     print_graded_summary(outcome.report)
     if out is not None:
         say(f"parameters written to {out}")
+    if pool is not None:
+        say(
+            f"pool {pool} updated: params.csv, reference.jsonl, reference_answers.csv.gz, pool.json"
+        )
 
 
 def print_graded_summary(report: GradedCalibrationReport) -> None:

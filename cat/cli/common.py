@@ -13,6 +13,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import ParamSpec, TextIO, TypeVar
 
+import numpy as np
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -21,6 +22,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from cat.errors import CatError
 from cat.pools.loading import check_output_folders
 from irt.errors import IRTError
+from itempool import PredictionErrors
 from synth.errors import SynthError
 
 P = ParamSpec("P")
@@ -243,3 +245,21 @@ class ModelChoice(StrEnum):
     def graded(self) -> bool:
         """Whether the model is for scores 0..m (``cat.pools.graded_calibration``)."""
         return self in (ModelChoice.GRADED, ModelChoice.GPCM, ModelChoice.SEQUENTIAL)
+
+
+def print_cross_fit(errors: dict[str, PredictionErrors]) -> None:
+    """One line per stored length: each design's mean absolute error and the one that
+    cat assess runs there."""
+    from cat.prediction.cross_fit import choose_design
+
+    first = next(iter(errors.values()))
+    for length in first.errors:
+        mae = {
+            name: float(np.mean(np.abs(np.asarray(e.errors[length])))) for name, e in errors.items()
+        }
+        figures = ", ".join(f"{name} {value:.4f}" for name, value in mae.items())
+        say(
+            f"cross-fit ({first.folds} folds, {length} items, {len(first.errors[length])} "
+            f"reference models): mean absolute error {figures}; cat assess runs "
+            f"{choose_design(errors, int(length))} at {length} items"
+        )

@@ -15,6 +15,9 @@ from irt.mirt_io import write_mirt_params
 from irt.mirt_model import MirtParams
 from irt.models import ItemParams
 from irt.params_io import write_params
+from irt.polytomous import PolytomousParams
+from irt.polytomous_io import write_polytomous_params
+from irt.polytomous_responses import PolytomousResponses
 from irt.responses import ResponseMatrix
 from irt.scoring import Abilities
 from itempool import (
@@ -50,11 +53,11 @@ def write_jsonl_rows(rows: list[dict[str, Any]], path: Path) -> None:
 
 def record_calibration(
     pool_dir: Path,
-    params: ItemParams,
+    params: ItemParams | PolytomousParams,
     reference: list[dict[str, Any]],
     provenance: dict[str, Any],
     prediction_errors: dict[str, Any] | None = None,
-    responses: ResponseMatrix | None = None,
+    responses: ResponseMatrix | PolytomousResponses | None = None,
     design_errors: dict[str, Any] | None = None,
     low_rank: LowRankModel | None = None,
 ) -> None:
@@ -67,6 +70,10 @@ def record_calibration(
     they described the earlier calibration; so are the references' ``responses``
     (``reference_answers.csv.gz``), which the reference designs weigh answers by, and
     their ``low_rank`` model (``low_rank.csv``, its prior in pool.json).
+
+    A pool of scored items (``PolytomousParams``) gets params.csv in their layout and
+    its references' scores; its manifest names no ``model`` (the item types are in
+    params.csv, the model asked for in ``calibration``).
     """
     manifest_path = pool_dir / "pool.json"
     if not manifest_path.is_file():
@@ -85,9 +92,13 @@ def record_calibration(
                 f"{len(unknown)} calibrated item(s) are not in {pool_dir / 'items.jsonl'} "
                 f"(e.g. {', '.join(unknown[:3])})"
             )
-    write_params(params, pool_dir / "params.csv")
+    if isinstance(params, PolytomousParams):
+        write_polytomous_params(params, pool_dir / "params.csv")
+        manifest.pop("model", None)
+    else:
+        write_params(params, pool_dir / "params.csv")
+        manifest["model"] = params.model.value
     write_jsonl_rows(reference, pool_dir / "reference.jsonl")
-    manifest["model"] = params.model.value
     manifest["calibration"] = provenance
     # Errors measured on an earlier calibration do not describe this one.
     manifest.pop("prediction_errors", None)

@@ -19,16 +19,18 @@ the cross-fit of a scored pool, ``cat.prediction.scored_cross_fit``, uses the sa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from cat.errors import CatError
 from cat.pools.graded_report import GradedCalibrationReport, graded_report
-from cat.pools.loading import check_output_folders
+from cat.pools.loading import check_output_folders, read_pool_questions
 from cat.pools.scored_data import collapsed_scores, refuse_skipped_scores, scored_data_notes
+from cat.pools.scored_pool import pool_item_types, read_pool_scores, record_scored_pool
 from irt.fit import FitProgress
 from irt.params_io import write_abilities
 from irt.polytomous import ItemType, PolytomousParams
@@ -40,6 +42,7 @@ from irt.polytomous_scoring import PolytomousScores, polytomous_scores
 from irt.polytomous_start import resolve_item_types
 from irt.readers import read_scored_responses
 from irt.scoring import Abilities, AbilityMethod
+from itempool import PredictionErrors, QuestionSet
 
 __all__ = [
     "AUTO_SE_MAX_PARAMETERS",
@@ -73,6 +76,8 @@ class GradedCalibrationOutcome:
     params: PolytomousParams
     abilities: PolytomousScores | None = None
     written: list[Path] = field(default_factory=list)
+    # The IRT design's cross-fitted errors stored in the pool (None without).
+    cross_fit: PredictionErrors | None = None
 
 
 def calibrate_scored(
@@ -90,10 +95,14 @@ def calibrate_scored(
     quad_points: int = 61,
     id_column: bool = True,
     standard_errors: str = "auto",
-    guessing: bool = False,
+    guessing: bool | None = None,
     collapse_scores: bool = False,
     item_types: Mapping[str, ItemType | str] | None = None,
     progress: FitProgress | None = None,
+    pool: Path | None = None,
+    cross_fit: int | None = None,
+    cross_fit_lengths: Sequence[int] = (100, 250),
+    cross_fit_progress: Callable[[str, float], None] | None = None,
 ) -> GradedCalibrationOutcome:
     """Fit ``model`` ("graded", "gpcm" or "sequential") to the scores in ``responses``
     (``irt.readers.read_scored_responses``' files) and write the item parameters to
@@ -101,7 +110,12 @@ def calibrate_scored(
     report to ``report``.
 
     Items with two categories are 2PL, or 3PL with ``guessing``; ``item_types`` (item
-    id -> type) overrides that for the items it names. ``priors``: True for
+    id -> type) overrides that for the items it names. ``pool`` (a pool folder) reads
+    the scores on its items' scales, gives its single-choice items the 3PL unless
+    ``guessing`` is False, and stores the calibration there
+    (``cat.pools.scored_pool``), with the IRT design's errors cross-fitted in
+    ``cross_fit`` folds at ``cross_fit_lengths`` items (none when None;
+    ``cross_fit_progress(what, fraction done)`` follows them). ``priors``: True for
     ``PolytomousPriors.weakly_informative``, False for none (plain marginal ML), or the
     priors to use. ``standard_errors``: one of ``SE_CHOICES`` ("auto": see
     ``AUTO_SE_MAX_PARAMETERS``). ``collapse_scores`` renumbers each item's observed
@@ -120,17 +134,30 @@ def calibrate_scored(
         raise CatError(
             f"unknown standard errors {standard_errors!r}; choose from {', '.join(SE_CHOICES)}"
         )
-    if out is None:
-        raise CatError("say where the parameters go: --out PARAMS.csv")
+    if out is None and pool is None:
+        raise CatError("say where the parameters go: --out PARAMS.csv and/or --pool DIR")
+    if pool is not None and collapse_scores:
+        raise CatError(
+            "--collapse-scores would move the pool's scores off the scale of its items "
+            "(max_score in items.jsonl): calibrate the pool on its own scores"
+        )
+    if cross_fit is not None and pool is None:
+        raise CatError("--cross-fit stores its errors in a pool: give --pool DIR")
+    if cross_fit is not None and cross_fit < 2:
+        raise CatError(f"--cross-fit needs at least 2 folds, got {cross_fit}")
     # Built before any work, so that it refuses a bad setting (tol, quadrature) first;
     # the item types, priors and standard errors follow from the data.
     calibrator = PolytomousCalibrator(
         n_quad=quad_points, tol=tol, max_iter=max_iter, standard_errors=None
     )
     check_output_folders(out, report, abilities)
-    data = _read(responses, id_column)
+    questions = read_pool_questions(pool) if pool is not None else None
+    data = _read(responses, id_column, questions)
     data, renumbered = collapsed_scores(data) if collapse_scores else (data, {})
-    calibrator.item_types = item_types_for(data, kind, guessing, item_types)
+    overrides: Mapping[str, ItemType | str] | None = item_types
+    if questions is not None:
+        overrides = {**pool_item_types(questions, data, kind, guessing), **(item_types or {})}
+    calibrator.item_types = item_types_for(data, kind, bool(guessing), overrides)
     calibrator.priors = _priors(priors, calibrator.item_types)
     if not calibrator.priors.identifying:
         refuse_skipped_scores(data, responses.name)
@@ -141,7 +168,8 @@ def calibrate_scored(
     fit = calibrator.fit(data)
     settings = {
         "standard_errors_requested": standard_errors,
-        "guessing": guessing,
+        # Without a choice: none off a pool, the 3PL for its single-choice items on one.
+        "guessing": "single-choice items" if guessing is None and pool else bool(guessing),
         "collapse_scores": collapse_scores,
         "scoring": method.value,
     }
@@ -156,19 +184,38 @@ def calibrate_scored(
         notes=notes,
         renumbered=renumbered,
     )
-    write_polytomous_params(fit.params_, out)
-    written = [out]
+    written = []
+    if out is not None:
+        write_polytomous_params(fit.params_, out)
+        written.append(out)
     scores = None
-    if abilities is not None:
+    if abilities is not None or pool is not None:
         _tell(progress, 0.95, f"scoring the subjects ({method.value})")
         scores = polytomous_scores(data, fit.params_, method.value)
+    if abilities is not None and scores is not None:
         write_abilities(_as_abilities(scores), abilities)
         written.append(abilities)
+    errors = None
+    if pool is not None and questions is not None and scores is not None:
+        stored = record_scored_pool(
+            pool,
+            questions,
+            data,
+            fit.params_,
+            scores,
+            _provenance(responses, data, fit, kind, seed, method),
+            cross_fit=cross_fit,
+            lengths=cross_fit_lengths,
+            seed=seed,
+            progress=cross_fit_progress,
+        )
+        errors = stored.errors
+        written.extend(stored.written)
     if report is not None:
         fit_report.write_json(report)
         written.append(report)
     _tell(progress, 1.0, f"{kind.value} model fitted")
-    return GradedCalibrationOutcome(fit_report, fit.params_, scores, written)
+    return GradedCalibrationOutcome(fit_report, fit.params_, scores, written, errors)
 
 
 def item_types_for(
@@ -207,9 +254,14 @@ def _scoring(scoring: AbilityMethod | str) -> AbilityMethod:
     return method
 
 
-def _read(path: Path, id_column: bool) -> PolytomousResponses:
-    """The scores in ``path``, if enough subjects answered."""
-    raw = read_scored_responses(path, id_column=id_column)
+def _read(path: Path, id_column: bool, questions: QuestionSet | None) -> PolytomousResponses:
+    """The scores in ``path`` (on the pool's scales when it has ``questions``), if
+    enough subjects answered."""
+    raw = (
+        read_pool_scores(path, questions, id_column)
+        if questions is not None
+        else read_scored_responses(path, id_column=id_column)
+    )
     answering = int(raw.observed.any(axis=1).sum())
     if answering < MIN_SUBJECTS:
         raise CatError(
@@ -217,6 +269,31 @@ def _read(path: Path, id_column: bool) -> PolytomousResponses:
             f"at least {MIN_SUBJECTS}"
         )
     return raw
+
+
+def _provenance(
+    source: Path,
+    data: PolytomousResponses,
+    fit: PolytomousCalibrator,
+    model: ItemType,
+    seed: int,
+    scoring: AbilityMethod,
+) -> dict[str, Any]:
+    """pool.json's ``calibration`` entry."""
+    kinds = [t.value for t in fit.params_.item_types]
+    return {
+        "method": "em",
+        "model": model.value,
+        "item_types": {k: kinds.count(k) for k in sorted(set(kinds))},
+        "priors": fit.priors_.describe(),
+        "seed": seed,
+        "n_subjects": data.n_subjects,
+        "n_items": data.n_items,
+        "loglik": fit.loglik_,
+        "converged": fit.converged_,
+        "scoring": scoring.value,
+        "source": source.name,
+    }
 
 
 def _priors(priors: bool | PolytomousPriors, types: Sequence[ItemType]) -> PolytomousPriors:

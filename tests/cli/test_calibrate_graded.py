@@ -26,6 +26,7 @@ from tests.cat.pools.test_graded_calibration import (
     truth,
     write_simulated,
 )
+from tests.cat.scored_pools import make_scored_pool
 
 runner = CliRunner()
 
@@ -95,8 +96,7 @@ def test_gpcm_with_guessing_map_scores_and_no_errors(scores: Path, tmp_path: Pat
         (["--groups", "g.csv"], "--groups does not apply to --model graded"),
         (["--dims", "2"], "--dims does not apply to --model graded"),
         (["--criterion", "kl"], "--criterion does not apply to --model graded"),
-        (["--cross-fit", "3"], "--cross-fit does not apply to --model graded"),
-        (["--pool", "."], "--pool is not yet available for graded models; write --out PARAMS.csv"),
+        (["--cross-fit", "3"], "--cross-fit stores its errors in a pool: give --pool DIR"),
         (["--scoring", "wle"], "--scoring wle is not available for graded models; use eap, map"),
     ],
 )
@@ -179,3 +179,55 @@ def test_science_needs_collapse_scores_and_fits_as_the_calibrator(
     assert fit["n_subjects"] == 392 and fit["renumbered_scores"]["Benefit"] == [1, 2, 3, 4]
     assert "note: scores renumbered on 4 of 4 items" in result.stdout
     assert "392 x 4" in result.stdout and "-1,608.869" in result.stdout
+
+
+def test_a_pool_is_calibrated_on_its_items_scales_and_assessed(tmp_path: Path) -> None:
+    pool = make_scored_pool(tmp_path / "pool", n_items=45, n_refs=24)
+    for stale in ("params.csv", "reference.jsonl"):
+        (pool / stale).unlink()
+    scores = tmp_path / "scores.jsonl"
+    args = ["calibrate", str(scores), "--model", "graded", "--pool", str(pool)]
+    result = runner.invoke(app, [*args, "--cross-fit", "3", "--cross-fit-lengths", "10,30"])
+    assert result.exit_code == 0, result.output
+    assert "cross-fit (3 folds, 30 items, 24 reference models)" in result.output
+    manifest = json.loads((pool / "pool.json").read_text())
+    assert "model" not in manifest  # the item types are in params.csv
+    assert manifest["calibration"]["model"] == "graded"
+    assert manifest["calibration"]["item_types"] == {"3PL": 15, "graded": 30}
+    errors = manifest["prediction_errors"]
+    assert errors["policy"] == "mfi+cb" and set(errors["errors"]) == {"10", "30"}
+    assert manifest["design_errors"]["irt"] == errors
+    assert set(errors["scenario_errors"]["30"]) == {"dosing", "triage"}
+    params = read_polytomous_params(pool / "params.csv")
+    items = [json.loads(line) for line in (pool / "items.jsonl").read_text().splitlines()]
+    assert [int(m) for m in params.max_scores] == [item.get("max_score", 1) for item in items]
+    references = [json.loads(line) for line in (pool / "reference.jsonl").read_text().splitlines()]
+    assert len(references) == 24 and all(0 <= r["accuracy"] <= 1 for r in references)
+    out = tmp_path / "result.json"
+    args = ["assess", "--pool", str(pool), "--model", "sim:0.5", "--length", "30"]
+    assessed = runner.invoke(app, [*args, "--out", str(out)])
+    assert assessed.exit_code == 0, assessed.output
+    interval = json.loads(out.read_text())["accuracy_interval"]
+    assert interval["method"].startswith("widened to the references' cross-fitted errors")
+    assert interval["length"] == 30 and interval["references"] == 24
+
+
+def test_a_score_above_the_pools_top_score_is_refused_with_its_line(tmp_path: Path) -> None:
+    pool = make_scored_pool(tmp_path / "pool", n_items=15, n_refs=12)
+    scores = tmp_path / "scores.jsonl"
+    lines = scores.read_text().splitlines()
+    row = json.loads(lines[3])
+    row["responses"]["q000"] = 4  # q000 scores 0..3 in items.jsonl
+    lines[3] = json.dumps(row)
+    scores.write_text("\n".join(lines) + "\n")
+    args = ["calibrate", str(scores), "--model", "graded", "--pool", str(pool)]
+    message = _one_line_error(runner.invoke(app, args))
+    assert message.startswith("error: scores.jsonl line 4")
+    assert "'q000'" in message and "0..3" in message
+
+
+def test_collapse_scores_is_refused_with_a_pool(tmp_path: Path) -> None:
+    pool = make_scored_pool(tmp_path / "pool", n_items=15, n_refs=12)
+    args = ["calibrate", str(tmp_path / "scores.jsonl"), "--model", "graded", "--pool", str(pool)]
+    message = _one_line_error(runner.invoke(app, [*args, "--collapse-scores"]))
+    assert message.startswith("error: --collapse-scores would move the pool's scores off")
