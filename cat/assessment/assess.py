@@ -175,6 +175,7 @@ def assess(
             version=pool.manifest.version,
             n_items=params.n_items,
             path=str(pool.dir),
+            scored=isinstance(params, PolytomousParams),
         ),
         settings=AssessmentSettings(
             **config.model_dump(),

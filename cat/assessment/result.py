@@ -148,6 +148,8 @@ class PoolReference(_Part):
     version: str | None
     n_items: int
     path: str
+    # Items scored 0..m: every accuracy is then the mean share of each item's top score.
+    scored: bool = False
 
 
 class AssessmentSettings(SessionConfig):

@@ -172,7 +172,9 @@ def _print(result: AssessmentResult) -> None:
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
     table.add_row("θ", f"{result.theta:+.3f}  (90%: {ci.low:+.3f} … {ci.high:+.3f})")
-    table.add_row("predicted accuracy", f"{acc.value:.3f}  (90%: {acc.low:.3f} … {acc.high:.3f})")
+    # On scored items the "accuracy" is the mean share of each item's top score.
+    what = "score" if result.pool.scored else "accuracy"
+    table.add_row(f"predicted {what}", f"{acc.value:.3f}  (90%: {acc.low:.3f} … {acc.high:.3f})")
     info = result.accuracy_interval
     if result.settings.design in (DesignName.BIFACTOR, DesignName.MIRT):
         table.add_row(
@@ -192,7 +194,7 @@ def _print(result: AssessmentResult) -> None:
             f"models, {info.folds} folds, {info.length} items)",
         )
     if result.truth is not None:
-        table.add_row("true accuracy", f"{result.truth.accuracy:.3f}")
+        table.add_row(f"true {what}", f"{result.truth.accuracy:.3f}")
     if result.rank is not None:
         table.add_row("rank", f"{result.rank.position} of {result.rank.of}")
         table.add_row("neighbours", _neighbours(result.rank, result.theta))
@@ -240,7 +242,7 @@ def _print(result: AssessmentResult) -> None:
         )
     if result.scenarios:
         scores = {} if profile is None else {f.factor: f for f in profile.factors}
-        per = Table(title="Predicted accuracy per scenario")
+        per = Table(title=f"Predicted {what} per scenario")
         columns = ["scenario", "items given", "predicted", "90% interval"]
         if scores:
             columns.append("factor score")

@@ -38,6 +38,8 @@ def test_assess_writes_a_result_and_a_report(pool_dir: Path, tmp_path: Path) -> 
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     assert data["n_items"] == 25 and len(data["items"]) == 25
+    assert data["pool"]["scored"] is True
+    assert "predicted score" in result.output and "predicted accuracy" not in result.output
     tops = {
         json.loads(line)["id"]: json.loads(line).get("max_score", 1)
         for line in (pool_dir / "items.jsonl").read_text().splitlines()
