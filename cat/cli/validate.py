@@ -18,7 +18,11 @@ from cat.cli.common import (
 )
 from cat.engine.registry import DEFAULT, CriterionName
 from cat.prediction.replay import RANDOM_RAW
-from cat.prediction.validation_report import ValidationReport, validate_responses
+from cat.prediction.validation_report import (
+    ValidationReport,
+    validate_responses,
+    validate_scored_responses,
+)
 from cat.prediction.verdicts import ValidationRow
 
 
@@ -50,8 +54,9 @@ def validate(
         "--model",
         help="IRT model. bifactor: the 3PL designs and, beside them, the bifactor design "
         "(a specific factor per --scenarios scenario), which the default may choose; "
-        "mirt: the same with a correlated factor per scenario. (graded, gpcm and "
-        "sequential are for cat calibrate only.)",
+        "mirt: the same with a correlated factor per scenario. graded, gpcm, "
+        "sequential: RESPONSES hold scores 0..m, each item with 3+ scores gets that model "
+        "(0/1 items the 2PL) and the default is the irt design of a scored pool.",
     ),
     criterion: CriterionName | None = typer.Option(
         None,
@@ -108,16 +113,34 @@ def validate(
     With --scenarios, a policy name ending in "+cb" (e.g. mfi+cb) keeps each test's mix
     of scenarios at the pool's shares.
     """
-    if model.graded:
-        # The replays, predictors and designs all work on 0/1 answers.
-        raise fail(
-            f"cat validate replays 0/1 answers; --model {model.value} is for scores 0..m "
-            "(cat calibrate only): use 1pl, 2pl, 3pl, 4pl, bifactor or mirt"
-        )
     check_writable(out)
     length_list = _int_list(lengths, "--lengths")
     policy_list = [p.strip() for p in policies.split(",") if p.strip()]
+    if model.graded and criterion is not None:
+        raise fail(f"--criterion is for --model bifactor or mirt, not {model.value}")
     with fraction_progress("validating") as progress:
+        if model.graded:
+            report = validate_scored_responses(
+                responses,
+                model=model.value,
+                lengths=length_list,
+                policies=policy_list,
+                holdout=holdout,
+                folds=folds,
+                leave_one_out=leave_one_out,
+                seed=seed,
+                id_column=id_column,
+                scenarios=scenarios,
+                scenario_column=scenario_column,
+                progress=progress,
+                repeats=repeats,
+                interval_folds=interval_folds,
+            )
+            out.write_text(
+                json.dumps(report.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8"
+            )
+            _print(report, out)
+            return
         report = validate_responses(
             responses,
             lengths=length_list,

@@ -33,6 +33,36 @@ class Predictions:
     scenario_truth: FloatArray | None = None
     scenario_half_width: FloatArray | None = None
 
+    @classmethod
+    def joined(cls, pieces: list[Predictions]) -> Predictions:
+        """One row from the held-out subjects of every split."""
+        first = pieces[0]
+
+        def cat(name: str, axis: int = -1) -> FloatArray | None:
+            """The pieces' optional field ``name`` joined along the subject ``axis``: the
+            last of (R, E) arrays, the first of (E, S) per-scenario ones."""
+            arrays = [getattr(p, name) for p in pieces]
+            if any(a is None for a in arrays):
+                return None
+            return np.concatenate(arrays, axis=axis)
+
+        return cls(
+            first.policy,
+            first.length,
+            first.predictor,
+            np.concatenate([p.subject for p in pieces]),
+            np.concatenate([p.predicted for p in pieces], axis=1),
+            np.concatenate([p.truth for p in pieces]),
+            np.concatenate([p.half_width for p in pieces], axis=1),
+            np.concatenate([p.low for p in pieces], axis=1),
+            np.concatenate([p.high for p in pieces], axis=1),
+            cat("theta_low"),
+            cat("theta_high"),
+            cat("scenario_predicted", axis=0),
+            cat("scenario_truth", axis=0),
+            cat("scenario_half_width", axis=0),
+        )
+
     def _covered(self, low: FloatArray, high: FloatArray) -> FloatArray:
         # A hair of slack: a bound equal to the truth up to rounding covers it.
         inside = (low - 1e-12 <= self.truth) & (self.truth <= high + 1e-12)

@@ -140,10 +140,12 @@ def scored_cross_fit_errors(
     scenario: tuple[int, ...] | None = None,
     scenario_names: tuple[str, ...] | None = None,
     progress: Callable[[str, float], None] | None = None,
+    policy: str | None = None,
 ) -> PredictionErrors:
     """Replay every subject with the pool fitted on the other folds (MFI, balanced by
-    ``scenario`` when given, ML θ: what ``cat assess`` runs) and return the signed errors
-    of its predicted score per length, and per scenario with ``scenario_names``."""
+    ``scenario`` when given, ML θ: what ``cat assess`` runs; or ``policy``) and return
+    the signed errors of its predicted score per length, and per scenario with
+    ``scenario_names``."""
     if responses.n_subjects < 2 * folds:
         raise CatError(
             f"--cross-fit {folds} needs at least {2 * folds} subjects, "
@@ -157,7 +159,7 @@ def scored_cross_fit_errors(
     signed: dict[int, list[FloatArray]] = {length: [] for length in lengths}
     by_scenario: dict[int, list[FloatArray]] = {length: [] for length in lengths}
     parts = splits(responses.n_subjects, None, False, rng, folds)
-    policy = default_selection(scenario)
+    policy = policy or default_selection(scenario)
     for n, (train_rows, test_rows) in enumerate(parts):
         if progress is not None:
             progress(f"calibrating split {n + 1} of {len(parts)}", n / len(parts))

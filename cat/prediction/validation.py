@@ -294,7 +294,7 @@ def validate(
                 responses.subset(subjects=test_rows), length, outer_rng, repeats
             )
             keep((RANDOM_RAW, length, RAW), test_rows, acc, raw_half)
-    out = [_joined(pieces) for pieces in collected.values()]
+    out = [Predictions.joined(pieces) for pieces in collected.values()]
     if progress is not None:
         progress("done", 1.0)
     return out
@@ -303,33 +303,3 @@ def validate(
 def _per_subject(predicted: dict[Key, FloatArray], keys: list[Key]) -> FloatArray:
     """(R, E): subject k's predictions (every repeat) from ``keys[k]``'s row."""
     return np.stack([predicted[key][:, k] for k, key in enumerate(keys)], axis=1)
-
-
-def _joined(pieces: list[Predictions]) -> Predictions:
-    """One row from the held-out subjects of every split."""
-    first = pieces[0]
-
-    def cat(name: str, axis: int = -1) -> FloatArray | None:
-        """The pieces' optional field ``name`` joined along the subject ``axis``: the last
-        of (R, E) arrays, the first of (E, S) per-scenario ones."""
-        arrays = [getattr(p, name) for p in pieces]
-        if any(a is None for a in arrays):
-            return None
-        return np.concatenate(arrays, axis=axis)
-
-    return Predictions(
-        first.policy,
-        first.length,
-        first.predictor,
-        np.concatenate([p.subject for p in pieces]),
-        np.concatenate([p.predicted for p in pieces], axis=1),
-        np.concatenate([p.truth for p in pieces]),
-        np.concatenate([p.half_width for p in pieces], axis=1),
-        np.concatenate([p.low for p in pieces], axis=1),
-        np.concatenate([p.high for p in pieces], axis=1),
-        cat("theta_low"),
-        cat("theta_high"),
-        cat("scenario_predicted", axis=0),
-        cat("scenario_truth", axis=0),
-        cat("scenario_half_width", axis=0),
-    )

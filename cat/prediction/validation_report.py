@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import (
@@ -54,6 +54,19 @@ INTERVAL = (
     "theta's SE and the unseen answers' chance; "
     "random-raw: its binomial sampling interval"
 )
+#: The same for scores 0..m (cat.prediction.scored_validation).
+SCORED_INTERVAL = (
+    "90%: prediction ± the split-conformal half-width of training subjects' errors only, "
+    "cross-fitted (in K folds of each split's training subjects) at the same policy and "
+    "length; default: the theta-only interval widened to that half-width, as cat assess "
+    "widens it; random-raw: its sampling interval"
+)
+SCORED_PREDICTORS = (
+    "plug-in: the scores given + the expected share of each other item's top score at "
+    "the ML theta, less the drift the training subjects show; default: what cat assess "
+    "runs on a scored pool (the irt design: selection per default_policy, ML theta, the "
+    "plug-in); the truth is the mean share of the top score over every item answered"
+)
 PREDICTORS = (
     "plug-in: answers given + IRT-expected score on the rest, less the "
     "drift the training subjects show at their ML abilities; ridge: answers given + "
@@ -79,7 +92,9 @@ class ValidationSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     responses: str | None = Field(description="The response file, or None for data in memory.")
-    model: ModelKind
+    model: ModelKind | Literal["graded", "gpcm", "sequential"] = Field(
+        description="The IRT model; graded, gpcm or sequential for scores 0..m."
+    )
     policies: list[str] = Field(description='As asked; "random" is run whether named or not.')
     # None in files written before these settings existed.
     default_policy: str | None = Field(
@@ -284,3 +299,87 @@ def _subjects(predictions: list[Predictions], ids: tuple[str, ...]) -> list[Subj
                 p.predicted[:, k].mean()
             )
     return [rows[r] for r in sorted(rows)]
+
+
+def validate_scored_responses(
+    responses: str | Path,
+    *,
+    model: str = "graded",
+    lengths: Sequence[int] = (30, 100, 250),
+    policies: Sequence[str] = (DEFAULT,),
+    holdout: float = 0.3,
+    leave_one_out: bool = False,
+    folds: int | None = None,
+    seed: int = 0,
+    id_column: bool = True,
+    scenarios: str | Path | None = None,
+    scenario_column: str = "scenario",
+    progress: Progress | None = None,
+    repeats: int = 5,
+    interval_folds: int = 5,
+) -> ValidationReport:
+    """``validate_responses`` on scores 0..m (``irt.readers.read_scored_responses``):
+    every item with 3+ scores is fitted by ``model`` ("graded", "gpcm" or
+    "sequential"), a 0/1 item by the 2PL, and the held-out subjects are replayed as
+    ``cat.prediction.scored_validation`` describes. The report has the same keys."""
+    from cat.pools.graded_calibration import GRADED_MODELS, item_types_for
+    from cat.prediction.scored_validation import validate_scored
+    from irt.polytomous import ItemType
+    from irt.readers import read_scored_responses
+
+    if seed < 0:
+        raise CatError(f"the seed must be a non-negative whole number, got {seed}")
+    if model not in GRADED_MODELS:
+        raise CatError(f"unknown graded model {model!r}; choose from {', '.join(GRADED_MODELS)}")
+    try:
+        data = read_scored_responses(responses, id_column=id_column)
+    except IRTError as exc:
+        raise CatError(str(exc)) from exc
+    types = dict(zip(data.item_ids, item_types_for(data, ItemType(model), False), strict=True))
+    item_scenarios = (
+        None
+        if scenarios is None
+        else read_item_scenarios(scenarios, data.item_ids, scenario_column)
+    )
+    codes = None if item_scenarios is None else item_scenarios.codes
+    predictions = validate_scored(
+        data,
+        types,
+        list(policies),
+        list(lengths),
+        np.random.default_rng(seed),
+        holdout=None if leave_one_out or folds else holdout,
+        leave_one_out=leave_one_out,
+        folds=folds,
+        scenario=codes,
+        repeats=repeats,
+        interval_folds=interval_folds,
+        progress=progress,
+    )
+    settings = ValidationSettings(
+        responses=str(responses),
+        model=model,  # one of GRADED_MODELS, checked above
+        policies=list(policies),
+        default_policy=default_selection(codes),
+        repeats=repeats,
+        interval_folds=interval_folds,
+        lengths=list(lengths),
+        holdout=None if leave_one_out or folds else holdout,
+        leave_one_out=leave_one_out,
+        seed=seed,
+        scenarios=None if item_scenarios is None else list(item_scenarios.names),
+        estimator="mle",
+        interval=SCORED_INTERVAL,
+        predictors=SCORED_PREDICTORS,
+        n_subjects=data.n_subjects,
+        n_items=data.n_items,
+        package_version=package_version(),
+    )
+    rows = [ValidationRow.model_validate(p.metrics()) for p in predictions]
+    return ValidationReport(
+        results=rows,
+        verdicts=verdicts(rows),
+        settings=settings,
+        subjects=_subjects(predictions, data.subject_ids),
+        created=utc_now(),
+    )

@@ -147,11 +147,19 @@ def test_bad_input_fails_in_one_line(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_validate_refuses_the_graded_models(scores: Path, tmp_path: Path) -> None:
-    args = ["validate", str(scores), "--model", "gpcm", "--out", str(tmp_path / "v.json")]
-    line = _one_line_error(runner.invoke(app, args))
-    assert "cat validate replays 0/1 answers; --model gpcm is for scores 0..m" in line
-    assert not (tmp_path / "v.json").exists()
+def test_validate_replays_scores_with_the_graded_models(scores: Path, tmp_path: Path) -> None:
+    out = tmp_path / "v.json"
+    args = ["validate", str(scores), "--model", "gpcm", "--lengths", "10", "--out", str(out)]
+    result = runner.invoke(app, [*args, "--repeats", "2", "--interval-folds", "3"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["settings"]["model"] == "gpcm"
+    policies = {(r["policy"], r["predictor"]) for r in report["results"]}
+    assert policies == {("default", "chosen"), ("random", "plug-in"), ("random-raw", "raw")}
+    assert "10 items: default τ" in result.output
+    refused = ["validate", str(scores), "--model", "gpcm", "--criterion", "kl", "--out", "x"]
+    line = _one_line_error(runner.invoke(app, refused))
+    assert line == "error: --criterion is for --model bifactor or mirt, not gpcm"
 
 
 def test_science_needs_collapse_scores_and_fits_as_the_calibrator(
