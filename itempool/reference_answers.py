@@ -16,9 +16,7 @@ from itempool.errors import PoolFormatError
 REFERENCE_ANSWERS = "reference_answers.csv.gz"
 
 
-def write_reference_answers(
-    matrix: ResponseMatrix | PolytomousResponses, pool_dir: Path
-) -> Path:
+def write_reference_answers(matrix: ResponseMatrix | PolytomousResponses, pool_dir: Path) -> Path:
     """Store ``matrix`` (0/1 answers, or a scored pool's scores) in ``pool_dir``;
     returns the file written."""
     path = pool_dir / REFERENCE_ANSWERS
