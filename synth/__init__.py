@@ -1,5 +1,6 @@
 """LLM response synthesis: generation → debate → reflection over OpenAI-compatible
-endpoints, answer grading, and a crash-proof run store (DESIGN.md, issue 4).
+endpoints, answer grading (choice and open items, scores 0..max_score, an optional LLM
+judge), and a crash-proof run store (DESIGN.md, issues 4 and 15).
 
 Names are imported on first use, so that ``import synth.errors`` (which every ``cat``
 command does) does not load the ``openai`` client.
@@ -32,13 +33,24 @@ _WHERE = {
     "RunProgress": "synth.runner",
     "RunSettings": "synth.runner",
     "SynthRunner": "synth.runner",
-    "ParticipantSummary": "synth.job",
-    "ReflectionFlips": "synth.job",
-    "StoreTotals": "synth.job",
-    "SynthesisReport": "synth.job",
+    "JudgeAgreement": "synth.report",
+    "JudgeSummary": "synth.report",
+    "ParticipantSummary": "synth.report",
+    "ReflectionFlips": "synth.report",
+    "StoreTotals": "synth.report",
+    "SynthesisReport": "synth.report",
     "run_synthesis": "synth.job",
+    "Judgement": "synth.store",
     "Result": "synth.store",
     "RunStore": "synth.store",
+    "ItemScore": "synth.scoring",
+    "score_reply": "synth.scoring",
+    "Judge": "synth.judge",
+    "JudgeScore": "synth.judge",
+    "judge_messages": "synth.judge",
+    "parse_judge_score": "synth.judge",
+    "Agreement": "synth.agreement",
+    "agreement": "synth.agreement",
 }
 
 __all__ = ["SynthError", *sorted(_WHERE)]

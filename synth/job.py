@@ -6,11 +6,12 @@
         store="run.db", out="responses.jsonl",
     )
 
-Everything is checked before the first paid call (the pool, the agents, the options, the
-API keys, that every endpoint answers, that the outputs can be written); then every
-participant answers every item through the run store, so a rerun after a crash makes
-only the missing calls, and the graded answers are written as the response matrix (and
-the chosen options beside it, for ``cat pool fit --choices``).
+Everything is checked before the first paid call (the pool, the agents, the judge, the
+options, the API keys, that every endpoint answers, that the outputs can be written);
+then every participant answers every item through the run store, so a rerun after a
+crash makes only the missing calls; a judge, if given, scores the open answers; and the
+graded answers are written as the response matrix (and the chosen options beside it,
+for ``cat pool fit --choices``).
 """
 
 from __future__ import annotations
@@ -23,91 +24,41 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from itempool import PoolFormatError, QuestionSet, read_questions
+from itempool import ItemType, PoolFormatError, QuestionSet, read_questions
 from synth.backend import DEFAULT_KEY_ENV, OpenAIBackend, RetryPolicy, api_key, check_reachable
 from synth.errors import SynthError
-from synth.export import choices_file, summarize_results, write_choices, write_responses
+from synth.export import choices_file, write_text_atomic
+from synth.judge import JUDGE_PROMPT_VERSION, Judge
 from synth.participants import KINDS, Agent, Participant, make_participants, parse_agents
 from synth.pricing import Prices
 from synth.prompts import PROMPT_VERSION, Style
+from synth.report import (
+    JudgeAgreement,
+    JudgeSummary,
+    ParticipantSummary,
+    ReflectionFlips,
+    StoreTotals,
+    SynthesisReport,
+)
 from synth.runner import RunProgress, RunSettings, SynthRunner
+from synth.scoring import check_open_item
 from synth.store import RunStore
+from synth.summary import OPEN_GRADINGS, export_run
+
+__all__ = [
+    "OPEN_GRADINGS",
+    "JudgeAgreement",
+    "JudgeSummary",
+    "OnProgress",
+    "ParticipantSummary",
+    "ReflectionFlips",
+    "StoreTotals",
+    "SynthesisReport",
+    "run_synthesis",
+]
 
 #: Called as the run advances (often: throttle any drawing).
 OnProgress = Callable[[RunProgress], None]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ParticipantSummary(_Model):
-    """One participant's graded answers in the store; ``accuracy`` is None without any."""
-
-    name: str
-    answered: int
-    accuracy: float | None
-    unparsed: int
-    failed: int
-
-
-class ReflectionFlips(_Model):
-    """How reflection changed the pairs' first answers."""
-
-    right_to_wrong: int
-    wrong_to_right: int
-    pairs_graded: int
-
-
-class StoreTotals(_Model):
-    """Everything the run store holds, this run and earlier ones."""
-
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    cost: float
-    failed_calls: int
-
-    @property
-    def tokens(self) -> int:
-        """Prompt and completion tokens together."""
-        return self.prompt_tokens + self.completion_tokens
-
-
-class SynthesisReport(_Model):
-    """What one run did and wrote.
-
-    ``n_answers`` is participants × items. Of those, ``stored_answers`` were already
-    graded in the store; the rest took ``new_calls`` (paid now: ``tokens`` and ``cost``)
-    and stage calls the store answered (``stored_calls``, see ``RunProgress``), and
-    ``failed_calls`` spent their retry budget (the answer stays missing; a rerun tries
-    again). ``store_totals`` covers this run and every earlier one."""
-
-    pool: str
-    language: str
-    n_items: int
-    n_answers: int
-    participants: list[ParticipantSummary]
-    reflection: ReflectionFlips
-    new_calls: int
-    stored_calls: int
-    stored_answers: int
-    failed_calls: int
-    tokens: int
-    cost: float
-    seconds: float
-    store_totals: StoreTotals
-    responses: Path
-    choices: Path
-    store: Path
-    n_written: int
-
-    @property
-    def all_from_store(self) -> bool:
-        """True when nothing was asked: every answer came from the store."""
-        return self.new_calls == 0 and self.failed_calls == 0
 
 
 def run_synthesis(
@@ -124,6 +75,10 @@ def run_synthesis(
     seed: int = 0,
     concurrency: int = 8,
     order_threshold: float = 0.8,
+    judge_model: str | None = None,
+    open_grading: str = "metric",
+    binary: bool = False,
+    report: str | Path | None = None,
     prices: str | Path | None = None,
     api_key_env: str = DEFAULT_KEY_ENV,
     timeout: float = 60.0,
@@ -141,14 +96,25 @@ def run_synthesis(
     ``seed + k``; ``temperature`` and ``seed`` are sent with every request, and the
     settings are recorded in the store. Prices per million tokens come from the JSON
     file ``prices``; API keys from the environment variable ``api_key_env`` (a local
-    endpoint may go without). Raises ``SynthError`` before any call on bad input."""
+    endpoint may go without).
+
+    Scores: every answer gets points 0..max_score (``synth.scoring``). ``judge_model``
+    ("MODEL" on ``base_url``, or "MODEL@URL") has an LLM judge score the open answers
+    too; ``open_grading`` ("metric" or "judge") picks which of the two becomes an open
+    item's points (the other is kept in the store and compared in the report). The
+    matrix holds the points when any item scores above 1, else 0/1; ``binary`` writes
+    the 0/1 reading anyway. ``report`` (a path) also gets the report as JSON.
+
+    Raises ``SynthError`` before any call on bad input."""
     store_path, out_path = Path(store), Path(out)
+    report_path = None if report is None else Path(report)
     choices_path = choices_file(out_path)
-    _check_settings(limit, order_threshold, timeout)
-    _check_writable(out_path, choices_path, store_path)
-    questions = _questions(Path(pool_dir), limit)
+    _check_settings(limit, order_threshold, timeout, open_grading, judge_model)
+    _check_writable(out_path, choices_path, store_path, *([report_path] if report_path else []))
+    full, questions = _questions(Path(pool_dir), limit)
     agent_list = parse_agents(agents, base_url)
     who = make_participants(agent_list, participants, styles)
+    judge, notes = _judge(judge_model, base_url, questions)
     price_table = Prices.read(Path(prices)) if prices is not None else None
     retry = RetryPolicy(max_attempts=max_attempts)
     settings = RunSettings(
@@ -157,7 +123,7 @@ def run_synthesis(
         concurrency=concurrency,
         order_threshold=order_threshold,
     )
-    urls = sorted({a.base_url for a in agent_list})
+    urls = sorted({a.base_url for a in agent_list} | ({judge.base_url} if judge else set()))
     for url in urls:
         api_key(url, api_key_env)  # a missing key fails here, before any call
         check_reachable(url)
@@ -170,47 +136,62 @@ def run_synthesis(
 
     t0 = time.perf_counter()
     with RunStore(store_path) as run_store:
-        run_store.set_meta("run", _run_meta(questions, agent_list, who, settings))
-        counts = _run(questions, who, run_store, backends, settings, price_table, progress)
-        results = run_store.results()
+        meta = _run_meta(questions, agent_list, who, settings, judge, open_grading, binary)
+        run_store.set_meta("run", meta)
+        counts = _run(questions, who, run_store, backends, settings, price_table, progress, judge)
+        exported = export_run(
+            run_store,
+            full,
+            questions,
+            [p.name for p in who],
+            out_path,
+            judge=judge,
+            judge_counts=counts.judge,
+            open_grading=open_grading if judge is not None else "metric",
+            binary=binary,
+        )
         totals = run_store.totals()
-    names = [p.name for p in who]
-    item_ids = [item.id for item in questions.items]
-    n_written = write_responses(results, names, item_ids, out_path)
-    write_choices(results, names, item_ids, choices_path)
-    summary = summarize_results(results, names)
-    return SynthesisReport(
+    notes += exported.notes
+    result = SynthesisReport(
         pool=questions.name,
         language=questions.language,
-        n_items=len(item_ids),
-        n_answers=len(names) * len(item_ids),
-        participants=[
-            ParticipantSummary(
-                name=name,
-                answered=row["answered"],
-                accuracy=row["accuracy"],
-                unparsed=row["unparsed"],
-                failed=row["failed"],
-            )
-            for name, row in summary["participants"].items()
-        ],
-        reflection=ReflectionFlips(**summary["reflection"]),
+        n_items=len(questions.items),
+        n_open_items=sum(item.type is ItemType.OPEN for item in questions.items),
+        max_score=max((item.max_score for item in questions.items), default=1),
+        n_answers=len(who) * len(questions.items),
+        participants=exported.participants,
+        reflection=exported.reflection,
         new_calls=counts.new_calls,
         stored_calls=counts.stored_calls,
         stored_answers=counts.stored_answers,
+        regraded_answers=counts.regraded,
         failed_calls=counts.failed_calls,
         tokens=counts.tokens,
         cost=counts.cost,
         seconds=time.perf_counter() - t0,
         store_totals=StoreTotals(**totals),
+        scores=exported.scores,
+        open_grading=exported.open_grading,
+        judge=exported.judge,
+        notes=notes,
         responses=out_path,
         choices=choices_path,
         store=store_path,
-        n_written=n_written,
+        report=report_path,
+        n_written=exported.n_written,
     )
+    if report_path is not None:
+        write_text_atomic(report_path, result.model_dump_json(indent=2) + "\n")
+    return result
 
 
-def _check_settings(limit: int | None, order_threshold: float, timeout: float) -> None:
+def _check_settings(
+    limit: int | None,
+    order_threshold: float,
+    timeout: float,
+    open_grading: str,
+    judge_model: str | None,
+) -> None:
     # The rest (concurrency, temperature, attempts) is checked by the classes that hold it.
     if limit is not None and limit < 1:
         raise SynthError(f"limit must be at least 1, got {limit}")
@@ -218,6 +199,10 @@ def _check_settings(limit: int | None, order_threshold: float, timeout: float) -
         raise SynthError(f"the order threshold is a Kendall tau in [-1, 1], got {order_threshold}")
     if timeout <= 0:
         raise SynthError(f"timeout must be positive, got {timeout}")
+    if open_grading not in OPEN_GRADINGS:
+        raise SynthError(f"open grading is one of {', '.join(OPEN_GRADINGS)}, got {open_grading!r}")
+    if open_grading == "judge" and not judge_model:
+        raise SynthError("open grading by the judge needs a judge model (--judge-model)")
 
 
 def _check_writable(*paths: Path) -> None:
@@ -227,20 +212,49 @@ def _check_writable(*paths: Path) -> None:
             raise SynthError(f"cannot write {path}: folder {path.parent} does not exist")
 
 
-def _questions(pool_dir: Path, limit: int | None) -> QuestionSet:
+def _questions(pool_dir: Path, limit: int | None) -> tuple[QuestionSet, QuestionSet]:
+    """The whole pool and the items to ask (its first ``limit``)."""
     try:
         questions = read_questions(pool_dir)
     except PoolFormatError as exc:
         raise SynthError(str(exc)) from exc
-    if limit is None:
-        return questions
-    return QuestionSet(
-        name=questions.name, language=questions.language, items=questions.items[:limit]
-    )
+    asked = questions
+    if limit is not None:
+        asked = QuestionSet(
+            name=questions.name, language=questions.language, items=questions.items[:limit]
+        )
+    for item in asked.items:
+        check_open_item(item, asked.language)
+    return questions, asked
+
+
+def _judge(
+    spec: str | None, base_url: str | None, questions: QuestionSet
+) -> tuple[Judge | None, list[str]]:
+    """The judge named by ``spec`` ("MODEL" or "MODEL@URL"), or None with a note when
+    no item asked is open (a judge is then harmless, not an error)."""
+    if not spec:
+        return None, []
+    if "," in spec:
+        raise SynthError(f"give one judge model, got {spec!r}")
+    (agent,) = parse_agents(spec, base_url)
+    if not any(item.type is ItemType.OPEN for item in questions.items):
+        n = len(questions.items)
+        return None, [
+            f"judge {agent.model} asked nothing: none of the {n} items asked is open "
+            "(points come from the reference grading)"
+        ]
+    return Judge(agent.model, agent.base_url), []
 
 
 def _run_meta(
-    questions: QuestionSet, agents: list[Agent], who: list[Participant], settings: RunSettings
+    questions: QuestionSet,
+    agents: list[Agent],
+    who: list[Participant],
+    settings: RunSettings,
+    judge: Judge | None,
+    open_grading: str,
+    binary: bool,
 ) -> dict[str, Any]:
     return {
         "pool": questions.name,
@@ -251,6 +265,10 @@ def _run_meta(
         "temperature": settings.temperature,
         "seed": settings.seed,
         "order_threshold": settings.order_threshold,
+        "judge_model": None if judge is None else judge.model,
+        "judge_prompt_version": None if judge is None else JUDGE_PROMPT_VERSION,
+        "open_grading": open_grading if judge is not None else "metric",
+        "binary": binary,
         "package_version": _package_version(),
         "updated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
@@ -272,12 +290,15 @@ def _run(
     settings: RunSettings,
     prices: Prices | None,
     progress: OnProgress | None,
+    judge: Judge | None,
 ) -> RunProgress:
     async def main() -> RunProgress:
         # The clients are made inside the event loop that uses them, and closed there.
         backends = make_backends()
         try:
-            runner = SynthRunner(questions, who, store, backends, settings, prices, progress)
+            runner = SynthRunner(
+                questions, who, store, backends, settings, prices, progress, judge=judge
+            )
             return await runner.run()
         finally:
             for backend in backends.values():

@@ -8,6 +8,11 @@ Roles (DESIGN.md): a single participant answers once. In an ordered pair LLM1 an
 (generation), LLM2 reviews that answer and gives its own (debate), and LLM1 gives the
 final answer in the light of the review (reflection). A style of "direct" asks for the
 answer alone, "cot" for reasoning first (as the CliMedBench authors compared).
+
+An open item (issue 15) has no options: it is answered in free text, and an item with a
+numeric answer asks for a last line "Final answer: <number>" ("最终答案：<数值>"), which
+``synth.numeric_answer`` reads. In a pair the partner's free-text answer is shown as text,
+exactly as a choice answer is.
 """
 
 from __future__ import annotations
@@ -17,7 +22,10 @@ from enum import StrEnum
 from itempool import ItemType, PoolItem
 from synth.errors import SynthError
 
-PROMPT_VERSION = "1"
+#: 1: the choice prompts. 2: open items' prompts added; every choice prompt is still
+#: byte for byte that of 1 (tests pin it), so a store written under 1 resumes without
+#: asking anything again.
+PROMPT_VERSION = "2"
 
 #: A chat message as sent: (role, content).
 Message = tuple[str, str]
@@ -43,6 +51,7 @@ _FORMAT = {
         "'Answer: XY...', listing the letters of every correct option.",
         ItemType.ORDER: "Put the options in the right order. End your reply with a line "
         "'Answer: XYZ...', giving every option's letter once, in order.",
+        ItemType.OPEN: "Answer in your own words.",
     },
     "zh": {
         ItemType.SINGLE: "只选一个选项。回答最后一行写“答案：X”，X为选项字母。",
@@ -50,7 +59,14 @@ _FORMAT = {
         "回答最后一行写“答案：XY…”，列出所有正确选项的字母。",
         ItemType.ORDER: "请将选项排成正确的顺序。"
         "回答最后一行写“答案：XYZ…”，按顺序给出每个选项的字母各一次。",
+        ItemType.OPEN: "请用文字作答。",
     },
+}
+
+# Added after the open item's format when it has a numeric answer.
+_NUMERIC = {
+    "en": "End your reply with a line 'Final answer: <number>'.",
+    "zh": "回答最后一行写“最终答案：<数值>”。",
 }
 
 _STYLE = {
@@ -94,14 +110,19 @@ def _language(language: str) -> str:
 
 
 def question_block(item: PoolItem, language: str) -> str:
-    """The question and its lettered options."""
+    """The question and its lettered options (an open item has none)."""
     text = _TEXT[_language(language)]
+    if item.type is ItemType.OPEN:
+        return f"{text['question']}\n{item.question}"
     options = "\n".join(f"{letter}. {body}" for letter, body in item.options.items())
     return f"{text['question']}\n{item.question}\n\n{text['options']}\n{options}"
 
 
 def _instructions(item: PoolItem, language: str, style: Style) -> str:
-    return f"{_STYLE[language][style]}\n{_FORMAT[language][item.type]}"
+    form = _FORMAT[language][item.type]
+    if item.type is ItemType.OPEN and item.numeric_answer is not None:
+        form = f"{form}\n{_NUMERIC[language]}"
+    return f"{_STYLE[language][style]}\n{form}"
 
 
 def generation(item: PoolItem, language: str, style: Style) -> tuple[Message, ...]:

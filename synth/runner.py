@@ -6,6 +6,11 @@ store; an identical call already in flight is awaited rather than sent again (a 
 generation is the same request as its first agent's single answer, so they share it).
 A call that spends its retry budget is recorded as failed and the job's result too;
 rerunning the same command tries exactly those again and nothing else.
+
+Before asking, results that lack the current grading (a store migrated from schema 1, or
+an item whose ``max_score`` changed) are graded again from their stored final replies,
+without any call. After answering, a ``judge`` scores the open answers
+(``synth.judging``).
 """
 
 from __future__ import annotations
@@ -16,13 +21,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from itempool import PoolItem, QuestionSet
+from itempool import ItemType, PoolItem, QuestionSet
 from synth import prompts
 from synth.backend import ChatBackend, ChatReply, ChatRequest
 from synth.errors import SynthError
-from synth.grading import grade
+from synth.judge import JUDGE_PROMPT_VERSION, Judge
+from synth.judging import JudgeCounts, JudgePhase
 from synth.participants import Participant
 from synth.pricing import Prices
+from synth.regrade import graded_result, regrade_stored
+from synth.scoring import ItemScore, score_reply
 from synth.store import Result, RunStore
 
 
@@ -34,16 +42,20 @@ class RunProgress:
     which need no call at all. ``stored_calls`` counts the stage calls of the other answers
     that the store answered: made by an earlier run cut short before the answer was graded,
     or earlier in this run by a participant that shares the call (a pair's generation is
-    its first agent's single answer)."""
+    its first agent's single answer). ``regraded`` counts the stored answers graded again
+    from their stored replies (see the module docstring). ``judge`` holds the judge's
+    counts when there is one."""
 
     total: int
     done: int = 0
     new_calls: int = 0
     stored_calls: int = 0
     stored_answers: int = 0
+    regraded: int = 0
     failed_calls: int = 0
     tokens: int = 0
     cost: float = 0.0
+    judge: JudgeCounts | None = None
     started: float = field(default_factory=time.perf_counter)
 
     @property
@@ -85,10 +97,13 @@ class SynthRunner:
         settings: RunSettings = RunSettings(),
         prices: Prices | None = None,
         on_progress: Callable[[RunProgress], None] | None = None,
+        judge: Judge | None = None,
     ) -> None:
         missing = {p.first.base_url for p in participants} | {
             p.second.base_url for p in participants if p.second is not None
         }
+        if judge is not None:
+            missing.add(judge.base_url)
         missing -= set(backends)
         if missing:
             raise SynthError(f"no backend for {', '.join(sorted(missing))}")
@@ -96,6 +111,7 @@ class SynthRunner:
         self.backends, self.settings = backends, settings
         self.prices = prices or Prices({})
         self.on_progress = on_progress
+        self.judge = judge
         self._in_flight: dict[str, asyncio.Future[ChatReply]] = {}
         self._error: Exception | None = None
         self.progress = RunProgress(
@@ -103,8 +119,11 @@ class SynthRunner:
         )
 
     async def run(self) -> RunProgress:
-        """Answer every job not yet in the store; returns the final counts."""
-        done = {(r.participant, r.item_id) for r in self.store.results() if r.status != "failed"}
+        """Answer every job not yet in the store, then judge the open answers if there is
+        a judge; returns the final counts."""
+        names = [p.name for p in self.participants]
+        done, regraded = regrade_stored(self.store, self.pool.items, names, self._score)
+        self.progress.regraded += regraded
         queue: asyncio.Queue[tuple[Participant, PoolItem]] = asyncio.Queue()
         for participant in self.participants:
             for item in self.pool.items:
@@ -125,7 +144,33 @@ class SynthRunner:
             await asyncio.gather(*workers, return_exceptions=True)
         if self._error is not None:
             raise self._error
+        if self.judge is not None:
+            s = self.settings
+            phase = JudgePhase(
+                self.judge,
+                self.pool,
+                self.store,
+                [p.name for p in self.participants],
+                temperature=s.temperature,
+                seed=s.seed,
+                max_tokens=s.max_tokens,
+                concurrency=s.concurrency,
+            )
+            self.progress.judge = await phase.run(self._judge_call, self._grow)
         return self.progress
+
+    def _score(self, text: str, item: PoolItem) -> ItemScore:
+        return score_reply(text, item, self.settings.order_threshold, language=self.pool.language)
+
+    async def _judge_call(self, request: ChatRequest, base_url: str) -> ChatReply | None:
+        try:
+            return await self._call(request, base_url, f"judge-{JUDGE_PROMPT_VERSION}")
+        except _CallFailedError:
+            return None
+
+    def _grow(self, n: int) -> None:
+        self.progress.total += n
+        self._advance(0)
 
     async def _worker(self, queue: asyncio.Queue[tuple[Participant, PoolItem]]) -> None:
         while True:
@@ -173,17 +218,10 @@ class SynthRunner:
             result = Result(participant.name, item.id, "failed", None, 0.0, False, stages)
             self.store.put_result(result, prompts.PROMPT_VERSION)
             return
-        verdict = grade(final, item, self.settings.order_threshold)
-        result = Result(
-            participant.name,
-            item.id,
-            verdict.status.value,
-            verdict.answer,
-            verdict.score,
-            verdict.correct,
-            stages,
+        verdict = self._score(final, item)
+        self.store.put_result(
+            graded_result(participant.name, item, verdict, stages, final), prompts.PROMPT_VERSION
         )
-        self.store.put_result(result, prompts.PROMPT_VERSION)
 
     async def _stage(
         self,
@@ -201,19 +239,24 @@ class SynthRunner:
         except _CallFailedError:
             stages.append({"role": role, "model": model, "key": request.key, "failed": True})
             raise
-        parsed = grade(reply.text, item, s.order_threshold)
-        stages.append(
-            {
-                "role": role,
-                "model": model,
-                "key": request.key,
-                "answer": parsed.answer,
-                "correct": parsed.correct,
-            }
-        )
+        parsed = self._score(reply.text, item)
+        stage: dict[str, Any] = {
+            "role": role,
+            "model": model,
+            "key": request.key,
+            "answer": parsed.answer,
+            "correct": parsed.correct,
+        }
+        if item.type is ItemType.OPEN or item.max_score > 1:
+            stage["credit"] = parsed.credit
+        if parsed.number is not None:
+            stage["number"] = parsed.number
+        stages.append(stage)
         return reply.text
 
-    async def _call(self, request: ChatRequest, base_url: str) -> ChatReply:
+    async def _call(
+        self, request: ChatRequest, base_url: str, version: str = prompts.PROMPT_VERSION
+    ) -> ChatReply:
         key = request.key
         stored = self.store.get_call(key)
         if stored is not None:
@@ -244,7 +287,7 @@ class SynthRunner:
         # No await from here to the store's commit: no identical call can slip in between.
         future.set_result(reply)
         cost = self.prices.cost(request.model, reply)
-        self.store.put_call(request, reply, cost, prompts.PROMPT_VERSION)
+        self.store.put_call(request, reply, cost, version)
         self.progress.new_calls += 1
         self.progress.tokens += reply.prompt_tokens + reply.completion_tokens
         self.progress.cost += cost or 0.0

@@ -5,8 +5,15 @@ keyed by ``ChatRequest.key`` (a hash of model, messages and parameters): a rerun
 same command finds its calls here and never pays for them twice, so a crash, Ctrl-C or
 ``kill -9`` loses at most the calls in flight. ``failures`` records calls that spent
 their retry budget (a rerun tries them again); ``results`` holds each participant's
-graded final answer per item. Requests are stored as their payload only: no API key or
-header is ever written.
+graded final answer per item; ``judgements`` holds the LLM judge's score of each open
+answer, keyed by (item, participant, the reply's hash, judge model, judge prompt version)
+so that a rerun never asks the judge twice. Requests are stored as their payload only: no
+API key or header is ever written.
+
+Schema 2 (issue 15) added ``credit``, ``points``, ``max_score`` and ``reply_hash`` to
+``results`` and the ``judgements`` table. A schema 1 store is migrated when opened: the
+new columns are added empty (NULL), and the runner fills them by grading the stored final
+replies again, without any call.
 """
 
 from __future__ import annotations
@@ -14,14 +21,16 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from synth.backend import ChatReply, ChatRequest
 from synth.errors import SynthError
+from synth.store_records import Judgement, Result, StoredCall
 
-SCHEMA_VERSION = 1
+__all__ = ["SCHEMA_VERSION", "Judgement", "Result", "RunStore", "StoredCall"]
+
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,31 +63,45 @@ CREATE TABLE IF NOT EXISTS results (
     stages TEXT NOT NULL,
     prompt_version TEXT NOT NULL,
     created TEXT NOT NULL,
+    credit REAL,
+    points INTEGER,
+    max_score INTEGER,
+    reply_hash TEXT,
     PRIMARY KEY (participant, item_id)
+);
+CREATE TABLE IF NOT EXISTS judgements (
+    item_id TEXT NOT NULL,
+    participant TEXT NOT NULL,
+    reply_hash TEXT NOT NULL,
+    judge_model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    status TEXT NOT NULL,
+    points INTEGER,
+    max_score INTEGER NOT NULL,
+    prompt_hash TEXT NOT NULL,
+    call_key TEXT,
+    rejected INTEGER NOT NULL,
+    error TEXT,
+    created TEXT NOT NULL,
+    PRIMARY KEY (item_id, participant, reply_hash, judge_model, prompt_version)
 );
 """
 
-
-@dataclass(frozen=True)
-class StoredCall:
-    """A completed call as the store holds it."""
-
-    key: str
-    reply: ChatReply
-    cost: float | None
-
-
-@dataclass(frozen=True)
-class Result:
-    """One participant's graded final answer to one item."""
-
-    participant: str
-    item_id: str
-    status: str  # "ok", "unparsed" or "failed"
-    answer: str | None
-    score: float
-    correct: bool
-    stages: list[dict[str, Any]]  # per stage: role, model, call key, parsed answer
+# Schema 1 -> 2: the grading columns of results (the judgements table is made by _SCHEMA).
+_MIGRATE_1_TO_2 = (
+    "ALTER TABLE results ADD COLUMN credit REAL",
+    "ALTER TABLE results ADD COLUMN points INTEGER",
+    "ALTER TABLE results ADD COLUMN max_score INTEGER",
+    "ALTER TABLE results ADD COLUMN reply_hash TEXT",
+)
+_JUDGEMENT_COLUMNS = (
+    "item_id, participant, reply_hash, judge_model, prompt_version, status, points, "
+    "max_score, prompt_hash, call_key, rejected, error"
+)
+_RESULT_COLUMNS = (
+    "participant, item_id, status, answer, score, correct, stages, prompt_version, created, "
+    "credit, points, max_score, reply_hash"
+)
 
 
 def _now() -> str:
@@ -98,12 +121,31 @@ class RunStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
             found = self._db.execute("SELECT value FROM meta WHERE name='schema'").fetchone()
+            if found is None:
+                self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            elif found[0] == "1":
+                self._migrate_from_1()
+            elif found[0] != str(SCHEMA_VERSION):
+                raise SynthError(
+                    f"{self.path}: run store schema {found[0]}, expected {SCHEMA_VERSION} "
+                    "(written by another version of cat-llm?)"
+                )
         except sqlite3.Error as exc:
             raise SynthError(f"{self.path}: cannot open the run store ({exc})") from exc
-        if found is None:
-            self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-        elif int(found[0]) != SCHEMA_VERSION:
-            raise SynthError(f"{self.path}: run store schema {found[0]}, expected {SCHEMA_VERSION}")
+        #: The schema the file had when opened (1 when this opening migrated it).
+        self.opened_schema = int(found[0]) if found is not None else SCHEMA_VERSION
+
+    def _migrate_from_1(self) -> None:
+        # One transaction: a crash leaves the store at schema 1, never half-migrated.
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _MIGRATE_1_TO_2:
+                self._db.execute(statement)
+            self._db.execute("UPDATE meta SET value=? WHERE name='schema'", (str(SCHEMA_VERSION),))
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def __enter__(self) -> RunStore:
         return self
@@ -156,7 +198,8 @@ class RunStore:
 
     def put_result(self, result: Result, prompt_version: str) -> None:
         self._db.execute(
-            "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?)",
+            f"INSERT OR REPLACE INTO results ({_RESULT_COLUMNS}) VALUES "
+            "(?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 result.participant,
                 result.item_id,
@@ -167,15 +210,84 @@ class RunStore:
                 json.dumps(result.stages, ensure_ascii=False),
                 prompt_version,
                 _now(),
+                result.credit,
+                result.points,
+                result.max_score,
+                result.reply_hash,
+            ),
+        )
+
+    def regrade_result(self, result: Result) -> None:
+        """Replace a stored result's grading (status, answer, score, correct, credit,
+        points, max_score, reply hash), keeping its stages, prompt version and date."""
+        self._db.execute(
+            "UPDATE results SET status=?, answer=?, score=?, correct=?, credit=?, points=?, "
+            "max_score=?, reply_hash=? WHERE participant=? AND item_id=?",
+            (
+                result.status,
+                result.answer,
+                result.score,
+                int(result.correct),
+                result.credit,
+                result.points,
+                result.max_score,
+                result.reply_hash,
+                result.participant,
+                result.item_id,
             ),
         )
 
     def results(self) -> list[Result]:
         rows = self._db.execute(
-            "SELECT participant, item_id, status, answer, score, correct, stages FROM results "
-            "ORDER BY participant, item_id"
+            "SELECT participant, item_id, status, answer, score, correct, stages, credit, "
+            "points, max_score, reply_hash FROM results ORDER BY participant, item_id"
         ).fetchall()
-        return [Result(r[0], r[1], r[2], r[3], r[4], bool(r[5]), json.loads(r[6])) for r in rows]
+        return [
+            Result(r[0], r[1], r[2], r[3], r[4], bool(r[5]), json.loads(r[6]), *r[7:]) for r in rows
+        ]
+
+    def get_judgement(
+        self, item_id: str, participant: str, reply_hash: str, judge_model: str, version: str
+    ) -> Judgement | None:
+        """The stored judgement under its key, or None."""
+        row = self._db.execute(
+            f"SELECT {_JUDGEMENT_COLUMNS} FROM judgements WHERE item_id=? AND participant=? "
+            "AND reply_hash=? AND judge_model=? AND prompt_version=?",
+            (item_id, participant, reply_hash, judge_model, version),
+        ).fetchone()
+        return None if row is None else Judgement(*row)
+
+    def put_judgement(self, judgement: Judgement) -> None:
+        """Store ``judgement``, replacing any under the same key."""
+        j = judgement
+        self._db.execute(
+            f"INSERT OR REPLACE INTO judgements ({_JUDGEMENT_COLUMNS}, created) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                j.item_id,
+                j.participant,
+                j.reply_hash,
+                j.judge_model,
+                j.prompt_version,
+                j.status,
+                j.points,
+                j.max_score,
+                j.prompt_hash,
+                j.call_key,
+                j.rejected,
+                j.error,
+                _now(),
+            ),
+        )
+
+    def judgements(self, judge_model: str, version: str) -> list[Judgement]:
+        """Every judgement by ``judge_model`` under judge prompt ``version``."""
+        rows = self._db.execute(
+            f"SELECT {_JUDGEMENT_COLUMNS} FROM judgements WHERE judge_model=? "
+            "AND prompt_version=? ORDER BY participant, item_id",
+            (judge_model, version),
+        ).fetchall()
+        return [Judgement(*row) for row in rows]
 
     def set_meta(self, name: str, value: Any) -> None:
         self._db.execute(

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from cat.cli.common import fail, handle_errors, progress_bar, say, stdout
 from synth.backend import DEFAULT_KEY_ENV
-from synth.job import SynthesisReport, run_synthesis
+from synth.job import OPEN_GRADINGS, SynthesisReport, run_synthesis
 from synth.participants import KINDS
 from synth.prompts import Style
 from synth.runner import RunProgress
@@ -66,12 +66,39 @@ def synth(
         "--order-threshold",
         min=-1.0,
         max=1.0,
-        help="An ordering answer passes when its Kendall tau with the key reaches this.",
+        help="An ordering answer passes when its Kendall tau with the key reaches this "
+        "(the 0/1 reading; an order item with max_score above 1 scores (tau + 1) / 2).",
+    ),
+    judge_model: str | None = typer.Option(
+        None,
+        "--judge-model",
+        help="An LLM judge that also scores open items' answers 0..max_score (on "
+        "--base-url, or MODEL@URL); its judgements are stored and never asked twice.",
+    ),
+    open_grading: str = typer.Option(
+        "metric",
+        "--open-grading",
+        help="Where open items' points come from: metric (ROUGE-L / the numeric answer) or "
+        "judge (needs --judge-model); the other is kept and compared in the summary.",
+    ),
+    binary: bool = typer.Option(
+        False,
+        "--binary",
+        help="Write 0/1 answers even when items score above 1 (multi: all letters right; "
+        "order: tau >= --order-threshold; open: at least half the points).",
+    ),
+    report_path: Path | None = typer.Option(
+        None, "--report", help="Also write the run summary here (JSON)."
     ),
 ) -> None:
     """Ask every participant (each agent alone, and each ordered pair by generation ->
     debate -> reflection) every question of a pool, grade the answers and write the
     response matrix for `cat calibrate`.
+
+    Every answer scores 0..max_score: a pool whose items all score 0/1 gets a 0/1
+    matrix; with any item above 1 (multi and order partial credit, open items) the
+    matrix holds the scores, unless --binary. Open items (free text) are graded against
+    their references or numeric answer, and by an LLM judge with --judge-model.
 
     Every reply is stored the moment it arrives: rerun the same command after a crash
     or Ctrl-C and only the missing calls are made. The API key is read from
@@ -90,6 +117,8 @@ def synth(
           --store mini.db --out mini.jsonl
     """
     kinds = _comma_list(participants, KINDS, "--participants")
+    if open_grading not in OPEN_GRADINGS:
+        raise fail(f"--open-grading takes {' or '.join(OPEN_GRADINGS)}; got {open_grading!r}")
     style_list = [Style(s) for s in _comma_list(styles, _STYLES, "--styles")]
     with progress_bar("synthesising", total=None) as update:
         report = run_synthesis(
@@ -105,6 +134,10 @@ def synth(
             seed=seed,
             concurrency=concurrency,
             order_threshold=order_threshold,
+            judge_model=judge_model,
+            open_grading=open_grading,
+            binary=binary,
+            report=report_path,
             prices=prices,
             api_key_env=api_key_env,
             timeout=timeout,
@@ -140,12 +173,21 @@ def _progress(update: Callable[..., None]) -> Callable[[RunProgress], None]:
 
 
 def _print(report: SynthesisReport) -> None:
+    scored = report.max_score > 1
     table = Table(title="Synthesis")
-    for col in ("participant", "answered", "accuracy", "unparsed", "failed"):
+    columns = ("participant", "answered", "accuracy", *(("mean share",) if scored else ()))
+    for col in (*columns, "unparsed", "failed"):
         table.add_column(col, justify="left" if col == "participant" else "right")
     for row in report.participants:
-        acc = "—" if row.accuracy is None else f"{row.accuracy:.3f}"
-        table.add_row(row.name, str(row.answered), acc, str(row.unparsed), str(row.failed))
+        shares = (_figure(row.mean_share),) if scored else ()
+        table.add_row(
+            row.name,
+            str(row.answered),
+            _figure(row.accuracy),
+            *shares,
+            str(row.unparsed),
+            str(row.failed),
+        )
     stdout.print(table)
     flips = report.reflection
     if flips.pairs_graded:
@@ -153,17 +195,49 @@ def _print(report: SynthesisReport) -> None:
             f"reflection changed {flips.right_to_wrong} right first answers to wrong and "
             f"{flips.wrong_to_right} wrong ones to right ({flips.pairs_graded} pair answers)"
         )
+    if report.regraded_answers:
+        say(f"{report.regraded_answers:,} stored answers graded again from their stored replies")
+    _print_judge(report)
     totals = report.store_totals
     cost = f", cost {totals.cost:.4f}" if totals.cost else ""
     say(
         f"{_calls(report)} in {report.seconds:.1f} s; store total {totals.calls:,} calls, "
         f"{totals.tokens:,} tokens{cost}"
     )
+    about = [f"scores 0..{report.max_score}"] if report.scores == "points" else []
+    about += [f"open items by the {report.open_grading}"] if report.n_open_items else []
+    about.append(f"chosen options: {report.choices}")
     say(
         f"{report.n_written} participant{'' if report.n_written == 1 else 's'} written to "
-        f"{report.responses} "
-        f"(chosen options: {report.choices}); calls stored in {report.store}"
+        f"{report.responses} ({'; '.join(about)}); calls stored in {report.store}"
     )
+    if report.report is not None:
+        say(f"summary written to {report.report}")
+    for note in report.notes:
+        say(f"note: {note}")
+
+
+def _figure(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _print_judge(report: SynthesisReport) -> None:
+    judge = report.judge
+    if judge is None:
+        return
+    failed = f", {judge.failed} failed ({judge.refused} refused scores)" if judge.failed else ""
+    say(
+        f"judge {judge.model} (prompt {judge.prompt_version}): {judge.judged} of "
+        f"{judge.open_answers} open answers judged ({judge.new} new, {judge.from_store} "
+        f"from the store{failed})"
+    )
+    agree = judge.agreement
+    if agree.n:
+        say(
+            f"judge vs metric on {agree.n} open answers: exact agreement "
+            f"{_figure(agree.exact)}, quadratic-weighted kappa {_figure(agree.quadratic_kappa)}"
+            f", Spearman rho {_figure(agree.spearman)}"
+        )
 
 
 def _calls(report: SynthesisReport) -> str:

@@ -105,7 +105,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, api.models_body)
             return
         prefix, _, name = path.rpartition("/")
-        if prefix in _MODELS_PATHS and name in api.simulator.models:
+        if prefix in _MODELS_PATHS and name in api.simulator.names:
             model = {"id": name, "object": "model", "created": 0, "owned_by": "synth-local"}
             self._send(200, json.dumps(model).encode("utf-8"))
             return

@@ -59,7 +59,7 @@ class ChatCompletions:
             "object": "list",
             "data": [
                 {"id": name, "object": "model", "created": 0, "owned_by": "synth-local"}
-                for name in simulator.models
+                for name in simulator.names
             ],
         }
         #: The ``GET /v1/models`` body.
@@ -93,7 +93,7 @@ class ChatCompletions:
             [model, messages], sort_keys=True, ensure_ascii=False, separators=(",", ":")
         )
         key = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-        if model not in self.simulator.models:
+        if model not in self.simulator.names:
             return Reply(
                 outcome="unknown_model",
                 status=404,
@@ -136,7 +136,8 @@ class ChatCompletions:
                 item_id=item_id,
                 key=key,
             )
-        text = self.simulator.answer_text(model, info, key)
+        prompt = self.simulator.last_user_text(messages)
+        text = self.simulator.answer_text(model, info, key, prompt)
         completion = _completion_json(model, key, text, len(canonical))
         if fault == "malformed":
             # Cut the text, not the bytes: the client then fails on JSON, not on UTF-8.

@@ -18,6 +18,7 @@ from itempool import PoolFormatError, PoolItem, read_questions
 from synth.errors import SynthError
 from synth.local_server.faults import FaultPlan
 from synth.local_server.handler import CompletionsHTTPServer
+from synth.local_server.open_answers import JUDGE_MODES
 from synth.local_server.protocol import ChatCompletions
 from synth.local_server.records import RequestLog, RequestRecord
 from synth.local_server.simulator import Simulator
@@ -31,8 +32,9 @@ class LocalServer:
     """An OpenAI-compatible chat-completions server for ``items``, serving in a daemon
     thread.
 
-    ``models`` maps a model name to its probability of answering right; ``faults`` sets
-    the per-request fault rates; ``seed`` fixes answers and faults; ``log_path`` (optional)
+    ``models`` maps a model name to its probability of answering right; ``judges`` maps
+    a judge model's name to its mode (``synth.local_server.open_answers``); ``faults``
+    sets the per-request fault rates; ``seed`` fixes answers and faults; ``log_path`` (optional)
     receives one JSON line per request as it happens. Use as a context manager or call
     :meth:`start` and :meth:`stop`.
     """
@@ -48,8 +50,9 @@ class LocalServer:
         port: int = 0,
         log_path: Path | None = None,
         irt: Mapping[str, tuple[float, float, float]] | None = None,
+        judges: Mapping[str, str] | None = None,
     ) -> None:
-        self._simulator = Simulator(items, models, seed, irt)
+        self._simulator = Simulator(items, models, seed, irt, judges)
         self._log = RequestLog()
         self._api = ChatCompletions(self._simulator, faults, self._log)
         self._host = host
@@ -153,6 +156,20 @@ def _parse_models(text: str) -> dict[str, float]:
     return models
 
 
+def _parse_judges(text: str) -> dict[str, str]:
+    judges: dict[str, str] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        name, sep, mode = part.partition("=")
+        if not sep or not name.strip() or mode.strip() not in JUDGE_MODES:
+            raise argparse.ArgumentTypeError(
+                f"expected NAME=MODE with a mode among {', '.join(JUDGE_MODES)}, got {part!r}"
+            )
+        judges[name.strip()] = mode.strip()
+    return judges
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m synth.local_server",
@@ -161,6 +178,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--pool", type=Path, required=True, help="pool folder")
     parser.add_argument(
         "--models", type=_parse_models, required=True, help="NAME=P,... (P = right-answer rate)"
+    )
+    parser.add_argument(
+        "--judges",
+        type=_parse_judges,
+        default={},
+        help="NAME=MODE,... scripted judges of open answers (MODE: " + ", ".join(JUDGE_MODES) + ")",
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
@@ -195,6 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             host=args.host,
             port=args.port,
             log_path=args.log,
+            judges=args.judges,
         )
         # Handlers first: a SIGTERM right after READY must still stop cleanly.
         signal.signal(signal.SIGTERM, on_signal)

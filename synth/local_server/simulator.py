@@ -6,6 +6,9 @@ with IRT parameters, an ability θ). The item is recognised by finding its quest
 in the request's messages; the answer is drawn from a generator seeded by a stable hash
 of (server seed, item, request key), so the same request always gets the same reply and
 distinct requests are independent draws.
+
+Open items get free-text replies, and judge models (``judges``: name -> mode) answer
+judge prompts with a score (``synth.local_server.open_answers``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any, Final
 
 from itempool import ItemType, PoolItem
 from synth.errors import SynthError
+from synth.local_server.open_answers import JUDGE_MODES, draw_quality, judge_reply, open_reply
 
 __all__ = ["ItemInfo", "Simulator"]
 
@@ -130,7 +134,8 @@ class Simulator:
     """The simulated models of one server: what each answers to a question, free of HTTP.
 
     ``models`` maps a model name to its probability of answering right, or, with ``irt``
-    (item id -> a, b, c), to its ability θ; ``seed`` fixes every answer.
+    (item id -> a, b, c), to its ability θ; ``seed`` fixes every answer. ``judges`` maps
+    a judge model's name to its mode (``open_answers.JUDGE_MODES``).
     """
 
     def __init__(
@@ -139,9 +144,16 @@ class Simulator:
         models: Mapping[str, float],
         seed: int,
         irt: Mapping[str, tuple[float, float, float]] | None = None,
+        judges: Mapping[str, str] | None = None,
     ) -> None:
         if not models:
             raise SynthError("at least one simulated model is needed")
+        self.judges: dict[str, str] = dict(judges or {})
+        for name, mode in self.judges.items():
+            if mode not in JUDGE_MODES:
+                raise SynthError(f"judge {name!r}: mode must be one of {', '.join(JUDGE_MODES)}")
+            if name in models or not name:
+                raise SynthError(f"judge {name!r} needs a name of its own, not a model's")
         for name, p in models.items():
             if not name:
                 raise SynthError("a model name must not be empty")
@@ -176,6 +188,11 @@ class Simulator:
             )
         self._index = _ItemIndex(infos)
 
+    @property
+    def names(self) -> list[str]:
+        """Every model the server answers as: the simulated models, then the judges."""
+        return [*self.models, *self.judges]
+
     def p_right(self, model: str, item_id: str) -> float:
         """The probability that ``model`` answers ``item_id`` right."""
         value = self.models[model]
@@ -183,6 +200,12 @@ class Simulator:
             return value
         a, b, c = self.irt[item_id]
         return c + (1.0 - c) / (1.0 + math.exp(-a * (value - b)))
+
+    @staticmethod
+    def last_user_text(messages: list[dict[str, Any]]) -> str:
+        """The text of the request's last user message ("" without one)."""
+        users = [m for m in messages if m.get("role") == "user"]
+        return _message_text(users[-1].get("content")) if users else ""
 
     def find_item(self, messages: list[dict[str, Any]]) -> ItemInfo | None:
         """The pool item a chat request's ``messages`` ask about, or None."""
@@ -198,13 +221,19 @@ class Simulator:
                     return found
         return None
 
-    def answer_text(self, model: str, info: ItemInfo | None, key: str) -> str:
+    def answer_text(self, model: str, info: ItemInfo | None, key: str, prompt: str = "") -> str:
         """``model``'s reply to the request with key ``key`` about ``info`` (None: an
-        unrecognised question); the same arguments always give the same text."""
+        unrecognised question); ``prompt`` is the request's last user message (a judge
+        reads the reply to grade there). The same arguments always give the same text."""
         if info is None:
             return "I am not sure."
         digest = hashlib.sha256(f"{self.seed}\x00{info.item.id}\x00{key}".encode()).digest()
         rng = random.Random(int.from_bytes(digest[:8], "big"))
+        if model in self.judges:
+            return judge_reply(self.judges[model], info.item, prompt, info.chinese, rng)
+        if info.item.type is ItemType.OPEN:
+            quality = draw_quality(self.p_right(model, info.item.id), rng)
+            return open_reply(info.item, quality, info.chinese, rng)
         answer = (
             info.item.answer
             if rng.random() < self.p_right(model, info.item.id)

@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 
 from cat.cli.app import app
 from cat.pools.fit import read_choices
-from irt.readers import read_responses
+from irt.readers import read_responses, read_scored_responses
 from itempool import PoolItem
 from synth.local_server import LocalServer
-from tests.synth.pools import EN_ITEMS, write_pool
+from tests.synth.pools import EN_ITEMS, OPEN_ITEMS, write_pool
 
 runner = CliRunner()
 SECRET = "sk-test-DO-NOT-LEAK-4f9c2e"
@@ -235,3 +235,60 @@ def test_order_threshold_decides_what_passes(tmp_path: Path) -> None:
             assert result.exit_code == 0, result.output
             accuracy[threshold] = float(read_responses(out).values.mean())
     assert accuracy == {"0.8": 0.0, "-1": 1.0}  # every wrong order still passes at tau >= -1
+
+
+def test_open_items_with_a_judge_print_the_agreement_and_write_the_summary(
+    tmp_path: Path,
+) -> None:
+    pool = write_pool(tmp_path / "open-pool", OPEN_ITEMS)
+    report = tmp_path / "summary.json"
+    with LocalServer(OPEN_ITEMS, {"good": 1.0, "bad": 0.0}, judges={"j": "fair"}) as server:
+        args = _args(pool, server.base_url, tmp_path, "--judge-model", "j", "--report", str(report))
+        result = runner.invoke(app, args)
+        summary = json.loads(report.read_text())
+        again = runner.invoke(app, [*args, "--open-grading", "judge"])
+    assert result.exit_code == 0, result.output
+    assert "mean share" in result.output
+    assert "judge j (prompt 1): 16 of 16 open answers judged (16 new, 0 from the store)" in (
+        result.output
+    )
+    assert (
+        "judge vs metric on 16 open answers: exact agreement 1.000, quadratic-weighted kappa "
+        "1.000, Spearman rho 1.000" in result.output
+    )
+    assert "(scores 0..4; open items by the metric; chosen options: " in result.output
+    assert summary["scores"] == "points" and summary["open_grading"] == "metric"
+    assert summary["judge"]["model"] == "j" and summary["judge"]["prompt_version"] == "1"
+    assert set(summary["judge"]["agreement"]) == {"n", "exact", "quadratic_kappa", "spearman"}
+    assert {"accuracy", "mean_share"} <= set(summary["participants"][0])
+    assert again.exit_code == 0, again.output
+    assert "(16 new" not in again.output and "0 new, 16 from the store" in again.output
+    assert "open items by the judge" in again.output
+    assert json.loads(report.read_text())["open_grading"] == "judge"
+    counts = {item.id: item.max_score + 1 for item in OPEN_ITEMS}
+    matrix = read_scored_responses(tmp_path / "responses.jsonl", n_categories=counts)
+    assert matrix.n_subjects == 4 and matrix.observed.all()
+    good = matrix.values[matrix.subject_ids.index("good")]
+    assert good.tolist() == [item.max_score for item in OPEN_ITEMS]
+
+
+def test_binary_and_bad_open_grading(tmp_path: Path) -> None:
+    pool = write_pool(tmp_path / "open-pool", OPEN_ITEMS)
+    with LocalServer(OPEN_ITEMS, {"good": 0.7, "bad": 0.2}) as server:
+        result = runner.invoke(app, _args(pool, server.base_url, tmp_path, "--binary"))
+        bad = runner.invoke(app, _args(pool, server.base_url, tmp_path, "--open-grading", "x"))
+        lonely = runner.invoke(
+            app, _args(pool, server.base_url, tmp_path, "--open-grading", "judge")
+        )
+    assert result.exit_code == 0, result.output
+    assert "scores 0.." not in result.output and "open items by the metric" in result.output
+    assert set(read_responses(tmp_path / "responses.jsonl").values.ravel()) <= {0, 1}
+    assert bad.exit_code == 2 and "--open-grading takes metric or judge; got 'x'" in bad.output
+    assert lonely.exit_code == 2 and "needs a judge model (--judge-model)" in lonely.output
+
+
+def test_help_names_the_graded_options() -> None:
+    result = runner.invoke(app, ["synth", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    for flag in ("--judge-model", "--open-grading", "--binary", "--report"):
+        assert flag in result.output

@@ -1,0 +1,60 @@
+"""The rows of the run store (``synth.store``) as Python values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from synth.backend import ChatReply
+
+
+@dataclass(frozen=True)
+class StoredCall:
+    """A completed call as the store holds it."""
+
+    key: str
+    reply: ChatReply
+    cost: float | None
+
+
+@dataclass(frozen=True)
+class Result:
+    """One participant's graded final answer to one item.
+
+    ``credit`` (0..1) and ``points`` (0..``max_score``) are the reference grading of
+    ``synth.scoring``; ``reply_hash`` is the sha256 of the final reply's text. The four
+    are None in a result migrated from a schema 1 store until it is graded again."""
+
+    participant: str
+    item_id: str
+    status: str  # "ok", "unparsed" or "failed"
+    answer: str | None
+    score: float
+    correct: bool
+    stages: list[dict[str, Any]]  # per stage: role, model, call key, parsed answer
+    credit: float | None = None
+    points: int | None = None
+    max_score: int | None = None
+    reply_hash: str | None = None
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The judge's score of one open answer; ``status`` "ok" (``points`` set) or
+    "failed" (the call failed or its score was refused: ``error`` says why; the next run
+    asks again). ``prompt_hash`` identifies the exact judge prompt (an edited item asks
+    again); ``rejected`` counts the judge replies refused so far (each retry asks with
+    the seed moved on by it, so a stored refusal is not simply read back)."""
+
+    item_id: str
+    participant: str
+    reply_hash: str
+    judge_model: str
+    prompt_version: str
+    status: str
+    points: int | None
+    max_score: int
+    prompt_hash: str
+    call_key: str | None
+    rejected: int = 0
+    error: str | None = None
