@@ -6,6 +6,13 @@ demo item's difficulty level). Five of them answer part of the demo pool by gene
 debate → reflection through ``synth`` (5 singles + 20 ordered pairs), the answers are
 calibrated, and three further models are assessed through the same HTTP endpoint; their
 predicted accuracy and rank are set beside the truth.
+
+A pool with open items (``item_pools/demo-open``, the default of ``cat demo``) is
+answered in free text where an item asks for it: right (a reference answer), partly
+right (a reference cut short) or wrong, by the same probability
+(``synth.local_server.open_answers``). The replies are graded to scores 0..max_score,
+the scores calibrate a graded response model (3PL for the single-choice items), and the
+truth is each new model's expected share of the items' top scores.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from cat.assessment.examinees import EndpointExaminee
 from cat.assessment.result import AssessmentResult
 from cat.engine.session import AssessmentSession
 from cat.pools.calibration import record_calibration, reference_rows
+from cat.pools.graded_calibration import calibrate_scored
 from cat.pools.loading import load_pool
 from cat.results import ResultModel
 from irt.em import EMCalibrator
@@ -33,8 +41,9 @@ from irt.readers import read_responses
 from irt.scoring import AbilityMethod, score_abilities
 from itempool import LoadedPool, PoolItem, QuestionSet, read_questions
 from synth.backend import OpenAIBackend, RetryPolicy
-from synth.export import write_responses
+from synth.export import graded_answers, write_responses
 from synth.local_server import LocalServer
+from synth.local_server.open_answers import expected_share
 from synth.participants import make_participants, parse_agents
 from synth.runner import RunProgress, RunSettings, SynthRunner
 from synth.store import RunStore
@@ -130,10 +139,15 @@ def run_demo(
     truth = true_item_params(pool.items, seed)
     models = {**REFERENCE_MODELS, **ASSESSED_MODELS}
     work.mkdir(parents=True, exist_ok=True)
+    scored = any(item.max_score > 1 for item in pool.items)
     with LocalServer(pool.items, models, irt=truth, seed=seed) as server:
         say(f"local OpenAI-compatible server at {server.base_url}, {len(models)} simulated models")
-        responses = _synthesise(pool, server, work, seed, say, progress)
-        calibrated = _calibrate(pool, responses, work, pool_dir, seed, say)
+        responses = _synthesise(pool, server, work, seed, say, progress, scored)
+        target = _pool_folder(pool, work, pool_dir)
+        if scored:
+            calibrated = _calibrate_scores(responses, target, seed, say)
+        else:
+            calibrated = _calibrate(responses, target, seed, say)
         rows = _assess(calibrated, server, work, length, seed, say, progress)
     return DemoResult(
         seed=seed,
@@ -153,6 +167,7 @@ def _synthesise(
     seed: int,
     say: Callable[[str], None],
     progress: Progress | None,
+    scored: bool,
 ) -> Path:
     agents = parse_agents(",".join(REFERENCE_MODELS), server.base_url)
     who = make_participants(agents)
@@ -183,20 +198,29 @@ def _synthesise(
                 await runner.run()
             finally:
                 await backend.close()
-            write_responses(store.results(), [p.name for p in who], [i.id for i in pool.items], out)
+            results = store.results()
+            values = None
+            if scored:  # each answer's points 0..max_score, as cat synth writes them
+                graded = graded_answers(results, {i.id: i for i in pool.items})
+                values = {key: g.points for key, g in graded.items()}
+            write_responses(results, [p.name for p in who], [i.id for i in pool.items], out, values)
 
     asyncio.run(go())
     return out
 
 
-def _calibrate(
-    pool: QuestionSet,
-    responses: Path,
-    work: Path,
-    pool_dir: Path,
-    seed: int,
-    say: Callable[[str], None],
-) -> LoadedPool:
+def _pool_folder(pool: QuestionSet, work: Path, pool_dir: Path) -> Path:
+    """``work/pool``: the demo's items with the source pool's manifest."""
+    target = work / "pool"
+    target.mkdir(exist_ok=True)
+    shutil.copy(pool_dir / "pool.json", target / "pool.json")
+    (target / "items.jsonl").write_text(
+        "".join(item.model_dump_json() + "\n" for item in pool.items), encoding="utf-8"
+    )
+    return target
+
+
+def _calibrate(responses: Path, target: Path, seed: int, say: Callable[[str], None]) -> LoadedPool:
     matrix = read_responses(responses)
     say(f"calibration: 3PL by EM on {matrix.n_subjects} participants x {matrix.n_items} items")
     with warnings.catch_warnings():
@@ -204,17 +228,30 @@ def _calibrate(
         fit = EMCalibrator("3pl").fit(matrix)
     params = fit.params_
     abilities = score_abilities(matrix, params, AbilityMethod.EAP)
-    target = work / "pool"
-    target.mkdir(exist_ok=True)
-    shutil.copy(pool_dir / "pool.json", target / "pool.json")
-    (target / "items.jsonl").write_text(
-        "".join(item.model_dump_json() + "\n" for item in pool.items), encoding="utf-8"
-    )
     record_calibration(
         target,
         params,
         reference_rows(matrix, abilities),
         {"method": "em", "seed": seed, "source": str(responses)},
+    )
+    return load_pool(target)
+
+
+def _calibrate_scores(
+    responses: Path, target: Path, seed: int, say: Callable[[str], None]
+) -> LoadedPool:
+    """The graded model (3PL for single-choice items) fitted to the scores, as ``cat
+    calibrate --model graded --pool`` fits it, without the cross-fit."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        outcome = calibrate_scored(
+            responses, model="graded", pool=target, standard_errors="none", seed=seed
+        )
+    report = outcome.report
+    kinds = ", ".join(f"{n} {kind}" for kind, n in report.item_types.items())
+    say(
+        f"calibration: graded response model by EM on {report.n_subjects} participants x "
+        f"{report.n_items} items ({kinds})"
     )
     return load_pool(target)
 
@@ -230,6 +267,8 @@ def _assess(
 ) -> list[AssessedModel]:
     assert pool.params is not None  # just calibrated
     item_ids = pool.params.item_ids
+    items = {item.id: item for item in pool.items}
+    chinese = pool.manifest.language == "zh"
     ref_acc = [r.accuracy for r in pool.references if r.accuracy is not None]
     rows = []
     say(f"assessment: {len(ASSESSED_MODELS)} new models, {length} adaptive items each, over HTTP")
@@ -244,7 +283,11 @@ def _assess(
                     progress(f"assessing {name}: {given} of {length} items", given / length)
 
             result = assess(pool, examinee, length=length, seed=seed, on_step=show)
-            true_acc = float(np.mean([server.p_right(name, i) for i in item_ids]))
+            true_acc = float(
+                np.mean(
+                    [expected_share(items[i], server.p_right(name, i), chinese) for i in item_ids]
+                )
+            )
             true_rank = 1 + sum(a > true_acc for a in ref_acc)
             rows.append(
                 AssessedModel(

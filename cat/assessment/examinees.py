@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -27,9 +27,11 @@ from irt.responses import ResponseMatrix
 from itempool import LoadedPool, PoolItem
 from synth.backend import ChatBackend, ChatRequest
 from synth.errors import SynthError
-from synth.grading import GradeStatus, grade
+from synth.grading import GradeStatus
 from synth.prompts import PROMPT_VERSION, Style, generation
+from synth.scoring import score_reply
 from synth.store import RunStore
+from synth.text_metrics import Language
 
 #: Stop when this many replies in a row cannot be parsed: the model is not answering.
 UNPARSED_RUN_LIMIT = 10
@@ -192,6 +194,7 @@ class EndpointExaminee:
     _runner: asyncio.Runner = field(default_factory=asyncio.Runner, init=False, repr=False)
     _tokens: list[int] = field(default_factory=lambda: [0, 0, 0, 0], init=False, repr=False)
     _unparsed_run: int = field(default=0, init=False, repr=False)
+    _scored: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.model.strip():
@@ -212,6 +215,9 @@ class EndpointExaminee:
         self._items = {item.id: item for item in pool.items}
         self._language = pool.manifest.language
         self._seed = seed
+        # A pool of scored items takes each reply's points 0..max_score, a 0/1 pool its
+        # right/wrong (synth.scoring: the same grading as cat synth's).
+        self._scored = isinstance(pool.params, PolytomousParams)
         if self.backend is None:
             assert self.base_url is not None  # checked in __post_init__
             api_key(self.base_url, self.api_key_env)
@@ -266,8 +272,9 @@ class EndpointExaminee:
         else:
             reply = stored.reply
             self._tokens[3] += 1
-        verdict = grade(reply.text, item)
-        return int(verdict.correct), verdict.status is GradeStatus.OK
+        scored = score_reply(reply.text, item, language=cast(Language, self._language))
+        points = scored.points if self._scored else int(scored.correct)
+        return points, scored.status is GradeStatus.OK
 
     def truth(self) -> None:
         return None

@@ -9,12 +9,17 @@ from rich.table import Table
 
 from cat.cli.common import check_writable, fraction_progress, handle_errors, say, stdout
 
-DEMO_POOL = Path(__file__).resolve().parents[2] / "item_pools" / "demo"
+DEMO_POOL = Path(__file__).resolve().parents[2] / "item_pools" / "demo-open"
 
 
 @handle_errors
 def demo(
-    pool_dir: Path = typer.Option(DEMO_POOL, "--pool", help="The pool to run on."),
+    pool_dir: Path = typer.Option(
+        DEMO_POOL,
+        "--pool",
+        help="The pool to run on (default: Chinese single-choice and open items; "
+        "item_pools/demo for single-choice, multiple-answer and ordering items only).",
+    ),
     work: Path = typer.Option(
         Path("cat-demo"), "--work", help="Folder for the run store, responses and pool."
     ),
@@ -24,9 +29,11 @@ def demo(
 ) -> None:
     """Run the whole method offline: a local OpenAI-compatible server plays simulated
     models; five answer part of the demo pool alone and in ordered pairs (generation ->
-    debate -> reflection), their answers calibrate a 3PL model, and three new models are
-    assessed adaptively through real HTTP. Prints each new model's estimated rank and
-    predicted accuracy beside the truth.
+    debate -> reflection), their answers are graded (open ones in free text, to scores
+    0..m) and calibrate the model (graded response, 3PL for single-choice items; a 3PL
+    on a pool of choice items), and three new models are assessed adaptively through
+    real HTTP. Prints each new model's estimated rank and predicted score (its accuracy
+    on a pool of choice items) beside the truth.
 
     Example:
 
@@ -42,7 +49,9 @@ def demo(
     pool_size = result.assessed[0].result.pool.n_items if result.assessed else result.items
     table = Table(title=f"New models after {length} adaptive items (of {pool_size})")
     table.add_column("model", no_wrap=True)
-    for col in ("θ̂ (true)", "rank (true)", "accuracy (90%)", "true"):
+    scored = bool(result.assessed) and result.assessed[0].result.pool.scored
+    what = "score" if scored else "accuracy"
+    for col in ("θ̂ (true)", "rank (true)", f"{what} (90%)", "true"):
         table.add_column(col, justify="right", no_wrap=True)
     for row in result.assessed:
         r = row.result

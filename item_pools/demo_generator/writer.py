@@ -177,9 +177,17 @@ def write_pool(folder: Path, lang: str) -> int:
     return len(items)
 
 
-def main(out_root: Path | None = None) -> None:
-    """Write both demo pools under ``out_root`` (default: ``POOLS_DIR``)."""
+def main(out_root: Path | None = None, open_pools: bool = False) -> None:
+    """Write both demo pools under ``out_root`` (default: ``POOLS_DIR``); with
+    ``open_pools``, the two pools of open and single-choice items instead
+    (``demo_generator.open_items``)."""
+    from .open_items import OPEN_POOL_NAMES, write_open_pool
+
     root = POOLS_DIR if out_root is None else Path(out_root)
     for lang in ("zh", "en"):
-        folder = root / POOL_NAMES[lang]
-        print(f"{folder}: {write_pool(folder, lang)} items")
+        if open_pools:
+            folder = root / OPEN_POOL_NAMES[lang]
+            print(f"{folder}: {write_open_pool(folder, lang)} items")
+        else:
+            folder = root / POOL_NAMES[lang]
+            print(f"{folder}: {write_pool(folder, lang)} items")

@@ -1,9 +1,12 @@
 """Scripted free-text answers to open items, and scripted judges, for the local server.
 
 A simulated model answers an open item right (one of its references word for word, or
-the numeric answer), partly (the first half of a reference; for a numeric item, a
-wrong number) or wrongly (an unrelated sentence, or a wrong number); a numeric item's
+the numeric answer), partly (the start of a reference, cut after a uniformly drawn
+number of its words, or characters in Chinese, short of the whole; for a numeric item,
+a wrong number) or wrongly (an unrelated sentence, or a wrong number); a numeric item's
 reply ends on "Final answer: <number>" ("最终答案：<数值>"), as the prompts ask.
+``expected_share`` is a model's exact expected share of the item's top score under
+this script, the truth that ``cat demo`` sets its predictions beside.
 
 A scripted judge reads the reply under judgement out of the judge prompt
 (``synth.judge.judged_reply``), grades it as the reference metric does
@@ -21,12 +24,12 @@ from __future__ import annotations
 import random
 from typing import Final, Literal
 
-from itempool import PoolItem
+from itempool import ItemType, PoolItem
 from synth.judge import judged_reply
 from synth.scoring import score_reply
 from synth.text_metrics import Language
 
-__all__ = ["JUDGE_MODES", "judge_reply", "open_reply"]
+__all__ = ["JUDGE_MODES", "expected_share", "judge_reply", "open_reply"]
 
 JUDGE_MODES: Final = ("fair", "harsh", "lenient", "noisy", "out-of-range", "mute")
 
@@ -66,24 +69,53 @@ def draw_quality(p_right: float, rng: random.Random) -> Quality:
     return "partial" if rng.random() < 0.5 else "wrong"
 
 
-def open_reply(item: PoolItem, quality: Quality, chinese: bool, rng: random.Random) -> str:
-    """A free-text reply of ``quality`` to the open ``item``."""
+def _replies(item: PoolItem, quality: Quality, chinese: bool) -> list[str]:
+    """Every reply of ``quality`` the script may give to the open ``item``, each as
+    likely as the others."""
     lang = "zh" if chinese else "en"
     key = item.numeric_answer
     if key is not None:
         right = quality == "right"
-        value = key.value if right else key.value * 1.5 + 1.0
-        body = rng.choice(item.references) if item.references and right else _WORKING[lang]
-        return f"{body}\n{_FINAL[lang].format(value=_number(value))}"
+        value = _FINAL[lang].format(value=_number(key.value if right else key.value * 1.5 + 1.0))
+        bodies = list(item.references) if item.references and right else [_WORKING[lang]]
+        return [f"{body}\n{value}" for body in bodies]
     if quality == "wrong":
-        return _WRONG_TEXT[lang]
-    reference = rng.choice(item.references)
+        return [_WRONG_TEXT[lang]]
     if quality == "right":
-        return reference
+        return list(item.references)
+    return [cut for reference in item.references for cut in _partial_replies(reference, chinese)]
+
+
+def _partial_replies(reference: str, chinese: bool) -> list[str]:
+    """Every partial reply to a reference: its first 1 .. n − 1 words (characters in
+    Chinese); the reference itself when it has only one."""
     if chinese:
-        return reference[: max(1, len(reference) // 2)]
+        return [reference[:k] for k in range(1, len(reference))] or [reference]
     words = reference.split()
-    return " ".join(words[: max(1, len(words) // 2)])
+    return [" ".join(words[:k]) for k in range(1, len(words))] or [reference]
+
+
+def open_reply(item: PoolItem, quality: Quality, chinese: bool, rng: random.Random) -> str:
+    """A free-text reply of ``quality`` to the open ``item``."""
+    replies = _replies(item, quality, chinese)
+    return replies[rng.randrange(len(replies))]
+
+
+def expected_share(item: PoolItem, p_right: float, chinese: bool) -> float:
+    """The expected points / max_score of a model answering ``item`` right with
+    probability ``p_right`` under this module's script, each reply graded by
+    ``synth.scoring`` (a choice item's share is ``p_right``)."""
+    if item.type is not ItemType.OPEN:
+        return p_right
+    lang: Language = "zh" if chinese else "en"
+
+    def mean_share(quality: Quality) -> float:
+        replies = _replies(item, quality, chinese)
+        points = [score_reply(reply, item, language=lang).points for reply in replies]
+        return sum(points) / len(points) / item.max_score
+
+    rest = 0.5 * (mean_share("partial") + mean_share("wrong"))
+    return p_right * mean_share("right") + (1.0 - p_right) * rest
 
 
 def judge_reply(mode: str, item: PoolItem, prompt: str, chinese: bool, rng: random.Random) -> str:

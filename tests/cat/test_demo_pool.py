@@ -264,3 +264,41 @@ def test_a_rerun_keeps_the_calibration_and_warns_of_stale_params(
     rewritten = _manifest(folder)
     assert (rewritten["model"], rewritten["calibration"]) == ("3pl", {"seed": 1})
     assert (folder / "items.jsonl").read_text(encoding="utf-8") == items
+
+
+# ---------------------------------------------------------------- the open-answer pools
+
+OPEN_LANGUAGES = {"demo-open": "zh", "demo-open-en": "en"}
+
+
+def test_the_generator_reproduces_the_committed_open_pools(tmp_path: Path) -> None:
+    script = POOLS / "make_demo_pool.py"
+    subprocess.run(
+        [sys.executable, str(script), "--out", str(tmp_path), "--open"],
+        check=True,
+        capture_output=True,
+    )
+    for name in OPEN_LANGUAGES:
+        for file in ("items.jsonl", "pool.json"):
+            assert (tmp_path / name / file).read_bytes() == (POOLS / name / file).read_bytes()
+
+
+@pytest.mark.parametrize(("name", "language"), sorted(OPEN_LANGUAGES.items()))
+def test_open_pools_mix_choice_and_open_items_with_keys_that_grade(
+    name: str, language: str
+) -> None:
+    from synth.scoring import score_reply
+
+    pool = read_questions(POOLS / name)
+    assert pool.language == language and len(pool.items) == 320
+    kinds = Counter(
+        (item.type.value, item.max_score, item.numeric_answer is not None) for item in pool.items
+    )
+    assert kinds == {("single", 1, False): 160, ("open", 1, True): 80, ("open", 4, False): 80}
+    for item in pool.items:
+        if item.type is ItemType.OPEN:
+            # Its own reference (with the key as the final number) earns full marks.
+            key = item.numeric_answer
+            final = "" if key is None else f"\nFinal answer: {key.value:g}"
+            reply = item.references[0] + final
+            assert score_reply(reply, item, language=language).points == item.max_score, item.id
