@@ -5,8 +5,9 @@ simulated LLMs on it.
 
 - ``examples/scored_pool/``: 150 computed clinical questions (nothing is taken from any
   benchmark): 50 single-choice dosing items, 50 open BMI items answered in free text
-  with a numeric final answer (scores 0..2), and 50 open infusion items whose
-  explanation is graded against a reference (scores 0..4). No parameters yet:
+  with a numeric final answer (scores 0..2 by their rubric: a judge's points; the
+  reference metric checks the number alone and gives 0 or 2), and 50 open infusion
+  items whose explanation is graded against a reference (scores 0..4). No parameters yet:
   ``cat calibrate --model graded --pool`` adds them.
 - ``examples/scored_responses.jsonl``: 40 simulated LLMs' scores, 10% unanswered,
   drawn from a graded response model (3PL for the single-choice items) with the true
@@ -64,14 +65,15 @@ def _bmi(rng: random.Random, k: int) -> dict[str, object]:
         "body-mass index and give it to one decimal.",
         "references": [f"BMI = {weight} / {height / 100:.2f}² = {bmi} kg/m²"],
         "numeric_answer": {"value": bmi, "abs_tol": 0.1},
+        "rubric": "One point for the formula with the patient's numbers, one for the value.",
         "max_score": 2,
     }
 
 
 def _infusion(rng: random.Random, k: int) -> dict[str, object]:
-    volume = rng.choice([250, 500, 1000, 1500])
-    hours = rng.choice([2, 4, 6, 8, 12])
-    drops = rng.choice([15, 20])
+    volume = rng.choice([250, 500, 750, 1000, 1500, 2000])
+    hours = rng.choice([2, 3, 4, 6, 8, 12, 24])
+    drops = rng.choice([15, 20, 60])
     rate = round(volume / hours, 1)
     per_minute = round(volume * drops / (hours * 60))
     return {
@@ -131,7 +133,15 @@ def _scores(
 
 def main() -> None:
     rng = random.Random(SEED)
-    items = [make(rng, k) for make in (_dosing, _bmi, _infusion) for k in range(N_EACH)]
+    items: list[dict[str, object]] = []
+    seen: set[object] = set()
+    for make in (_dosing, _bmi, _infusion):
+        for k in range(N_EACH):
+            item = make(rng, k)
+            while item["question"] in seen:  # the local server tells items apart by it
+                item = make(rng, k)
+            seen.add(item["question"])
+            items.append(item)
     POOL.mkdir(exist_ok=True)
     manifest = {
         "name": "scored-example",
