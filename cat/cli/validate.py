@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import typer
@@ -118,30 +119,13 @@ def validate(
     policy_list = [p.strip() for p in policies.split(",") if p.strip()]
     if model.graded and criterion is not None:
         raise fail(f"--criterion is for --model bifactor or mirt, not {model.value}")
+    run = (
+        validate_scored_responses
+        if model.graded
+        else partial(validate_responses, criterion=None if criterion is None else criterion.value)
+    )
     with fraction_progress("validating") as progress:
-        if model.graded:
-            report = validate_scored_responses(
-                responses,
-                model=model.value,
-                lengths=length_list,
-                policies=policy_list,
-                holdout=holdout,
-                folds=folds,
-                leave_one_out=leave_one_out,
-                seed=seed,
-                id_column=id_column,
-                scenarios=scenarios,
-                scenario_column=scenario_column,
-                progress=progress,
-                repeats=repeats,
-                interval_folds=interval_folds,
-            )
-            out.write_text(
-                json.dumps(report.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8"
-            )
-            _print(report, out)
-            return
-        report = validate_responses(
+        report = run(
             responses,
             lengths=length_list,
             policies=policy_list,
@@ -156,7 +140,6 @@ def validate(
             progress=progress,
             repeats=repeats,
             interval_folds=interval_folds,
-            criterion=None if criterion is None else criterion.value,
         )
     out.write_text(json.dumps(report.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8")
     _print(report, out)

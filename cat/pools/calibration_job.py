@@ -27,9 +27,9 @@ from cat.pools.mirt_calibration import (
     information_criteria,
     n_parameters,
 )
+from cat.pools.report_keys import FitReportHead
 from cat.pools.scenarios import ItemScenarios, read_item_scenarios, scenarios_of
 from cat.provenance import package_version, utc_now
-from cat.results import ResultModel
 from irt.checks import check_responses
 from irt.fit import CalibrationMethod, CalibrationResult, FitProgress, parameter_summary
 from irt.fit import calibrate as fit_items
@@ -51,21 +51,10 @@ from itempool import (
 )
 
 
-class CalibrationReport(ResultModel):
-    """The fit report (``--report``): the CLI contract's model, method, n_subjects,
-    n_items, loglik (marginal), n_iter, converged, seconds, and the rest."""
+class CalibrationReport(FitReportHead):
+    """The fit report (``--report``): the CLI contract's keys (``FitReportHead``), and
+    the rest."""
 
-    model: str
-    method: str
-    n_subjects: int
-    n_items: int
-    n_responses: int
-    missing_share: float
-    loglik: float
-    logpost: float
-    n_iter: int
-    converged: bool
-    seconds: float
     priors: dict[str, dict[str, Any]]
     seed: int
     settings: dict[str, Any]

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from cat.pools.report_keys import FitReportHead
 from cat.provenance import package_version, utc_now
-from cat.results import ResultModel
 from irt.polytomous import PolytomousParams
 from irt.polytomous_em import PolytomousCalibrator
 from irt.polytomous_responses import PolytomousResponses
@@ -18,23 +18,12 @@ from irt.polytomous_responses import PolytomousResponses
 __all__ = ["GradedCalibrationReport", "graded_report", "parameter_summary"]
 
 
-class GradedCalibrationReport(ResultModel):
-    """The fit report (``--report``): the CLI contract's model, method, n_subjects,
-    n_items, loglik (marginal), n_iter, converged, seconds, and the rest."""
+class GradedCalibrationReport(FitReportHead):
+    """The fit report (``--report``): the CLI contract's keys (``FitReportHead``), and
+    the rest."""
 
     omit_if_none = ("renumbered_scores",)
 
-    model: str
-    method: str
-    n_subjects: int
-    n_items: int
-    n_responses: int
-    missing_share: float
-    loglik: float
-    logpost: float
-    n_iter: int
-    converged: bool
-    seconds: float
     n_parameters: int
     aic: float
     bic: float

@@ -57,11 +57,7 @@ def cross_fit_errors(
     designs = design_names(multidimensional)
     if multidimensional and not scenario:
         raise CatError(f"the {multidimensional} design's cross-fit needs each item's scenario")
-    if responses.n_subjects < 2 * folds:
-        raise CatError(
-            f"--cross-fit {folds} needs at least {2 * folds} subjects, "
-            f"the responses have {responses.n_subjects}"
-        )
+    check_folds(responses.n_subjects, folds)
     lengths = sorted({min(length, responses.n_items) for length in lengths})
     rng = np.random.default_rng(seed)
     kind = ModelKind(model)
@@ -132,6 +128,15 @@ def cross_fit_errors(
             scenario_errors=by_scenario,
         )
     return out
+
+
+def check_folds(n_subjects: int, folds: int) -> None:
+    """Refuse a cross-fit whose folds would hold fewer than 2 subjects each."""
+    if n_subjects < 2 * folds:
+        raise CatError(
+            f"--cross-fit {folds} needs at least {2 * folds} subjects, "
+            f"the responses have {n_subjects}"
+        )
 
 
 def errors_by_name(errors: FloatArray, names: tuple[str, ...]) -> dict[str, list[float]]:

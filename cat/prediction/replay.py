@@ -86,7 +86,8 @@ def design_key(design: str, length: int) -> Key:
     return (design, length, PLUG_IN if design == IRT else design)
 
 
-def _given_mask(observed: BoolArray, result: CATResult) -> BoolArray:
+def given_mask(observed: BoolArray, result: CATResult) -> BoolArray:
+    """(E, J): the items each replayed subject was given."""
     given = np.zeros_like(observed)
     rows = np.repeat(np.arange(len(result.items)), result.items.shape[1])
     cols = result.items.ravel()
@@ -108,7 +109,7 @@ def plug_in_accuracy(
     replaces θ̂ when given."""
     observed = responses.observed
     prob = probability(result.theta_hat if theta is None else theta, params)
-    rest = observed & ~_given_mask(observed, result)
+    rest = observed & ~given_mask(observed, result)
     right_given = (result.right * (result.items >= 0)).sum(axis=1)
     n_rest = rest.sum(axis=1)
     expected_rest = np.clip((prob * rest).sum(axis=1) - offset * n_rest, 0.0, n_rest)
@@ -126,7 +127,7 @@ def theta_only_bounds(
     at_low = plug_in_accuracy(params, responses, result, offset, result.theta_hat - Z90 * se)
     at_high = plug_in_accuracy(params, responses, result, offset, result.theta_hat + Z90 * se)
     observed = responses.observed
-    rest = observed & ~_given_mask(observed, result)
+    rest = observed & ~given_mask(observed, result)
     p = np.clip(probability(result.theta_hat, params) - offset, 0.0, 1.0)
     spread = Z90 * np.sqrt((p * (1 - p) * rest).sum(axis=1)) / observed.sum(axis=1)
     return theta_and_chance(value, at_low, at_high, spread)
@@ -301,7 +302,7 @@ def replay_split(
                 )
                 if irt:
                     prob = probability(result.theta_hat, params)
-                    given = _given_mask(can_answer, result)
+                    given = given_mask(can_answer, result)
                     out.gain[(name, length, PLUG_IN)] = difficulty_gain(given, right, prob)
                     if masks is not None:
                         chances = np.clip(prob - offset, 0.0, 1.0)
@@ -316,7 +317,7 @@ def replay_split(
                     ridge = _ridge_predictions(responses, train_rows, test_rows, result)
                     pieces.setdefault(RIDGE, []).append(ridge)
                 if MIXTURE in predictors:
-                    given = _given_mask(can_answer, result)
+                    given = given_mask(can_answer, result)
                     models = calibrated.references
                     if multi is not None:
                         assert scenario

@@ -27,10 +27,10 @@ from cat.engine.registry import (
 from cat.engine.selection import PoolInfo
 from cat.engine.simulation import CATDesign, CATResult, replay_cat
 from cat.engine.stopping import StoppingRule
-from cat.errors import CatError
-from cat.prediction.cross_fit import errors_by_name
+from cat.prediction.cross_fit import check_folds, errors_by_name
 from cat.prediction.per_scenario import scenario_accuracy, scenario_masks
 from cat.prediction.predictors import reference_offset
+from cat.prediction.replay import given_mask
 from cat.prediction.shares import expected_share
 from cat.prediction.validation import splits
 from irt.errors import ConvergenceWarning
@@ -108,22 +108,13 @@ def calibrate_scored_split(
     return ScoredCalibration(params, offset, PoolInfo.build(params))
 
 
-def _given(observed: BoolArray, result: CATResult) -> BoolArray:
-    given = np.zeros_like(observed)
-    rows = np.repeat(np.arange(len(result.items)), result.items.shape[1])
-    cols = result.items.ravel()
-    keep = cols >= 0
-    given[rows[keep], cols[keep]] = True
-    return given
-
-
 def predicted_shares(
     calibrated: ScoredCalibration, test: PolytomousResponses, result: CATResult
 ) -> tuple[FloatArray, BoolArray, FloatArray]:
     """Each replayed subject's predicted score, the items it was given (E, J) and the
     clipped expected shares at θ̂ less the drift (E, J)."""
     observed = test.observed
-    given = _given(observed, result)
+    given = given_mask(observed, result)
     expected = np.clip(
         expected_share(calibrated.params, result.theta_hat) - calibrated.offset, 0.0, 1.0
     )
@@ -146,11 +137,7 @@ def scored_cross_fit_errors(
     ``scenario`` when given, ML θ: what ``cat assess`` runs; or ``policy``) and return
     the signed errors of its predicted score per length, and per scenario with
     ``scenario_names``."""
-    if responses.n_subjects < 2 * folds:
-        raise CatError(
-            f"--cross-fit {folds} needs at least {2 * folds} subjects, "
-            f"the responses have {responses.n_subjects}"
-        )
+    check_folds(responses.n_subjects, folds)
     lengths = sorted({min(length, responses.n_items) for length in lengths})
     rng = np.random.default_rng(seed)
     truth = mean_shares(responses)

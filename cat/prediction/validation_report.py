@@ -256,12 +256,19 @@ def validate_responses(
         n_items=matrix.n_items,
         package_version=package_version(),
     )
+    return _report(predictions, settings, matrix.subject_ids)
+
+
+def _report(
+    predictions: list[Predictions], settings: ValidationSettings, ids: tuple[str, ...]
+) -> ValidationReport:
+    """The report of ``predictions``: a row each, the verdicts, every held-out subject."""
     rows = [ValidationRow.model_validate(p.metrics()) for p in predictions]
     return ValidationReport(
         results=rows,
         verdicts=verdicts(rows),
         settings=settings,
-        subjects=_subjects(predictions, matrix.subject_ids),
+        subjects=_subjects(predictions, ids),
         created=utc_now(),
     )
 
@@ -375,11 +382,4 @@ def validate_scored_responses(
         n_items=data.n_items,
         package_version=package_version(),
     )
-    rows = [ValidationRow.model_validate(p.metrics()) for p in predictions]
-    return ValidationReport(
-        results=rows,
-        verdicts=verdicts(rows),
-        settings=settings,
-        subjects=_subjects(predictions, data.subject_ids),
-        created=utc_now(),
-    )
+    return _report(predictions, settings, data.subject_ids)
