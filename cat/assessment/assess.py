@@ -181,6 +181,7 @@ def assess(
             **config.model_dump(),
             batch_size=batch_size,
             base_url=base_url,
+            judge_model=getattr(examinee, "judge_model", None),
             package_version=package_version(),
         ),
         seed=seed,

@@ -24,10 +24,11 @@ from irt.polytomous import PolytomousParams
 from irt.polytomous_responses import PolytomousResponses
 from irt.readers import read_responses, read_scored_responses
 from irt.responses import ResponseMatrix
-from itempool import LoadedPool, PoolItem
+from itempool import ItemType, LoadedPool, PoolItem
 from synth.backend import ChatBackend, ChatRequest
 from synth.errors import SynthError
 from synth.grading import GradeStatus
+from synth.judge import JUDGE_PROMPT_VERSION, Judge, judge_messages, parse_judge_score
 from synth.prompts import PROMPT_VERSION, Style, generation
 from synth.scoring import score_reply
 from synth.store import RunStore
@@ -175,7 +176,15 @@ class EndpointExaminee:
     arrives, so a rerun pays for nothing twice and an interrupted assessment resumes.
 
     ``backend`` replaces the OpenAI client (tests, the demo's local server); without it
-    ``start`` checks the key and that ``base_url`` answers before any paid call."""
+    ``start`` checks the key and that ``base_url`` answers before any paid call.
+
+    Replies are graded as ``cat synth`` grades them (``synth.scoring``): on a pool of
+    scored items their points 0..max_score, else right/wrong. With ``judge_model``
+    ("MODEL" on ``base_url``, or "MODEL@URL") an open item's points are the LLM judge's
+    instead (``synth.judge``, its calls stored beside the model's): for a pool
+    calibrated on scores that ``cat synth --open-grading judge`` wrote. A reply the
+    judge gives no usable score, asked twice, counts as not answered (skipped).
+    ``judge_backend`` replaces the judge's client as ``backend`` does the model's."""
 
     model: str
     base_url: str | None = None
@@ -186,6 +195,9 @@ class EndpointExaminee:
     style: Style = Style.DIRECT
     temperature: float = 0.0
     backend: ChatBackend | None = None
+    judge_model: str | None = None
+    judge_backend: ChatBackend | None = None
+    _judge: Judge | None = field(default=None, init=False, repr=False)
     _run_store: RunStore | None = field(default=None, init=False, repr=False)
     _owns_store: bool = field(default=False, init=False, repr=False)
     _items: dict[str, PoolItem] = field(default_factory=dict, init=False, repr=False)
@@ -229,12 +241,38 @@ class EndpointExaminee:
                 RetryPolicy(max_attempts=self.max_attempts),
                 seed=seed,
             )
+        if self.judge_model is not None:
+            self._start_judge(seed)
         if isinstance(self.store, RunStore):
             self._run_store = self.store
         else:
             path = Path(self.store)
             check_output_folders(path)
             self._run_store, self._owns_store = RunStore(path), True
+
+    def _start_judge(self, seed: int) -> None:
+        from synth.backend import OpenAIBackend, RetryPolicy, api_key, check_reachable
+        from synth.participants import parse_agents
+
+        assert self.judge_model is not None
+        try:
+            (agent,) = parse_agents(self.judge_model, self.base_url)
+            self._judge = Judge(agent.model, agent.base_url)
+        except (SynthError, ValueError) as exc:
+            raise CatError(f"--judge-model {self.judge_model}: {exc}") from exc
+        if self.judge_backend is None:
+            if agent.base_url == self.base_url and isinstance(self.backend, OpenAIBackend):
+                self.judge_backend = self.backend
+            else:
+                api_key(agent.base_url, self.api_key_env)
+                check_reachable(agent.base_url)
+                self.judge_backend = OpenAIBackend(
+                    agent.base_url,
+                    self.api_key_env,
+                    self.timeout,
+                    RetryPolicy(max_attempts=self.max_attempts),
+                    seed=seed,
+                )
 
     def checkpoints(self) -> RunStore | None:
         return self._run_store
@@ -255,26 +293,46 @@ class EndpointExaminee:
             out.append(right)
         return out
 
-    async def _ask_all(self, item_ids: Sequence[str]) -> list[tuple[int, bool]]:
+    async def _ask_all(self, item_ids: Sequence[str]) -> list[tuple[int | None, bool]]:
         return list(await asyncio.gather(*(self._ask(self._items[i]) for i in item_ids)))
 
-    async def _ask(self, item: PoolItem) -> tuple[int, bool]:
-        assert self.backend is not None and self._run_store is not None  # set by start
+    async def _call(self, request: ChatRequest, backend: ChatBackend, version: str) -> str:
+        """The reply's text, from the store or else asked and stored at once."""
+        assert self._run_store is not None  # set by start
+        stored = self._run_store.get_call(request.key)
+        if stored is not None:
+            self._tokens[3] += 1
+            return stored.reply.text
+        reply = await backend.complete(request)
+        self._run_store.put_call(request, reply, None, version)
+        self._tokens[0] += reply.prompt_tokens
+        self._tokens[1] += reply.completion_tokens
+        self._tokens[2] += 1
+        return reply.text
+
+    async def _ask(self, item: PoolItem) -> tuple[int | None, bool]:
+        assert self.backend is not None  # set by start
         messages = generation(item, self._language, self.style)
         request = ChatRequest(self.model, messages, self.temperature, self._seed)
-        stored = self._run_store.get_call(request.key)
-        if stored is None:
-            reply = await self.backend.complete(request)
-            self._run_store.put_call(request, reply, None, PROMPT_VERSION)
-            self._tokens[0] += reply.prompt_tokens
-            self._tokens[1] += reply.completion_tokens
-            self._tokens[2] += 1
-        else:
-            reply = stored.reply
-            self._tokens[3] += 1
-        scored = score_reply(reply.text, item, language=cast(Language, self._language))
+        text = await self._call(request, self.backend, PROMPT_VERSION)
+        scored = score_reply(text, item, language=cast(Language, self._language))
+        if self._judge is not None and item.type is ItemType.OPEN:
+            return await self._judged(item, text), scored.status is GradeStatus.OK
         points = scored.points if self._scored else int(scored.correct)
         return points, scored.status is GradeStatus.OK
+
+    async def _judged(self, item: PoolItem, reply: str) -> int | None:
+        """The judge's points for ``reply`` (a second ask, with the next seed, when the
+        first gives no usable score); None when neither does."""
+        assert self._judge is not None and self.judge_backend is not None
+        messages = judge_messages(item, self._language, reply)
+        for attempt in range(2):
+            request = ChatRequest(self._judge.model, messages, 0.0, self._seed + attempt)
+            text = await self._call(request, self.judge_backend, JUDGE_PROMPT_VERSION)
+            verdict = parse_judge_score(text, item.max_score)
+            if verdict.points is not None:
+                return verdict.points if self._scored else int(verdict.points * 2 >= item.max_score)
+        return None
 
     def truth(self) -> None:
         return None
@@ -289,9 +347,13 @@ class EndpointExaminee:
         }
 
     def close(self) -> None:
-        close = getattr(self.backend, "close", None)
-        if close is not None:
-            self._runner.run(close())
+        backends = [self.backend]
+        if self.judge_backend is not None and self.judge_backend is not self.backend:
+            backends.append(self.judge_backend)
+        for backend in backends:
+            close = getattr(backend, "close", None)
+            if close is not None:
+                self._runner.run(close())
         self._runner.close()
         if self._owns_store and self._run_store is not None:
             self._run_store.close()
@@ -301,6 +363,8 @@ class EndpointExaminee:
 def parse_model_spec(spec: str, **endpoint: Any) -> Examinee:
     """The examinee ``cat assess --model`` names: ``sim:THETA``, ``replay:FILE#SUBJECT``,
     or a model name at an endpoint (``endpoint`` holds ``EndpointExaminee``'s settings)."""
+    if spec.startswith(("sim:", "replay:")):
+        _refuse_judge(spec, endpoint)
     if spec.startswith("sim:"):
         try:
             return SimulatedExaminee(float(spec[4:]))
@@ -314,3 +378,9 @@ def parse_model_spec(spec: str, **endpoint: Any) -> Examinee:
     if not spec.strip():
         raise CatError("give a model")
     return EndpointExaminee(spec.strip(), **endpoint)
+
+
+def _refuse_judge(spec: str, endpoint: dict[str, Any]) -> None:
+    """A judge grades a live model's replies: refuse it for sim: and replay:."""
+    if endpoint.get("judge_model") is not None:
+        raise CatError(f"--judge-model grades a live model's replies, not {spec.split(':')[0]}:")

@@ -157,6 +157,8 @@ class AssessmentSettings(SessionConfig):
 
     batch_size: int = 1
     base_url: str | None = None
+    # The LLM judge that graded open items ("MODEL" or "MODEL@URL"); None: the metric.
+    judge_model: str | None = None
     package_version: str
 
 

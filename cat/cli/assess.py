@@ -89,6 +89,13 @@ def assess(
     ),
     timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds per request."),
     max_attempts: int = typer.Option(6, "--max-attempts", min=1, help="Tries per call."),
+    judge_model: str | None = typer.Option(
+        None,
+        "--judge-model",
+        help="Grade open items by this LLM judge (MODEL on --base-url, or MODEL@URL), as "
+        "cat synth --open-grading judge graded the scores the pool was calibrated on; "
+        "default: the reference metric, as cat synth grades by default.",
+    ),
 ) -> None:
     """Give a model an adaptive test on a calibrated pool: each item the most
     informative at its current ability estimate (the irt design), or the item that most
@@ -115,6 +122,7 @@ def assess(
         api_key_env=api_key_env,
         timeout=timeout,
         max_attempts=max_attempts,
+        **({} if judge_model is None else {"judge_model": judge_model}),
     )
     if criterion is not None:
         _note_criterion(pool, criterion)

@@ -7,10 +7,18 @@ from pathlib import Path
 import pytest
 
 from cat.assessment.assess import assess
-from cat.assessment.examinees import ReplayExaminee, SimulatedExaminee
+from cat.assessment.examinees import (
+    EndpointExaminee,
+    ReplayExaminee,
+    SimulatedExaminee,
+    parse_model_spec,
+)
+from cat.assessment.result import AssessmentResult
 from cat.errors import CatError
 from cat.pools.loading import load_pool
 from irt.polytomous import PolytomousParams
+from synth.backend import OpenAIBackend
+from synth.local_server import LocalServer
 from tests.cat.scored_pools import make_scored_pool
 
 
@@ -64,3 +72,46 @@ def test_a_pool_whose_items_and_params_disagree_is_refused(tmp_path: Path) -> No
     (folder / "items.jsonl").write_text(items)
     with pytest.raises(CatError, match=r"item 'q000' has scores 0\.\.3 here but 0\.\.2 in items"):
         load_pool(folder)
+
+
+def _live(pool_dir: Path, tmp_path: Path, name: str, judge: str | None) -> AssessmentResult:
+    """``m`` (right 60% of the time) assessed through the local server, its open items
+    graded by the metric or by the scripted ``judge``."""
+    pool = load_pool(pool_dir)
+    judges = {"fair": "fair", "mute": "mute"}
+    with LocalServer(pool.items, {"m": 0.6}, judges=judges, seed=3) as server:
+        url = server.base_url
+        examinee = EndpointExaminee(
+            "m",
+            backend=OpenAIBackend(url, timeout=30.0),
+            store=tmp_path / f"{name}.db",
+            judge_model=None if judge is None else f"{judge}@{url}",
+            judge_backend=None if judge is None else OpenAIBackend(url, timeout=30.0),
+        )
+        return assess(pool, examinee, length=24, seed=2)
+
+
+def test_a_fair_judge_grades_as_the_metric_and_a_mute_one_skips(
+    pool_dir: Path, tmp_path: Path
+) -> None:
+    by_metric = _live(pool_dir, tmp_path, "metric", None)
+    by_judge = _live(pool_dir, tmp_path, "fair", "fair")
+    # The scripted fair judge gives the metric's points: the same test, item for item.
+    assert [(i.id, i.response) for i in by_judge.items] == [
+        (i.id, i.response) for i in by_metric.items
+    ]
+    assert by_judge.settings.judge_model is not None and "fair@" in by_judge.settings.judge_model
+    assert by_metric.settings.judge_model is None
+    assert by_judge.usage is not None and by_metric.usage is not None
+    open_items = {item.id for item in load_pool(pool_dir).items if item.type.value == "open"}
+    n_open = sum(i.id in open_items for i in by_judge.items)
+    assert by_judge.usage.calls == by_metric.usage.calls + n_open  # one judge call each
+    muted = _live(pool_dir, tmp_path, "mute", "mute")
+    skipped = [i for i in muted.items if i.response is None]
+    assert skipped and {i.id for i in skipped} <= open_items
+    assert all(i.response is not None for i in muted.items if i.id not in open_items)
+
+
+def test_a_judge_is_for_live_models_only(pool_dir: Path) -> None:
+    with pytest.raises(CatError, match="--judge-model grades a live model's replies, not sim:"):
+        parse_model_spec("sim:0.5", judge_model="j")
