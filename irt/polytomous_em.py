@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from irt.errors import ConvergenceWarning, IRTError
+from irt.em_settings import check_em_settings
+from irt.errors import ConvergenceWarning
 from irt.polytomous import ItemType, PolytomousParams
 from irt.polytomous_estep import EStep, e_step, log_table
 from irt.polytomous_layout import (
@@ -88,16 +89,15 @@ class PolytomousCalibrator:
         max_newton: int = 10,
         standard_errors: str | None = "oakes",
     ) -> None:
-        if not tol > 0:
-            raise IRTError(f"tol must be positive, got {tol}")
-        if max_iter < 1 or max_newton < 1:
-            raise IRTError("max_iter and max_newton must be at least 1")
-        if standard_errors is not None and standard_errors not in SE_METHODS:
-            raise IRTError(
-                f"standard_errors must be one of {', '.join(SE_METHODS)} or None, "
-                f"got {standard_errors!r}"
-            )
-        normal_grid(n_quad, bound)  # checks them
+        check_em_settings(
+            tol=tol,
+            max_iter=max_iter,
+            max_newton=max_newton,
+            standard_errors=standard_errors,
+            se_methods=SE_METHODS,
+            n_quad=n_quad,
+            bound=bound,
+        )
         self.item_types = item_types
         self.priors = priors
         self.n_quad = n_quad
