@@ -98,9 +98,16 @@ def _rank_text(result: AssessmentResult) -> str:
     return _DASH if rank is None else f"{rank.position} of {rank.of}"
 
 
+def measure(result: AssessmentResult) -> str:
+    """What the predictions are of: "accuracy", or on a pool of scored items "score" (the
+    mean share of each item's top score)."""
+    return "score" if result.pool.scored else "accuracy"
+
+
 def _summary(result: AssessmentResult) -> list[tuple[str, str]]:
     """(label, escaped HTML) rows of the summary table."""
     own = model_interval(result)
+    what = measure(result)
     acc = result.predicted_accuracy
     used = f"{result.n_items:,} of {result.pool.n_items:,}"
     if result.pool.n_items > 0:
@@ -114,13 +121,13 @@ def _summary(result: AssessmentResult) -> list[tuple[str, str]]:
             f"SE {_f(result.se)}",
         ),
         (
-            "Predicted accuracy on the whole pool",
+            f"Predicted {what} on the whole pool",
             f"{_pct(acc.value)} (interval {_interval(acc.low, acc.high, _pct)})",
         ),
-        ("Accuracy interval from", _e(result.accuracy_interval.method)),
+        (f"{what.capitalize()} interval from", _e(result.accuracy_interval.method)),
     ]
     if result.truth is not None:
-        rows.append(("True accuracy on the whole pool", _pct(result.truth.accuracy)))
+        rows.append((f"True {what} on the whole pool", _pct(result.truth.accuracy)))
     rows += [("Rank among the references", _e(_rank_text(result))), ("Items used", _e(used))]
     fit = result.person_fit
     if fit.lz is None:
@@ -159,7 +166,7 @@ def _page(result: AssessmentResult) -> str:
         f'<p class="sub">Adaptive test on pool <strong>{_e(pool_text)}</strong> '
         f"({pool.n_items:,} items)</p>",
         '<div class="cards">',
-        _card("Predicted accuracy", _pct(acc.value), _interval(acc.low, acc.high, _pct)),
+        _card(f"Predicted {measure(result)}", _pct(acc.value), _interval(acc.low, acc.high, _pct)),
         _card("Ability θ", _f(own.theta), f"{own.level}: {_interval(own.low, own.high)}"),
         _card("Rank", _rank_text(result), f"{result.n_items:,} items answered"),
         "</div>",
@@ -254,13 +261,13 @@ def _scenarios(result: AssessmentResult) -> str:
             for name, s in (result.scenarios or {}).items()
         ],
     )
-    return table and f"<h2>Predicted accuracy by scenario</h2>{table}"
+    return table and f"<h2>Predicted {measure(result)} by scenario</h2>{table}"
 
 
 def _profile(result: AssessmentResult) -> str:
     if not result.scenarios:
         return ""
-    text = "Predicted accuracy per scenario with its 90% interval (dashed: overall)"
+    text = f"Predicted {measure(result)} per scenario with its 90% interval (dashed: overall)"
     profile = result.profile
     lines = []
     if profile is not None:

@@ -33,7 +33,8 @@ def profile_figure(result: AssessmentResult) -> Figure | None:
     overall = result.predicted_accuracy.value
     acc.axvline(overall, color=_OVERALL, linestyle="--", linewidth=1)
     acc.set_yticks(rows, labels=names)
-    acc.set_xlabel(f"predicted accuracy (dashed: overall {overall:.3f})")
+    what = "score" if result.pool.scored else "accuracy"
+    acc.set_xlabel(f"predicted {what} (dashed: overall {overall:.3f})")
     acc.set_xlim(0.0, 1.0)
     if with_factors:
         spec = axes[1]

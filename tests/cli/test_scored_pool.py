@@ -46,6 +46,8 @@ def test_assess_writes_a_result_and_a_report(pool_dir: Path, tmp_path: Path) -> 
     }
     assert all(0 <= item["response"] <= tops[item["id"]] for item in data["items"])
     assert (report / "index.html").is_file() and (report / "information.png").is_file()
+    page = (report / "index.html").read_text()
+    assert "Predicted score on the whole pool" in page and "Predicted accuracy" not in page
 
 
 @pytest.mark.parametrize(
