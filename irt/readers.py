@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO, TypeVar
 
 import numpy as np
 
@@ -21,7 +21,6 @@ from irt._csv_format import parse_csv, write_csv_rows
 from irt._jsonl_format import (
     MAX_SCORE,
     ParsedResponses,
-    ResponseTable,
     ScoredSubjectResponses,
     SubjectResponses,
     parse_jsonl,
@@ -44,6 +43,19 @@ __all__ = [
 
 # (file, file name for messages, id_column, scored) -> what the file holds
 _Parser = Callable[[TextIO, str, bool, bool], ParsedResponses]
+_T = TypeVar("_T")
+
+
+class _Identified(Protocol):
+    """What a writer checks before writing: the ids of a response matrix of any kind."""
+
+    @property
+    def subject_ids(self) -> tuple[str, ...]: ...
+    @property
+    def item_ids(self) -> tuple[str, ...]: ...
+
+
+_Table = TypeVar("_Table", bound=_Identified)
 
 # Longest suffixes first, so that ".jsonl.gz" is not taken for a plain ".gz".
 _PARSERS: dict[str, tuple[_Parser, bool]] = {
@@ -109,13 +121,26 @@ def read_scored_responses(
 
 def _parse(path: Path, id_column: bool, *, scored: bool) -> tuple[ParsedResponses, str]:
     """What the file holds, and its name for messages."""
+
+    def parse(fh: TextIO, suffix: str) -> ParsedResponses:
+        return _PARSERS[suffix][0](fh, path.name, id_column, scored)
+
+    return read_text_file(path, parse), path.name
+
+
+def read_text_file(path: Path, parse: Callable[[TextIO, str], _T]) -> _T:
+    """``parse(text, suffix)`` of the response file ``path`` (shared with
+    ``irt.continuous_readers``): ``suffix`` is its type, ``.jsonl``, ``.jsonl.gz``,
+    ``.csv`` or ``.csv.gz``, and ``text`` the open file, gunzipped and decoded. A missing
+    or unreadable file, broken gzip or text that is not UTF-8 becomes one
+    ``ResponseDataError`` naming the file; those ``parse`` raises pass as they are."""
     suffix = _suffix(path)
-    parser, gzipped = _PARSERS[suffix]
+    gzipped = _PARSERS[suffix][1]
     if not path.exists():
         raise ResponseDataError(f"no such file: {path}")
     try:
         with _open_text(path, gzipped, write=False) as fh:
-            return parser(fh, path.name, id_column, scored), path.name
+            return parse(fh, suffix)
     except ResponseDataError:
         raise
     except FileNotFoundError as exc:
@@ -180,7 +205,7 @@ def write_jsonl(matrix: ResponseMatrix, path: str | Path) -> None:
     Raises:
         ResponseDataError: an id cannot be stored, or the file cannot be written.
     """
-    _write(matrix, Path(path), write_jsonl_lines)
+    write_text_file(matrix, Path(path), write_jsonl_lines)
 
 
 def write_csv(matrix: ResponseMatrix, path: str | Path) -> None:
@@ -191,7 +216,7 @@ def write_csv(matrix: ResponseMatrix, path: str | Path) -> None:
     Raises:
         ResponseDataError: an id cannot be stored, or the file cannot be written.
     """
-    _write(matrix, Path(path), write_csv_rows)
+    write_text_file(matrix, Path(path), write_csv_rows)
 
 
 def write_scored_jsonl(responses: PolytomousResponses, path: str | Path) -> None:
@@ -204,7 +229,7 @@ def write_scored_jsonl(responses: PolytomousResponses, path: str | Path) -> None
     Raises:
         ResponseDataError: an id cannot be stored, or the file cannot be written.
     """
-    _write(responses, Path(path), write_jsonl_lines)
+    write_text_file(responses, Path(path), write_jsonl_lines)
 
 
 def write_scored_csv(responses: PolytomousResponses, path: str | Path) -> None:
@@ -215,12 +240,12 @@ def write_scored_csv(responses: PolytomousResponses, path: str | Path) -> None:
     Raises:
         ResponseDataError: an id cannot be stored, or the file cannot be written.
     """
-    _write(responses, Path(path), write_csv_rows)
+    write_text_file(responses, Path(path), write_csv_rows)
 
 
-def _write(
-    matrix: ResponseTable, path: Path, writer: Callable[[ResponseTable, TextIO], None]
-) -> None:
+def write_text_file(matrix: _Table, path: Path, writer: Callable[[_Table, TextIO], None]) -> None:
+    """``writer(matrix, text)`` into ``path`` opened as text, gzipped if it ends in
+    ``.gz`` (shared with ``irt.continuous_readers``), after refusing blank ids."""
     _check_writable(matrix)
     try:
         with _open_text(path, path.name.lower().endswith(".gz"), write=True) as fh:
@@ -229,7 +254,7 @@ def _write(
         raise ResponseDataError(f"{path.name}: cannot write the file ({_describe(exc)})") from exc
 
 
-def _check_writable(matrix: ResponseTable) -> None:
+def _check_writable(matrix: _Identified) -> None:
     # The readers reject blank ids, so writing one would produce a file we cannot read.
     for kind, ids in (("subject", matrix.subject_ids), ("item", matrix.item_ids)):
         for x in ids:
