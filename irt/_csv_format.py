@@ -38,7 +38,7 @@ _WHOLE = re.compile(r"([0-9]+)(?:\.0+)?", re.ASCII)
 
 
 @dataclass(frozen=True)
-class _Scale:
+class Scale:
     """Which cells a row may hold, and how they are stored."""
 
     dtype: type[np.integer[Any]]
@@ -65,11 +65,11 @@ def _loose_score(cell: str) -> int | None:
     return int(whole[1])
 
 
-_BINARY = _Scale(np.int8, _CODES, _loose_binary, "0, 1 or empty")
-_SCORED = _Scale(np.int16, _SCORE_CODES, _loose_score, f"a whole number 0..{MAX_SCORE} or empty")
+_BINARY = Scale(np.int8, _CODES, _loose_binary, "0, 1 or empty")
+_SCORED = Scale(np.int16, _SCORE_CODES, _loose_score, f"a whole number 0..{MAX_SCORE} or empty")
 
-# The errors for an empty and for a repeated id, by what the id names (``_claim``).
-_SUBJECT_ID = (
+# The errors for an empty and for a repeated id, by what the id names (``claim``).
+SUBJECT_ID = (
     "{name} line {at}: the subject id is empty",
     "{name} line {at}: duplicated subject id {key!r} (first on line {first})",
 )
@@ -89,7 +89,7 @@ def parse_csv(
     header = next(reader, None)
     if header is None:
         raise ResponseDataError(f"{name}: the file is empty")
-    items = _item_ids(header[1:] if id_column else header, name, offset=int(id_column))
+    items = header_item_ids(header[1:] if id_column else header, name, offset=int(id_column))
     width = len(header)
     subject_ids: list[str] = []
     lines: list[int] = []
@@ -106,7 +106,7 @@ def parse_csv(
             )
         if id_column:
             sid = row[0]
-            _claim(first_line, sid, line, name, _SUBJECT_ID)
+            claim(first_line, sid, line, name, SUBJECT_ID)
             cells = row[1:]
         else:
             sid = f"s{len(subject_ids) + 1:04d}"
@@ -125,12 +125,12 @@ def write_csv_rows(matrix: ResponseTable, fh: TextIO) -> None:
     """Write the header and one row per subject; missing answers are empty cells."""
     # Indexed by the stored code; MISSING (-1) picks the empty cell at the end.
     text = [*map(str, range(int(matrix.values.max(initial=0)) + 1)), ""]
-    fh.write(",".join(map(_quote, ["subject_id", *matrix.item_ids])) + "\n")
+    fh.write(",".join(map(quote, ["subject_id", *matrix.item_ids])) + "\n")
     for sid, row in zip(matrix.subject_ids, matrix.values.tolist(), strict=True):
-        fh.write(",".join([_quote(sid), *(text[code] for code in row)]) + "\n")
+        fh.write(",".join([quote(sid), *(text[code] for code in row)]) + "\n")
 
 
-def _quote(field: str) -> str:
+def quote(field: str) -> str:
     # Not csv.writer: with "\n" line ends it leaves a bare "\r" unquoted, which the
     # reader then takes for a line break.
     if any(c in field for c in ',"\r\n'):
@@ -138,18 +138,18 @@ def _quote(field: str) -> str:
     return field
 
 
-def _item_ids(names: list[str], name: str, offset: int) -> list[str]:
+def header_item_ids(names: list[str], name: str, offset: int) -> list[str]:
     if not names:
         raise ResponseDataError(f"{name} line 1: the header names no item columns")
     first_column: dict[str, int] = {}
     for k, item in enumerate(names, start=offset + 1):
-        _claim(first_column, item, k, name, _ITEM_ID)
+        claim(first_column, item, k, name, _ITEM_ID)
     return names
 
 
-def _claim(seen: dict[str, int], key: str, at: int, name: str, messages: tuple[str, str]) -> None:
+def claim(seen: dict[str, int], key: str, at: int, name: str, messages: tuple[str, str]) -> None:
     """Record that id ``key`` stands at ``at`` (a line or a column) of file ``name``; an
-    empty or repeated id is an error, worded by ``messages`` (see ``_SUBJECT_ID``)."""
+    empty or repeated id is an error, worded by ``messages`` (see ``SUBJECT_ID``)."""
     empty, repeated = messages
     if not key.strip():
         raise ResponseDataError(empty.format(name=name, at=at))
@@ -158,7 +158,7 @@ def _claim(seen: dict[str, int], key: str, at: int, name: str, messages: tuple[s
     seen[key] = at
 
 
-def _loose_codes(cells: list[str], items: list[str], where: str, scale: _Scale) -> list[int]:
+def _loose_codes(cells: list[str], items: list[str], where: str, scale: Scale) -> list[int]:
     codes: list[int] = []
     for item, cell in zip(items, cells, strict=True):
         code = scale.codes.get(cell)

@@ -44,7 +44,7 @@ class ResponseTable(Protocol):
 
 
 @dataclass(frozen=True)
-class _Scale:
+class Scale:
     """Which answers a line may hold, and how they are stored."""
 
     dtype: type[np.integer[Any]]
@@ -84,8 +84,8 @@ def _scored_problem(answer: object) -> str | None:
     return None
 
 
-BINARY = _Scale(np.int8, "0 or 1", _binary_fits, _binary_problem)
-SCORED = _Scale(np.int16, "score", _scored_fits, _scored_problem)
+BINARY = Scale(np.int8, "0 or 1", _binary_fits, _binary_problem)
+SCORED = Scale(np.int16, "score", _scored_fits, _scored_problem)
 
 
 class SubjectResponses(BaseModel):
@@ -96,7 +96,7 @@ class SubjectResponses(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid")
-    _scale: ClassVar[_Scale] = BINARY
+    _scale: ClassVar[Scale] = BINARY
 
     subject_id: str
     # The validator below has checked every value already; letting pydantic check them
@@ -129,7 +129,7 @@ class SubjectResponses(BaseModel):
         for item, answer in value.items():
             problem = scale.problem(answer)
             if problem is not None:
-                raise ValueError(f"response to item {item!r} is {_as_json(answer)}; {problem}")
+                raise ValueError(f"response to item {item!r} is {as_json(answer)}; {problem}")
         raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -138,10 +138,10 @@ class ScoredSubjectResponses(SubjectResponses):
     numbers 0 or more (JSON ``true``/``false`` count as 1/0); ``2.0``, ``-1``, ``null``
     and ``"2"`` are refused."""
 
-    _scale: ClassVar[_Scale] = SCORED
+    _scale: ClassVar[Scale] = SCORED
 
 
-def _as_json(value: object) -> str:
+def as_json(value: object) -> str:
     # The file's spelling (null, "1") says more than Python's repr (None, '1').
     try:
         return json.dumps(value)
@@ -169,7 +169,7 @@ def parse_jsonl(
     for line_no, line in enumerate(fh, start=1):
         if not line.strip():
             continue
-        subject = _parse_line(line, name, line_no, model)
+        subject = parse_line(line, name, line_no, model)
         sid = subject.subject_id
         if sid in first_line:
             raise ResponseDataError(
@@ -181,7 +181,7 @@ def parse_jsonl(
         keys = list(subject.responses)
         # Subjects usually share one item list; reusing its columns skips the dict lookups.
         if keys != prev_keys:
-            prev_cols = _columns(keys, index)
+            prev_cols = columns(keys, index)
             prev_keys = keys
         answers = np.fromiter(subject.responses.values(), dtype=dtype, count=len(keys))
         rows.append((prev_cols, answers))
@@ -201,7 +201,7 @@ def write_jsonl_lines(matrix: ResponseTable, fh: TextIO) -> None:
         fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def _columns(keys: list[str], index: dict[str, int]) -> IntArray:
+def columns(keys: list[str], index: dict[str, int]) -> IntArray:
     """Columns of ``keys``, adding unseen items to ``index`` at the end."""
     cols = list(map(index.get, keys))  # C speed for the usual case: all seen before
     if None in cols:
@@ -224,7 +224,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _parse_line(
+def parse_line(
     line: str, name: str, line_no: int, model: type[SubjectResponses]
 ) -> SubjectResponses:
     where = f"{name} line {line_no}"

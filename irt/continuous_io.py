@@ -30,7 +30,7 @@ from irt.errors import ParamsError
 from irt.params_table import format_cell, read_table
 
 # A cell's number as the scored pool's file reads it (empty, not a number, not finite).
-from irt.polytomous_io import _number
+from irt.polytomous_io import number_cell
 
 __all__ = ["CONTINUOUS_COLUMNS", "read_continuous_params", "write_continuous_params"]
 
@@ -154,7 +154,7 @@ def _item_numbers(
     for name in _NAMES:
         column = prefix + name
         if name in ("a", "d") or name == own:
-            numbers.append(_number(where, column, cells[column], required))
+            numbers.append(number_cell(where, column, cells[column], required))
         elif cells[column].strip():
             only = "crm" if name == "sigma" else "beta"
             raise ParamsError(
@@ -171,7 +171,7 @@ def _same_epsilon(
     where: str, cell: str, line_no: int, first: tuple[float, str, int] | None
 ) -> tuple[float, str, int]:
     """This row's ε, checked, and the same as every row's before it (``first``)."""
-    value = _number(where, "epsilon", cell, required=True)
+    value = number_cell(where, "epsilon", cell, required=True)
     try:
         check_epsilon(value)
     except ParamsError as exc:

@@ -33,8 +33,8 @@ from pydantic import model_validator
 
 # The 0/1 and scored readers' own helpers (private names of the package's private
 # modules), reused so that all three kinds of file are checked and worded alike.
-from irt._csv_format import _SUBJECT_ID, _claim, _item_ids, _quote
-from irt._jsonl_format import SubjectResponses, _as_json, _columns, _parse_line, _Scale
+from irt._csv_format import SUBJECT_ID, claim, header_item_ids, quote
+from irt._jsonl_format import Scale, SubjectResponses, as_json, columns, parse_line
 from irt.continuous_responses import ContinuousResponses
 from irt.errors import ResponseDataError
 from irt.readers import read_text_file, write_text_file
@@ -76,7 +76,7 @@ def _no_problem(answer: object) -> str | None:
 # ``SubjectResponses``' own check then sees to the line's item ids only; the scores are
 # checked by ``ContinuousSubjectResponses._scores_in_range``, which knows the subject.
 # ``dtype`` is not used (this module stores the scores itself) but the field wants one.
-_IDS_ONLY = _Scale(
+_IDS_ONLY = Scale(
     cast("type[np.integer[Any]]", np.float64), "score in [0, 1]", _ids_only, _no_problem
 )
 
@@ -87,7 +87,7 @@ class ContinuousSubjectResponses(SubjectResponses):
     ``Infinity``, strings and numbers outside [0, 1] are refused, naming the subject and
     the item: an item not answered is left out of the line."""
 
-    _scale: ClassVar[_Scale] = _IDS_ONLY
+    _scale: ClassVar[Scale] = _IDS_ONLY
 
     @model_validator(mode="after")
     def _scores_in_range(self) -> Self:
@@ -99,7 +99,7 @@ class ContinuousSubjectResponses(SubjectResponses):
             if problem is not None:
                 raise ValueError(
                     f"score of subject {self.subject_id!r} on item {item!r} is "
-                    f"{_as_json(answer)}; {problem}"
+                    f"{as_json(answer)}; {problem}"
                 )
         return self  # numbers of other types (numpy's, from a Python caller) in range
 
@@ -193,7 +193,7 @@ def _parse_jsonl(fh: TextIO, name: str) -> _Parsed:
     for line_no, line in enumerate(fh, start=1):
         if not line.strip():
             continue
-        subject = _parse_line(line, name, line_no, ContinuousSubjectResponses)
+        subject = parse_line(line, name, line_no, ContinuousSubjectResponses)
         sid = subject.subject_id
         if sid in first_line:
             raise ResponseDataError(
@@ -205,7 +205,7 @@ def _parse_jsonl(fh: TextIO, name: str) -> _Parsed:
         keys = list(subject.responses)
         # Subjects usually share one item list; reusing its columns skips the dict lookups.
         if keys != prev_keys:
-            prev_cols = _columns(keys, index)
+            prev_cols = columns(keys, index)
             prev_keys = keys
         scores = np.fromiter(subject.responses.values(), dtype=np.float64, count=len(keys))
         rows.append((prev_cols, scores))
@@ -220,7 +220,7 @@ def _parse_csv(fh: TextIO, name: str, id_column: bool) -> _Parsed:
     header = next(reader, None)
     if header is None:
         raise ResponseDataError(f"{name}: the file is empty")
-    items = _item_ids(header[1:] if id_column else header, name, offset=int(id_column))
+    items = header_item_ids(header[1:] if id_column else header, name, offset=int(id_column))
     width = len(header)
     subject_ids: list[str] = []
     first_line: dict[str, int] = {}
@@ -235,7 +235,7 @@ def _parse_csv(fh: TextIO, name: str, id_column: bool) -> _Parsed:
             )
         if id_column:
             sid = row[0]
-            _claim(first_line, sid, line, name, _SUBJECT_ID)
+            claim(first_line, sid, line, name, SUBJECT_ID)
             cells = row[1:]
         else:
             sid = f"s{len(subject_ids) + 1:04d}"
@@ -305,7 +305,7 @@ def _write_jsonl_lines(responses: ContinuousResponses, fh: TextIO) -> None:
 
 def _write_csv_rows(responses: ContinuousResponses, fh: TextIO) -> None:
     """The header and one row per subject: ``repr`` of each score, missing ones empty."""
-    fh.write(",".join(map(_quote, ["subject_id", *responses.item_ids])) + "\n")
+    fh.write(",".join(map(quote, ["subject_id", *responses.item_ids])) + "\n")
     for sid, row in zip(responses.subject_ids, responses.values.tolist(), strict=True):
         cells = ["" if text == "nan" else text for text in map(repr, row)]
-        fh.write(",".join([_quote(sid), *cells]) + "\n")
+        fh.write(",".join([quote(sid), *cells]) + "\n")

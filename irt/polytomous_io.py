@@ -92,17 +92,17 @@ def read_polytomous_params(path: str | Path) -> PolytomousParams:
             ) from None
 
         cells = {name: row[k] for name, k in col.items()}
-        a[j] = _number(where, "a", cells["a"], required=True)
-        d[j] = [_number(where, name, cells[name]) for name in d_names]
+        a[j] = number_cell(where, "a", cells["a"], required=True)
+        d[j] = [number_cell(where, name, cells[name]) for name in d_names]
         c[j] = (
-            _number(where, "c", cells["c"], required=True)
+            number_cell(where, "c", cells["c"], required=True)
             if kind.has_guessing
             else _empty(where, "c", cells["c"])
         )
         if with_se:
-            se_a[j] = _number(where, "se_a", cells["se_a"])
-            se_d[j] = [_number(where, f"se_{name}", cells[f"se_{name}"]) for name in d_names]
-            se_c[j] = _number(where, "se_c", cells["se_c"]) if kind.has_guessing else math.nan
+            se_a[j] = number_cell(where, "se_a", cells["se_a"])
+            se_d[j] = [number_cell(where, f"se_{name}", cells[f"se_{name}"]) for name in d_names]
+            se_c[j] = number_cell(where, "se_c", cells["se_c"]) if kind.has_guessing else math.nan
         try:  # one item at a time, so that a bad one is named with its line
             PolytomousParams((item,), (kind,), a[j : j + 1], d[j : j + 1], c[j : j + 1])
         except ParamsError as exc:
@@ -142,7 +142,7 @@ def _check_header(file: Path, header: list[str]) -> int:
     return width
 
 
-def _number(where: str, name: str, cell: str, required: bool = False) -> float:
+def number_cell(where: str, name: str, cell: str, required: bool = False) -> float:
     text = cell.strip()
     if not text:
         if required:
