@@ -156,7 +156,7 @@ class ContinuousCalibrator:
         if self.standard_errors is not None:
             objective = MarginalLogPosterior(data, grid.points, grid.log_weights, priors)
             se = standard_errors_at(objective, psi, responses.item_ids)
-        self.params_ = _assemble(responses, is_crm, psi, self.epsilon, se)
+        self.params_ = assemble_params(responses, is_crm, psi, self.epsilon, se)
         self.loglik_ = est.loglik
         self.logpost_ = est.loglik + float(priors.log_density(psi, is_crm).sum())
         self.n_iter_ = n_iter
@@ -193,7 +193,9 @@ class ContinuousCalibrator:
             return m_step(x, est, theta, is_crm, priors, self.max_newton, inner_tol)
 
         def change(new: FloatArray, old: FloatArray) -> float:
-            return float(np.abs(_reported(new, is_crm) - _reported(old, is_crm)).max())
+            return float(
+                np.abs(reported_coordinates(new, is_crm) - reported_coordinates(old, is_crm)).max()
+            )
 
         est0 = e_step(data, psi, theta, log_w)
         self.trace_.append(objective(est0, psi))
@@ -232,12 +234,12 @@ class ContinuousCalibrator:
         return False, n_maps, psi, est0
 
 
-def _reported(psi: FloatArray, is_crm: BoolArray) -> FloatArray:
+def reported_coordinates(psi: FloatArray, is_crm: BoolArray) -> FloatArray:
     """(a, d, log σ or τ): the coordinates convergence is judged on."""
     return np.column_stack([np.exp(psi[:, 0]), psi[:, 1], psi[:, 2]])
 
 
-def _assemble(
+def assemble_params(
     responses: ContinuousResponses,
     is_crm: BoolArray,
     psi: FloatArray,

@@ -35,6 +35,7 @@ __all__ = [
     "clip_internal",
     "continuous_log_likelihood",
     "e_step",
+    "node_coefficients",
     "to_internal",
     "to_natural",
 ]

@@ -157,12 +157,12 @@ class PolytomousCalibrator:
         naturals = [
             to_natural(g, p, priors.log_slope) for g, p in zip(layout.groups, psi, strict=True)
         ]
-        log_prior = _log_prior(priors, layout, naturals)
+        log_prior = groups_log_prior(priors, layout, naturals)
         se = None
         if self.standard_errors is not None:
             objective = MarginalLogPosterior(layout, patterns, theta, log_w, priors)
             se = standard_errors_at(objective, naturals, responses.item_ids, self.standard_errors)
-        self.params_ = _assemble(responses, types, layout, naturals, se)
+        self.params_ = assemble_params(responses, types, layout, naturals, se)
         self.loglik_ = est.loglik
         self.logpost_ = est.loglik + log_prior
         self.n_iter_ = n_iter
@@ -202,7 +202,7 @@ class PolytomousCalibrator:
 
         def objective(est: EStep, x: list[FloatArray]) -> float:
             pri = steps[0].priors if steps else PolytomousPriors()
-            return est.loglik + _log_prior(pri, layout, naturals_of(x))
+            return est.loglik + groups_log_prior(pri, layout, naturals_of(x))
 
         def em_map(est: EStep, x: list[FloatArray]) -> list[FloatArray]:
             out = []
@@ -255,7 +255,9 @@ class PolytomousCalibrator:
         return False, n_maps, psi, est0
 
 
-def _log_prior(priors: PolytomousPriors, layout: Layout, naturals: Sequence[Natural]) -> float:
+def groups_log_prior(
+    priors: PolytomousPriors, layout: Layout, naturals: Sequence[Natural]
+) -> float:
     """``PolytomousPriors.log_prior`` of the groups' (a, d, c), without assembling (and
     validating) a ``PolytomousParams`` at every SQUAREM trial."""
     return sum(
@@ -264,7 +266,7 @@ def _log_prior(priors: PolytomousPriors, layout: Layout, naturals: Sequence[Natu
     )
 
 
-def _assemble(
+def assemble_params(
     responses: PolytomousResponses,
     types: Sequence[ItemType],
     layout: Layout,
