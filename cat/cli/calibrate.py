@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from cat.cli.calibrate_continuous import calibrate_continuous_cli, refuse_for_continuous
 from cat.cli.calibrate_graded import (
     StandardErrorChoice,
     calibrate_graded,
@@ -51,7 +52,8 @@ def calibrate(
         "correlated factor per scenario. Either is fitted beside the 3PL, which the pool "
         "keeps in params.csv. graded, gpcm, sequential: for scores 0..m (0/1 items "
         "become 2PL, or 3PL with --guessing), written in the polytomous params.csv "
-        "layout (item_id,type,a,d1..dM,c).",
+        "layout (item_id,type,a,d1..dM,c). crm, beta: for scores in [0, 1] (e.g. "
+        "ROUGE-L), written as item_id,type,a,d,sigma,tau,epsilon; --out only.",
     ),
     out: Path | None = typer.Option(
         None,
@@ -155,9 +157,10 @@ def calibrate(
     standard_errors: StandardErrorChoice = typer.Option(
         StandardErrorChoice.AUTO,
         "--standard-errors",
-        help="--model graded|gpcm|sequential: standard errors from the observed "
+        help="--model graded|gpcm|sequential|crm|beta: standard errors from the observed "
         "information (oakes, slow beyond ~100 items), the cross-product of scores "
-        "(xpd) or none; auto: xpd up to 2,000 free parameters, none beyond.",
+        "(xpd; not for crm, beta) or none; auto: xpd (oakes for crm, beta) up to 2,000 "
+        "free parameters, none beyond.",
     ),
     collapse_scores: bool = typer.Option(
         False,
@@ -180,12 +183,46 @@ def calibrate(
       cat calibrate scores.jsonl --model graded --out params.csv --abilities theta.csv
 
       cat calibrate Science.csv --model gpcm --no-id-column --collapse-scores --out p.csv
+
+      cat calibrate similarity.jsonl --model beta --out params.csv --report fit.json
     """
     lengths = _lengths(cross_fit_lengths)
     if no_cross_fit and cross_fit is not None:
         raise fail("give --cross-fit K or --no-cross-fit, not both")
     if cross_fit is None and pool is not None and not no_cross_fit:
         cross_fit = DEFAULT_CROSS_FIT_FOLDS
+    if model.continuous:
+        refuse_for_continuous(
+            model,
+            {
+                "--method bayes": method is CalibrationMethod.BAYES,
+                "--groups": groups is not None,
+                "--dims": dims is not None,
+                "--criterion": criterion is not None,
+                "--pool (pools do not take continuous items yet; write --out)": pool is not None,
+                "--cross-fit": cross_fit is not None,
+                "--guessing": guessing is not None,
+                "--collapse-scores": collapse_scores,
+                f"--scoring {scoring.value} (the abilities are EAP)": scoring
+                is not AbilityMethod.EAP,
+            },
+        )
+        check_writable(out, report, abilities)
+        calibrate_continuous_cli(
+            responses,
+            model,
+            out=out,
+            report=report,
+            abilities=abilities,
+            seed=seed,
+            priors=priors,
+            max_iter=max_iter,
+            tol=tol,
+            quad_points=quad_points,
+            id_column=id_column,
+            standard_errors=standard_errors.value,
+        )
+        return
     if model.graded:
         refuse_inapplicable(model, method=method, groups=groups, dims=dims, criterion=criterion)
         check_writable(out, report, abilities)

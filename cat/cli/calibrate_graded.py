@@ -51,7 +51,9 @@ def refuse_inapplicable(
 def refuse_graded_only(standard_errors: StandardErrorChoice, collapse_scores: bool) -> None:
     """Fail on a flag of the graded models given to a binary or multidimensional one."""
     if standard_errors is not StandardErrorChoice.AUTO:
-        raise fail("--standard-errors applies to --model graded, gpcm and sequential only")
+        raise fail(
+            "--standard-errors applies to --model graded, gpcm, sequential, crm and beta only"
+        )
     if collapse_scores:
         raise fail("--collapse-scores applies to --model graded, gpcm and sequential only")
 

@@ -228,8 +228,9 @@ def fraction_progress(description: str) -> Iterator[Callable[[str, float], None]
 
 class ModelChoice(StrEnum):
     """``--model`` of ``cat calibrate`` and ``cat validate``: a unidimensional model,
-    ``bifactor`` or ``mirt``, fitted beside the 3PL, or (``cat calibrate`` only) a model
-    for scores 0..m: ``graded``, ``gpcm``, ``sequential``."""
+    ``bifactor`` or ``mirt``, fitted beside the 3PL, a model for scores 0..m: ``graded``,
+    ``gpcm``, ``sequential``, or (``cat calibrate`` only) one for scores in [0, 1]:
+    ``crm``, ``beta``."""
 
     ONE_PL = "1pl"
     TWO_PL = "2pl"
@@ -240,6 +241,13 @@ class ModelChoice(StrEnum):
     GRADED = "graded"
     GPCM = "gpcm"
     SEQUENTIAL = "sequential"
+    CRM = "crm"
+    BETA = "beta"
+
+    @property
+    def continuous(self) -> bool:
+        """Whether the model is for scores in [0, 1] (``cat.pools.continuous_calibration``)."""
+        return self in (ModelChoice.CRM, ModelChoice.BETA)
 
     @property
     def graded(self) -> bool:

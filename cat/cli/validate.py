@@ -117,6 +117,11 @@ def validate(
     check_writable(out)
     length_list = _int_list(lengths, "--lengths")
     policy_list = [p.strip() for p in policies.split(",") if p.strip()]
+    if model.continuous:
+        raise fail(
+            f"cat validate replays 0/1 answers or scores 0..m; --model {model.value} (scores "
+            "in [0, 1]) is for cat calibrate only"
+        )
     if model.graded and criterion is not None:
         raise fail(f"--criterion is for --model bifactor or mirt, not {model.value}")
     run = (

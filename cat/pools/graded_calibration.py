@@ -31,6 +31,7 @@ from cat.pools.graded_report import GradedCalibrationReport, graded_report
 from cat.pools.loading import check_output_folders, read_pool_questions
 from cat.pools.scored_data import collapsed_scores, refuse_skipped_scores, scored_data_notes
 from cat.pools.scored_pool import pool_item_types, read_pool_scores, record_scored_pool
+from irt.continuous_scoring import ContinuousScores
 from irt.fit import FitProgress
 from irt.params_io import write_abilities
 from irt.polytomous import ItemType, PolytomousParams
@@ -193,7 +194,7 @@ def calibrate_scored(
         _tell(progress, 0.95, f"scoring the subjects ({method.value})")
         scores = polytomous_scores(data, fit.params_, method.value)
     if abilities is not None and scores is not None:
-        write_abilities(_as_abilities(scores), abilities)
+        write_abilities(as_abilities(scores, scores.method), abilities)
         written.append(abilities)
     errors = None
     if pool is not None and questions is not None and scores is not None:
@@ -319,14 +320,14 @@ def _se_method(
     )
 
 
-def _as_abilities(scores: PolytomousScores) -> Abilities:
+def as_abilities(scores: PolytomousScores | ContinuousScores, method: str) -> Abilities:
     """The binary path's abilities, so that the file has its columns (EAP and MAP
     always exist: no fallback)."""
     return Abilities(
         subject_ids=scores.subject_ids,
         theta=scores.theta,
         se=scores.sd,
-        method=AbilityMethod(scores.method),
+        method=AbilityMethod(method),
         n_answered=scores.n_answered.astype(np.float64),
         fallback=np.zeros(len(scores.subject_ids), dtype=bool),
     )

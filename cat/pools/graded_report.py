@@ -15,7 +15,7 @@ from irt.polytomous import PolytomousParams
 from irt.polytomous_em import PolytomousCalibrator
 from irt.polytomous_responses import PolytomousResponses
 
-__all__ = ["GradedCalibrationReport", "graded_report", "parameter_summary"]
+__all__ = ["GradedCalibrationReport", "graded_report", "parameter_summary", "value_stats"]
 
 
 class GradedCalibrationReport(FitReportHead):
@@ -105,10 +105,11 @@ def parameter_summary(params: PolytomousParams) -> dict[str, dict[str, float]]:
     parts = {"a": params.a, "d": params.d[~np.isnan(params.d)]}
     if guessing.any():
         parts["c"] = params.c[guessing]
-    return {name: _stats(values) for name, values in parts.items()}
+    return {name: value_stats(values) for name, values in parts.items()}
 
 
-def _stats(values: Any) -> dict[str, float]:
+def value_stats(values: Any) -> dict[str, float]:
+    """Mean, sd, min and max of ``values``, for a report's parameter summary."""
     arr = np.asarray(values, dtype=np.float64)
     return {
         "mean": float(arr.mean()),
