@@ -20,7 +20,7 @@ from cat.errors import CatError
 from cat.pools.graded_calibration import MIN_SUBJECTS, as_abilities
 from cat.pools.graded_report import value_stats
 from cat.pools.loading import check_output_folders
-from cat.pools.report_keys import FitReportHead
+from cat.pools.report_keys import FitReportHead, scored_fit_figures
 from cat.provenance import package_version, utc_now
 from irt.continuous import ContinuousParams
 from irt.continuous_em import ContinuousCalibrator
@@ -191,21 +191,7 @@ def _report(
     described = fit.describe()
     kinds = [t.value for t in params.item_types]
     return ContinuousCalibrationReport(
-        model=model,
-        method="em",
-        n_subjects=data.n_subjects,
-        n_items=data.n_items,
-        n_responses=int(observed.sum()),
-        missing_share=float(1 - observed.mean()),
-        loglik=fit.loglik_,
-        logpost=fit.logpost_,
-        n_iter=fit.n_iter_,
-        converged=fit.converged_,
-        seconds=round(fit.seconds_, 4),
-        n_parameters=fit.n_parameters_,
-        aic=fit.aic_,
-        bic=fit.bic_,
-        item_types={k: kinds.count(k) for k in sorted(set(kinds))},
+        **scored_fit_figures(fit, model, observed, kinds),
         parameters={name: value_stats(values) for name, values in parts.items()},
         priors=fit.priors_.describe(),
         standard_errors=fit.standard_errors,

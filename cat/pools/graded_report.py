@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from cat.pools.report_keys import FitReportHead
+from cat.pools.report_keys import FitReportHead, scored_fit_figures
 from cat.provenance import package_version, utc_now
 from irt.polytomous import PolytomousParams
 from irt.polytomous_em import PolytomousCalibrator
@@ -65,21 +65,7 @@ def graded_report(
     counts = [int(k) for k in params.n_categories]
     described = fit.describe()
     return GradedCalibrationReport(
-        model=model,
-        method="em",
-        n_subjects=data.n_subjects,
-        n_items=data.n_items,
-        n_responses=int(observed.sum()),
-        missing_share=float(1 - observed.mean()),
-        loglik=fit.loglik_,
-        logpost=fit.logpost_,
-        n_iter=fit.n_iter_,
-        converged=fit.converged_,
-        seconds=round(fit.seconds_, 4),
-        n_parameters=fit.n_parameters_,
-        aic=fit.aic_,
-        bic=fit.bic_,
-        item_types={k: kinds.count(k) for k in sorted(set(kinds))},
+        **scored_fit_figures(fit, model, observed, kinds),
         categories={str(k): counts.count(k) for k in sorted(set(counts))},
         parameters=parameter_summary(params),
         priors=fit.priors_.describe(),

@@ -3,7 +3,11 @@ contract's (DESIGN.md) and the data's size, shared by the 0/1 and the graded fit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, Protocol
+
 from cat.results import ResultModel
+from irt.types import BoolArray
 
 
 class FitReportHead(ResultModel):
@@ -22,3 +26,40 @@ class FitReportHead(ResultModel):
     n_iter: int
     converged: bool
     seconds: float
+
+
+class _ScoredFit(Protocol):
+    """What a fitted scored calibrator (graded or continuous) reports."""
+
+    loglik_: float
+    logpost_: float
+    n_iter_: int
+    converged_: bool
+    seconds_: float
+    n_parameters_: int
+    aic_: float
+    bic_: float
+
+
+def scored_fit_figures(
+    fit: _ScoredFit, model: str, observed: BoolArray, item_types: Sequence[str]
+) -> dict[str, Any]:
+    """The report keys a graded or continuous fit fills alike: the head's, the fit
+    criteria and the items per type, from ``observed`` (subjects × items answered)."""
+    return {
+        "model": model,
+        "method": "em",
+        "n_subjects": int(observed.shape[0]),
+        "n_items": int(observed.shape[1]),
+        "n_responses": int(observed.sum()),
+        "missing_share": float(1 - observed.mean()),
+        "loglik": fit.loglik_,
+        "logpost": fit.logpost_,
+        "n_iter": fit.n_iter_,
+        "converged": fit.converged_,
+        "seconds": round(fit.seconds_, 4),
+        "n_parameters": fit.n_parameters_,
+        "aic": fit.aic_,
+        "bic": fit.bic_,
+        "item_types": {k: list(item_types).count(k) for k in sorted(set(item_types))},
+    }
