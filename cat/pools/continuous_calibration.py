@@ -172,6 +172,14 @@ def _se_method(choice: str, n_items: int) -> tuple[str | None, list[str]]:
     ]
 
 
+def _used_priors(described: dict[str, Any], parts: dict[str, Any]) -> dict[str, Any]:
+    """The priors on parameters the items have: no σ prior without crm items, no τ prior
+    without beta ones."""
+    unused = {"log_sigma"} if "sigma" not in parts else set()
+    unused |= {"tau"} if "tau" not in parts else set()
+    return {name: spec for name, spec in described.items() if name not in unused}
+
+
 def _report(
     source: Path,
     data: ContinuousResponses,
@@ -193,7 +201,7 @@ def _report(
     return ContinuousCalibrationReport(
         **scored_fit_figures(fit, model, observed, kinds),
         parameters={name: value_stats(values) for name, values in parts.items()},
-        priors=fit.priors_.describe(),
+        priors=_used_priors(fit.priors_.describe(), parts),
         standard_errors=fit.standard_errors,
         epsilon=fit.epsilon_,
         n_clipped=fit.n_clipped_,

@@ -66,6 +66,8 @@ def test_writes_params_report_and_abilities(scores: Path, tmp_path: Path, model:
     assert fit["model"] == model and fit["n_subjects"] == 300
     assert fit["epsilon"] == 0.001 and fit["standard_errors"] == "oakes"
     assert fit["priors"]["a"]["dist"] == "lognormal"  # weakly informative by default
+    # Only the priors on parameters these items have.
+    assert set(fit["priors"]) == {"a", "d", "log_sigma" if model == "crm" else "tau"}
     assert set(fit["parameters"]) == {"a", "d", "sigma" if model == "crm" else "tau"}
     with abilities.open() as fh:
         rows = list(csv.DictReader(fh))
