@@ -85,6 +85,27 @@ def parse_csv(
     """Parse an open wide CSV file of 0/1 answers, or of scores if ``scored``; ``name``
     is the file name for messages."""
     scale = _SCORED if scored else _BINARY
+    lookup = scale.codes.get
+
+    def convert(cells: list[str], items: list[str], where: str, sid: str) -> npt.NDArray[Any]:
+        codes = list(map(lookup, cells))
+        if None in codes:
+            codes = list(_loose_codes(cells, items, where, scale))
+        return np.array(codes, dtype=scale.dtype)
+
+    return parse_csv_rows(fh, name, id_column, convert, scale.dtype)
+
+
+#: A row's cells as values: (cells, item ids, "FILE line N" for messages, subject id).
+RowConverter = Callable[[list[str], list[str], str, str], npt.NDArray[Any]]
+
+
+def parse_csv_rows(
+    fh: TextIO, name: str, id_column: bool, convert: RowConverter, dtype: npt.DTypeLike
+) -> ParsedResponses:
+    """Parse an open wide CSV file: the header's item ids and one subject a row, each
+    row's cells turned into values of ``dtype`` by ``convert`` (which names a bad cell).
+    Without ``id_column`` the subjects are named ``s0001``, ``s0002``, ..."""
     reader = csv.reader(fh)
     header = next(reader, None)
     if header is None:
@@ -94,8 +115,7 @@ def parse_csv(
     subject_ids: list[str] = []
     lines: list[int] = []
     first_line: dict[str, int] = {}
-    rows: list[npt.NDArray[np.integer[Any]]] = []
-    lookup = scale.codes.get
+    rows: list[npt.NDArray[Any]] = []
     for row in reader:
         if not row:  # a blank line; csv gives [] for it
             continue
@@ -111,13 +131,10 @@ def parse_csv(
         else:
             sid = f"s{len(subject_ids) + 1:04d}"
             cells = row
-        codes = list(map(lookup, cells))
-        if None in codes:
-            codes = list(_loose_codes(cells, items, f"{name} line {line}", scale))
         subject_ids.append(sid)
         lines.append(line)
-        rows.append(np.array(codes, dtype=scale.dtype))
-    values = np.array(rows, dtype=scale.dtype).reshape(len(rows), len(items))
+        rows.append(convert(cells, items, f"{name} line {line}", sid))
+    values = np.array(rows, dtype=dtype).reshape(len(rows), len(items))
     return ParsedResponses(tuple(subject_ids), tuple(items), values, lines)
 
 

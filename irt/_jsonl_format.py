@@ -23,12 +23,13 @@ MAX_SCORE = int(np.iinfo(np.int16).max) - 1
 
 
 class ParsedResponses(NamedTuple):
-    """What a parser read (shared with ``irt._csv_format``): ``values`` (N, J) of the
-    scale's dtype with ``MISSING`` for no answer, and the file line of each subject."""
+    """What a parser read (shared with ``irt._csv_format`` and
+    ``irt.continuous_readers``): ``values`` (N, J) of the scale's dtype with its missing
+    value for no answer, and the file line of each subject."""
 
     subject_ids: tuple[str, ...]
     item_ids: tuple[str, ...]
-    values: npt.NDArray[np.integer[Any]]
+    values: npt.NDArray[Any]
     lines: list[int]
 
 
@@ -159,11 +160,23 @@ def parse_jsonl(
     """
     del id_column
     model = ScoredSubjectResponses if scored else SubjectResponses
-    dtype = model._scale.dtype
+    return parse_jsonl_rows(fh, name, model, model._scale.dtype, MISSING)
+
+
+def parse_jsonl_rows(
+    fh: TextIO,
+    name: str,
+    model: type[SubjectResponses],
+    dtype: npt.DTypeLike,
+    missing: float,
+) -> ParsedResponses:
+    """Parse an open JSONL file whose lines ``model`` validates (0/1 answers, scores,
+    continuous scores) into values of ``dtype``, ``missing`` where a subject left an
+    item out; a repeated subject is refused with the line of its first occurrence."""
     subject_ids: list[str] = []
     first_line: dict[str, int] = {}
     index: dict[str, int] = {}  # item id -> column, in order of first appearance
-    rows: list[tuple[IntArray, npt.NDArray[np.integer[Any]]]] = []
+    rows: list[tuple[IntArray, npt.NDArray[Any]]] = []
     prev_keys: list[str] = []
     prev_cols: IntArray = np.empty(0, dtype=np.intp)
     for line_no, line in enumerate(fh, start=1):
@@ -185,7 +198,7 @@ def parse_jsonl(
             prev_keys = keys
         answers = np.fromiter(subject.responses.values(), dtype=dtype, count=len(keys))
         rows.append((prev_cols, answers))
-    values = np.full((len(subject_ids), len(index)), MISSING, dtype=dtype)
+    values = np.full((len(subject_ids), len(index)), missing, dtype=dtype)
     for r, (cols, answers) in enumerate(rows):
         values[r, cols] = answers
     return ParsedResponses(tuple(subject_ids), tuple(index), values, list(first_line.values()))

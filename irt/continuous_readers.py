@@ -20,25 +20,30 @@ any 0/1 response file reads as continuous scores.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import re
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple, Self, TextIO, cast
+from typing import Any, ClassVar, Self, TextIO, cast
 
 import numpy as np
 from pydantic import model_validator
 
 # The 0/1 and scored readers' own helpers (private names of the package's private
 # modules), reused so that all three kinds of file are checked and worded alike.
-from irt._csv_format import SUBJECT_ID, claim, header_item_ids, quote
-from irt._jsonl_format import Scale, SubjectResponses, as_json, columns, parse_line
+from irt._csv_format import parse_csv_rows, quote
+from irt._jsonl_format import (
+    ParsedResponses,
+    Scale,
+    SubjectResponses,
+    as_json,
+    parse_jsonl_rows,
+)
 from irt.continuous_responses import ContinuousResponses
 from irt.errors import ResponseDataError
 from irt.readers import read_text_file, write_text_file
-from irt.types import FloatArray, IntArray
+from irt.types import FloatArray
 
 __all__ = [
     "ContinuousSubjectResponses",
@@ -142,7 +147,7 @@ def read_continuous_responses(path: str | Path, *, id_column: bool = True) -> Co
     """
     path = Path(path)
 
-    def parse(fh: TextIO, suffix: str) -> _Parsed:
+    def parse(fh: TextIO, suffix: str) -> ParsedResponses:
         if suffix.startswith(".jsonl"):
             return _parse_jsonl(fh, path.name)
         return _parse_csv(fh, path.name, id_column)
@@ -177,76 +182,16 @@ def write_continuous_csv(responses: ContinuousResponses, path: str | Path) -> No
     write_text_file(responses, Path(path), _write_csv_rows)
 
 
-class _Parsed(NamedTuple):
-    subject_ids: tuple[str, ...]
-    item_ids: tuple[str, ...]
-    values: FloatArray  # (N, J), NaN for missing
+def _parse_jsonl(fh: TextIO, name: str) -> ParsedResponses:
+    return parse_jsonl_rows(fh, name, ContinuousSubjectResponses, np.float64, np.nan)
 
 
-def _parse_jsonl(fh: TextIO, name: str) -> _Parsed:
-    subject_ids: list[str] = []
-    first_line: dict[str, int] = {}
-    index: dict[str, int] = {}  # item id -> column, in order of first appearance
-    rows: list[tuple[IntArray, FloatArray]] = []
-    prev_keys: list[str] = []
-    prev_cols: IntArray = np.empty(0, dtype=np.intp)
-    for line_no, line in enumerate(fh, start=1):
-        if not line.strip():
-            continue
-        subject = parse_line(line, name, line_no, ContinuousSubjectResponses)
-        sid = subject.subject_id
-        if sid in first_line:
-            raise ResponseDataError(
-                f"{name} line {line_no}: duplicated subject id {sid!r} "
-                f"(first on line {first_line[sid]})"
-            )
-        first_line[sid] = line_no
-        subject_ids.append(sid)
-        keys = list(subject.responses)
-        # Subjects usually share one item list; reusing its columns skips the dict lookups.
-        if keys != prev_keys:
-            prev_cols = columns(keys, index)
-            prev_keys = keys
-        scores = np.fromiter(subject.responses.values(), dtype=np.float64, count=len(keys))
-        rows.append((prev_cols, scores))
-    values = np.full((len(subject_ids), len(index)), np.nan)
-    for r, (cols, scores) in enumerate(rows):
-        values[r, cols] = scores
-    return _Parsed(tuple(subject_ids), tuple(index), values)
-
-
-def _parse_csv(fh: TextIO, name: str, id_column: bool) -> _Parsed:
-    reader = csv.reader(fh)
-    header = next(reader, None)
-    if header is None:
-        raise ResponseDataError(f"{name}: the file is empty")
-    items = header_item_ids(header[1:] if id_column else header, name, offset=int(id_column))
-    width = len(header)
-    subject_ids: list[str] = []
-    first_line: dict[str, int] = {}
-    rows: list[FloatArray] = []
-    for row in reader:
-        if not row:  # a blank line; csv gives [] for it
-            continue
-        line = reader.line_num
-        if len(row) != width:
-            raise ResponseDataError(
-                f"{name} line {line}: {len(row)} cells, but the header has {width}"
-            )
-        if id_column:
-            sid = row[0]
-            claim(first_line, sid, line, name, SUBJECT_ID)
-            cells = row[1:]
-        else:
-            sid = f"s{len(subject_ids) + 1:04d}"
-            cells = row
+def _parse_csv(fh: TextIO, name: str, id_column: bool) -> ParsedResponses:
+    def convert(cells: list[str], items: list[str], where: str, sid: str) -> FloatArray:
         scores = _fast_scores(cells)
-        if scores is None:
-            scores = _loose_scores(cells, items, f"{name} line {line}", sid)
-        subject_ids.append(sid)
-        rows.append(scores)
-    values = np.array(rows, dtype=np.float64).reshape(len(rows), len(items))
-    return _Parsed(tuple(subject_ids), tuple(items), values)
+        return _loose_scores(cells, items, where, sid) if scores is None else scores
+
+    return parse_csv_rows(fh, name, id_column, convert, np.float64)
 
 
 def _fast_scores(cells: list[str]) -> FloatArray | None:
