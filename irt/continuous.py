@@ -57,6 +57,7 @@ from irt.continuous_kernels import (
     statistics,
 )
 from irt.errors import ParamsError
+from irt.item_checks import checked_item_types, item_type, item_vector
 from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = ["DEFAULT_EPSILON", "ContinuousParams", "ContinuousType"]
@@ -82,13 +83,6 @@ class ContinuousType(StrEnum):
         return None
 
 
-def _vector(name: str, values: object, n: int) -> FloatArray:
-    arr = np.array(values, dtype=np.float64, ndmin=1)
-    if arr.shape != (n,):
-        raise ParamsError(f"item parameter {name!r} has shape {arr.shape}, expected ({n},)")
-    return arr
-
-
 @dataclass(frozen=True)
 class ContinuousParams:
     """J continuous items on one θ: slopes ``a`` > 0 and intercepts ``d`` (J,), the
@@ -110,20 +104,16 @@ class ContinuousParams:
 
     def __post_init__(self) -> None:
         n = len(self.item_ids)
-        if len(set(self.item_ids)) != n:
-            raise ParamsError("item ids are not unique")
-        if len(self.item_types) != n:
-            raise ParamsError(f"{len(self.item_types)} item types for {n} items")
-        types = tuple(_item_type(t, i) for t, i in zip(self.item_types, self.item_ids, strict=True))
+        types = checked_item_types(ContinuousType, self.item_ids, self.item_types)
         object.__setattr__(self, "item_types", types)
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         for name in ("a", "d", "sigma", "tau"):
-            object.__setattr__(self, name, _vector(name, getattr(self, name), n))
+            object.__setattr__(self, name, item_vector(name, getattr(self, name), n))
         for j, item in enumerate(self.item_ids):
             self._check_item(j, item)
         for name in ("se_a", "se_d", "se_sigma", "se_tau"):
             if getattr(self, name) is not None:
-                object.__setattr__(self, name, _vector(name, getattr(self, name), n))
+                object.__setattr__(self, name, item_vector(name, getattr(self, name), n))
 
     def _check_item(self, j: int, item: str) -> None:
         if not (np.isfinite(self.a[j]) and self.a[j] > 0):
@@ -160,8 +150,8 @@ class ContinuousParams:
         n = a_arr.shape[0]
         raw = [item_types] * n if isinstance(item_types, str | ContinuousType) else item_types
         ids = tuple(item_ids) if item_ids is not None else tuple(f"i{j:04d}" for j in range(n))
-        types = tuple(_item_type(t, i) for t, i in zip(raw, ids, strict=False))
-        disp = _vector("dispersion", dispersion, n)
+        types = tuple(item_type(ContinuousType, t, i) for t, i in zip(raw, ids, strict=False))
+        disp = item_vector("dispersion", dispersion, n)
         crm = np.array([t is ContinuousType.CRM for t in types], dtype=bool)
         if crm.shape != (n,):
             raise ParamsError(f"{crm.size} item types for {n} items")
@@ -279,13 +269,3 @@ class ContinuousParams:
         y = eta + np.where(self.is_crm, self.sigma, 0.0) * rng.standard_normal(eta.shape)
         m, n = beta_shapes(eta, np.where(self.is_crm, 0.0, self.tau))
         return np.asarray(np.where(self.is_crm, expit(y), rng.beta(m, n)))
-
-
-def _item_type(value: object, item: str) -> ContinuousType:
-    try:
-        return ContinuousType(cast(Any, value))
-    except ValueError:
-        names = ", ".join(t.value for t in ContinuousType)
-        raise ParamsError(
-            f"unknown item type {value!r} for item {item!r}; use one of {names}"
-        ) from None

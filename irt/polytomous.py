@@ -38,6 +38,7 @@ from typing import Any, cast
 import numpy as np
 
 from irt.errors import ParamsError
+from irt.item_checks import checked_item_types, item_vector
 from irt.models import log_sigmoid
 from irt.types import FloatArray, IntArray
 
@@ -216,13 +217,6 @@ def information_of(cv: Curves, a: FloatArray) -> FloatArray:
 # --- the parameters of a pool ----------------------------------------------------------
 
 
-def _vector(name: str, values: object, n: int) -> FloatArray:
-    arr = np.array(values, dtype=np.float64, ndmin=1)
-    if arr.shape != (n,):
-        raise ParamsError(f"item parameter {name!r} has shape {arr.shape}, expected ({n},)")
-    return arr
-
-
 def pad_thresholds(rows: Sequence[Sequence[float]] | FloatArray) -> FloatArray:
     """Ragged threshold lists → a (J, max m) array padded with NaN (an array passes)."""
     if isinstance(rows, np.ndarray):
@@ -255,16 +249,10 @@ class PolytomousParams:
 
     def __post_init__(self) -> None:
         n = len(self.item_ids)
-        if len(set(self.item_ids)) != n:
-            raise ParamsError("item ids are not unique")
-        if len(self.item_types) != n:
-            raise ParamsError(f"{len(self.item_types)} item types for {n} items")
-        types = tuple(
-            _item_type(t, item) for t, item in zip(self.item_types, self.item_ids, strict=True)
-        )
+        types = checked_item_types(ItemType, self.item_ids, self.item_types)
         object.__setattr__(self, "item_types", types)
-        object.__setattr__(self, "a", _vector("a", self.a, n))
-        object.__setattr__(self, "c", _vector("c", self.c, n))
+        object.__setattr__(self, "a", item_vector("a", self.a, n))
+        object.__setattr__(self, "c", item_vector("c", self.c, n))
         d = np.array(self.d, dtype=np.float64, ndmin=2)
         if d.ndim != 2 or d.shape[0] != n or d.shape[1] < 1:
             raise ParamsError(f"thresholds d have shape {d.shape}, expected ({n}, max m)")
@@ -453,13 +441,3 @@ class PolytomousParams:
             se_d=pick(self.se_d, two_d=True),
             se_c=pick(self.se_c),
         )
-
-
-def _item_type(value: object, item: str) -> ItemType:
-    try:
-        return ItemType(cast(Any, value))
-    except ValueError:
-        names = ", ".join(t.value for t in ItemType)
-        raise ParamsError(
-            f"unknown item type {value!r} for item {item!r}; use one of {names}"
-        ) from None
