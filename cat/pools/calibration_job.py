@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from cat.designs.models import ReferenceModels
 from cat.engine.registry import CRITERION_NAMES, DesignName
 from cat.errors import CatError
@@ -27,7 +25,7 @@ from cat.pools.mirt_calibration import (
     information_criteria,
     n_parameters,
 )
-from cat.pools.report_keys import FitReportHead
+from cat.pools.report_keys import FitReportHead, value_stats
 from cat.pools.scenarios import ItemScenarios, read_item_scenarios, scenarios_of
 from cat.provenance import package_version, utc_now
 from irt.checks import check_responses
@@ -301,23 +299,13 @@ def _multidimensional_report(
             "seconds": round(uni.seconds + fit.seconds, 4),
             "priors": fit.priors,
             "settings": {**fit.settings, "guessing": fit.params.guessing},
-            "parameters": {name: _stats(values) for name, values in summary.items()},
+            "parameters": {name: value_stats(values) for name, values in summary.items()},
             "n_parameters": fit.n_parameters,
             **fit.criteria(n),
             "factors": list(fit.params.factors),
             "unidimensional": companion,
         }
     )
-
-
-def _stats(values: Any) -> dict[str, float]:
-    arr = np.asarray(values, dtype=np.float64)
-    return {
-        "mean": float(arr.mean()),
-        "sd": float(arr.std()),
-        "min": float(arr.min()),
-        "max": float(arr.max()),
-    }
 
 
 def _mirt_figures(report: CalibrationReport) -> dict[str, Any]:

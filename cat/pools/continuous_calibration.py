@@ -18,9 +18,8 @@ from typing import Any
 
 from cat.errors import CatError
 from cat.pools.graded_calibration import MIN_SUBJECTS, as_abilities
-from cat.pools.graded_report import value_stats
 from cat.pools.loading import check_output_folders
-from cat.pools.report_keys import FitReportHead, scored_fit_figures
+from cat.pools.report_keys import FitReportHead, scored_fit_figures, value_stats
 from cat.provenance import package_version, utc_now
 from irt.continuous import ContinuousParams
 from irt.continuous_em import ContinuousCalibrator

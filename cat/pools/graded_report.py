@@ -9,13 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from cat.pools.report_keys import FitReportHead, scored_fit_figures
+from cat.pools.report_keys import FitReportHead, scored_fit_figures, value_stats
 from cat.provenance import package_version, utc_now
 from irt.polytomous import PolytomousParams
 from irt.polytomous_em import PolytomousCalibrator
 from irt.polytomous_responses import PolytomousResponses
 
-__all__ = ["GradedCalibrationReport", "graded_report", "parameter_summary", "value_stats"]
+__all__ = ["GradedCalibrationReport", "graded_report", "parameter_summary"]
 
 
 class GradedCalibrationReport(FitReportHead):
@@ -92,14 +92,3 @@ def parameter_summary(params: PolytomousParams) -> dict[str, dict[str, float]]:
     if guessing.any():
         parts["c"] = params.c[guessing]
     return {name: value_stats(values) for name, values in parts.items()}
-
-
-def value_stats(values: Any) -> dict[str, float]:
-    """Mean, sd, min and max of ``values``, for a report's parameter summary."""
-    arr = np.asarray(values, dtype=np.float64)
-    return {
-        "mean": float(arr.mean()),
-        "sd": float(arr.std()),
-        "min": float(arr.min()),
-        "max": float(arr.max()),
-    }

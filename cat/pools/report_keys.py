@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+import numpy as np
+
 from cat.results import ResultModel
 from irt.types import BoolArray
 
@@ -62,4 +64,15 @@ def scored_fit_figures(
         "aic": fit.aic_,
         "bic": fit.bic_,
         "item_types": {k: list(item_types).count(k) for k in sorted(set(item_types))},
+    }
+
+
+def value_stats(values: Any) -> dict[str, float]:
+    """Mean, sd, min and max of ``values``, for a report's parameter summary."""
+    arr = np.asarray(values, dtype=np.float64)
+    return {
+        "mean": float(arr.mean()),
+        "sd": float(arr.std()),
+        "min": float(arr.min()),
+        "max": float(arr.max()),
     }
