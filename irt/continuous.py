@@ -219,6 +219,18 @@ class ContinuousParams:
         crm_mean = expit(eta[..., None] + sig[:, None] * _GH_NODES) @ _GH_WEIGHTS
         return np.asarray(np.where(self.is_crm, crm_mean, expit(eta)))
 
+    def variance(self, theta: object) -> FloatArray:
+        """Var[x_j | θ], (T, J): σ(η)(1 − σ(η))/(1 + m + n) for Beta items; for CRM items
+        E[σ(y)²] − E[σ(y)]² (40-point Gauss–Hermite). Scores are not clipped here."""
+        th = np.asarray(theta, dtype=np.float64).reshape(-1)
+        eta = th[:, None] * self.a + self.d
+        sig = np.where(self.is_crm, self.sigma, 0.0)
+        at_nodes = expit(eta[..., None] + sig[:, None] * _GH_NODES)
+        crm_var = at_nodes**2 @ _GH_WEIGHTS - (at_nodes @ _GH_WEIGHTS) ** 2
+        m, n = beta_shapes(eta, np.where(self.is_crm, 0.0, self.tau))
+        mean = expit(eta)
+        return np.asarray(np.where(self.is_crm, crm_var, mean * (1 - mean) / (1 + m + n)))
+
     def information(self, theta: object) -> FloatArray:
         """Fisher information for θ, (T, J): a²/σ² (CRM), a² I_η (Beta)."""
         th = np.asarray(theta, dtype=np.float64).reshape(-1)

@@ -20,7 +20,7 @@ from irt.continuous_responses import ContinuousResponses
 from irt.errors import IRTError, ParamsError, ResponseDataError
 from irt.polytomous import PolytomousParams
 from irt.polytomous_responses import PolytomousResponses
-from irt.types import BoolArray
+from irt.types import BoolArray, FloatArray
 
 __all__ = ["MixedParams", "MixedResponses"]
 
@@ -74,6 +74,49 @@ class MixedParams:
         return np.array(
             [False] * len(self.discrete_ids) + [True] * len(self.continuous_ids), dtype=bool
         )
+
+    @property
+    def n_discrete(self) -> int:
+        return len(self.discrete_ids)
+
+    @property
+    def max_scores(self) -> FloatArray:
+        """Each item's top score, (J,): m_j for a discrete item, 1 for a continuous one."""
+        top = [] if self.discrete is None else [self.discrete.max_scores.astype(np.float64)]
+        return np.concatenate([*top, np.ones(len(self.continuous_ids))])
+
+    @property
+    def a(self) -> FloatArray:
+        """Each item's slope, (J,)."""
+        return np.concatenate([part.a for part in self._parts])
+
+    @property
+    def item_types(self) -> tuple[str, ...]:
+        """Each item's model (``graded``, ``3pl``, ``crm``, ``beta``…), (J,)."""
+        return tuple(str(t.value) for part in self._parts for t in part.item_types)
+
+    def expected_score(self, theta: object) -> FloatArray:
+        """E[X_j | θ] on each item's own scale, (T, J)."""
+        return np.hstack(
+            [
+                part.expected_score(theta)
+                if isinstance(part, PolytomousParams)
+                else part.expected(theta)
+                for part in self._parts
+            ]
+        )
+
+    def information(self, theta: object) -> FloatArray:
+        """Item Fisher information, (T, J)."""
+        return np.hstack([part.information(theta) for part in self._parts])
+
+    def test_information(self, theta: object) -> FloatArray:
+        """Σ_j I_j(θ), (T,)."""
+        return np.asarray(self.information(theta).sum(axis=1))
+
+    @property
+    def _parts(self) -> list[PolytomousParams | ContinuousParams]:
+        return [p for p in (self.discrete, self.continuous) if p is not None]
 
     def subset(self, items: str | Sequence[str]) -> MixedParams:
         """The items with the given ids; each part keeps the requested order of its own
@@ -150,6 +193,14 @@ class MixedResponses:
     @property
     def n_items(self) -> int:
         return len(self.item_ids)
+
+    def as_float(self) -> FloatArray:
+        """(N, J) scores, NaN where missing, columns in ``item_ids`` order."""
+        parts = [
+            self.discrete.as_float() if self.discrete is not None else None,
+            self.continuous.values if self.continuous is not None else None,
+        ]
+        return np.asarray(np.hstack([p for p in parts if p is not None]), dtype=np.float64)
 
     @property
     def observed(self) -> BoolArray:

@@ -12,12 +12,17 @@ from __future__ import annotations
 import csv
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
+from irt.continuous_io import CONTINUOUS_COLUMNS, read_continuous_params
 from irt.errors import IRTError, ParamsError
+from irt.mixed import MixedParams
 from irt.models import ItemParams, ModelKind
 from irt.params_io import read_params
-from irt.polytomous import PolytomousParams
+from irt.polytomous import ItemType, PolytomousParams
 from irt.polytomous_io import read_polytomous_params
 from itempool.errors import PoolFormatError
 from itempool.problems import Problem, numbered_csv_rows
@@ -114,14 +119,23 @@ def check_params(
 _SCORED_HEADER = ("item_id", "type")
 
 
-def is_scored_params(path: Path) -> bool:
-    """Whether ``path`` holds scored items (the ``irt.polytomous_io`` layout)."""
+def _header(path: Path) -> list[str]:
     try:
         with Path(path).open(newline="", encoding="utf-8-sig") as fh:
-            header = next(csv.reader(fh), [])
+            return [h.strip() for h in next(csv.reader(fh), [])]
     except (OSError, UnicodeError, csv.Error):
-        return False  # the reader that follows says what is wrong
-    return [h.strip() for h in header[:2]] == list(_SCORED_HEADER)
+        return []  # the reader that follows says what is wrong
+
+
+def is_continuous_params(path: Path) -> bool:
+    """Whether ``path`` holds continuous items (the ``irt.continuous_io`` layout)."""
+    return tuple(_header(path)[: len(CONTINUOUS_COLUMNS)]) == CONTINUOUS_COLUMNS
+
+
+def is_scored_params(path: Path) -> bool:
+    """Whether ``path`` holds scored items (the ``irt.polytomous_io`` layout)."""
+    header = _header(path)
+    return header[:2] == list(_SCORED_HEADER) and not is_continuous_params(path)
 
 
 def _scored_problems(
@@ -233,3 +247,54 @@ def read_pool_params(path: Path, model: ModelKind | None = None) -> ItemParams |
     if errors:
         raise PoolFormatError(_where(path, errors[0]))
     return read_polytomous_params(path)
+
+
+def read_pool_param_files(paths: Sequence[Path]) -> ItemParams | PolytomousParams | MixedParams:
+    """The item parameters of one params file (``read_pool_params``, or a continuous
+    pool's file), or of two: a 0/1 or scored file and a continuous one, which together
+    make a mixed pool (its discrete items first). ``PoolFormatError`` names the file."""
+    if not 1 <= len(paths) <= 2:
+        raise PoolFormatError(
+            f"give one params file, or two (0/1 or scored items, and continuous items); "
+            f"got {len(paths)}"
+        )
+    continuous = [p for p in paths if is_continuous_params(p)]
+    discrete = [p for p in paths if not is_continuous_params(p)]
+    if len(continuous) > 1 or len(discrete) > 1:
+        kind = "continuous" if len(continuous) > 1 else "0/1 or scored"
+        raise PoolFormatError(
+            f"two files of {kind} items ({paths[0].name}, {paths[1].name}); a mixed pool "
+            f"is one 0/1 or scored file and one continuous file"
+        )
+    if not continuous:
+        return read_pool_params(discrete[0])
+    try:
+        cont = read_continuous_params(continuous[0])
+    except ParamsError as exc:
+        raise PoolFormatError(str(exc)) from exc
+    if not discrete:
+        return MixedParams(continuous=cont)
+    params = read_pool_params(discrete[0])
+    scored = params if isinstance(params, PolytomousParams) else binary_as_scored(params)
+    try:
+        return MixedParams(discrete=scored, continuous=cont)
+    except ParamsError as exc:
+        raise PoolFormatError(f"{discrete[0].name} and {continuous[0].name}: {exc}") from exc
+
+
+def binary_as_scored(params: ItemParams) -> PolytomousParams:
+    """0/1 items written as scored ones (2PL or 3PL in slope–intercept form, d = −ab),
+    so that they can join continuous items in a mixed pool. An upper asymptote below 1
+    (4PL) has no scored form and is refused."""
+    if np.any(params.d < 1):
+        raise PoolFormatError(
+            "4PL items (an upper asymptote below 1) cannot join a mixed pool; calibrate them as 3PL"
+        )
+    kind = ItemType.THREE_PL if np.any(params.c > 0) else ItemType.TWO_PL
+    return PolytomousParams.create(
+        kind,
+        params.a,
+        (-params.a * params.b)[:, None],
+        params.c if kind is ItemType.THREE_PL else None,
+        item_ids=params.item_ids,
+    )

@@ -35,6 +35,7 @@ from cat.prediction.intervals import Z90 as _Z90
 from cat.prediction.intervals import theta_and_chance, widen
 from cat.prediction.predictors import reference_offset
 from cat.prediction.shares import expected_share, observed_share, share_variance
+from irt.mixed import MixedParams
 from irt.person_fit import LZ_FLAG, lz, lz_scored
 from irt.polytomous import PolytomousParams
 from irt.types import FloatArray, IntArray
@@ -314,6 +315,12 @@ def _person_fit(session: AssessmentSession, positions: IntArray) -> PersonFit:
         return PersonFit(lz=None, flagged=False, threshold=LZ_FLAG)
     answers = np.array(session.responses, float)
     params = session.params
+    if isinstance(params, MixedParams):
+        # lz is defined for discrete scores: a mixed pool's continuous answers leave it.
+        discrete = positions < params.n_discrete
+        if params.discrete is None or not discrete.any():
+            return PersonFit(lz=None, flagged=False, threshold=LZ_FLAG)
+        answers, positions, params = answers[discrete], positions[discrete], params.discrete
     if isinstance(params, PolytomousParams):
         value = lz_scored(answers, session.theta, params.subset(positions))
     else:

@@ -16,12 +16,15 @@ from cat.engine.simulate_result import SimulationResult
 
 @handle_errors
 def simulate(
-    params: Path = typer.Option(
+    params: list[Path] = typer.Option(
         ...,
         "--params",
         help="Item parameters: params.csv of 0/1 items, or of scored items "
         "(item_id,type,a,d1..dM,c, as cat calibrate --model graded writes), whose "
-        "answers are drawn as scores 0..m.",
+        "answers are drawn as scores 0..m, or of continuous items "
+        "(item_id,type,a,d,sigma,tau,epsilon, as cat calibrate --model crm|beta "
+        "writes), whose scores in [0, 1] are drawn from their densities. Give it twice, "
+        "a 0/1 or scored file and a continuous one, for a mixed pool.",
     ),
     examinees: int = typer.Option(..., "--examinees", min=1, help="Simulated examinees."),
     length: int = typer.Option(250, "--length", min=1, help="Maximum test length."),
@@ -73,6 +76,10 @@ def simulate(
     On scored items (graded, partial credit, sequential, 0/1 mixed):
 
       cat simulate --params graded.csv --examinees 500 --length 100 --estimator eap --out sim.json
+
+    On a mixed pool, scored items and continuous ones (similarity scores in [0, 1]):
+
+      cat simulate --params graded.csv --params crm.csv --examinees 500 --out sim.json
     """
     check_writable(out)
     with fraction_progress(f"simulating {examinees} examinees") as progress:

@@ -46,12 +46,16 @@ class GradedAnswers:
 
     def at_an_end(self) -> BoolArray:
         """True where every answer is its item's lowest score, or every one its highest
-        (or there is none): no maximum likelihood estimate exists."""
+        (or there is none): no maximum likelihood estimate exists. A continuous score
+        has a density whose maximum over θ is finite whatever the score, so one
+        continuous answer is enough."""
         given = self.given
-        top = self.table.params.max_scores[np.where(given, self.items, 0)]
+        positions = np.where(given, self.items, 0)
+        top = self.table.max_scores[positions]
         all_low = np.all(~given | (self.scores == 0), axis=1)
         all_high = np.all(~given | (self.scores == top), axis=1)
-        return np.asarray(all_low | all_high)
+        continuous = np.any(given & (positions >= self.table.n_discrete), axis=1)
+        return np.asarray((all_low | all_high) & ~continuous)
 
 
 class GradedEstimator(ABC):

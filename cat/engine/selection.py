@@ -15,21 +15,29 @@ import numpy.typing as npt
 
 from cat.engine.score_table import ScoreTable
 from cat.errors import CatError
+from irt.mixed import MixedParams
 from irt.models import ItemParams, information, test_information
 from irt.polytomous import PolytomousParams
 from irt.types import FloatArray
 
 IntArray = npt.NDArray[np.int_]
 BoolArray = npt.NDArray[np.bool_]
-#: A pool's items: binary (1PL–4PL) or scored 0..m of mixed models.
-PoolParams = ItemParams | PolytomousParams
+#: A pool's items: binary (1PL–4PL), scored 0..m of mixed models, or scored and
+#: continuous (scores in [0, 1]) items together.
+PoolParams = ItemParams | PolytomousParams | MixedParams
+
+
+def is_scored(params: PoolParams) -> bool:
+    """Whether a pool's answers are scores (0..m, or in [0, 1]) read off a score table,
+    rather than 0/1 answers of binary items."""
+    return isinstance(params, PolytomousParams | MixedParams)
 
 
 def pool_information(params: PoolParams, theta: object) -> FloatArray:
     """The test information of a whole pool (0/1 or scored items) at each θ, (T,)."""
-    if isinstance(params, PolytomousParams):
-        return params.test_information(theta)
-    return test_information(theta, params)
+    if isinstance(params, ItemParams):
+        return test_information(theta, params)
+    return params.test_information(theta)
 
 
 def model_name(params: PoolParams) -> str:
@@ -37,7 +45,7 @@ def model_name(params: PoolParams) -> str:
     "mixed" for scored items of several types."""
     if isinstance(params, ItemParams):
         return params.model.value
-    kinds = {t.value for t in params.item_types}
+    kinds = {str(getattr(t, "value", t)) for t in params.item_types}
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
@@ -47,7 +55,8 @@ class PoolInfo:
 
     Looking a row up is far cheaper than evaluating J item curves per examinee per step:
     a selection step on 34,000 items is one row gather and one masked argmax. A pool of
-    scored items (``PolytomousParams``) also carries its ``ScoreTable``, which the graded
+    scored items (``PolytomousParams``, or ``MixedParams`` with continuous items) also
+    carries its ``ScoreTable``, which the graded
     estimators read.
     """
 
@@ -60,7 +69,7 @@ class PoolInfo:
     def build(cls, params: PoolParams, step: float = 0.01, bound: float = 6.0) -> PoolInfo:
         grid = np.arange(-bound, bound + step / 2, step)
         table = np.empty((grid.size, params.n_items), dtype=np.float32)
-        if isinstance(params, PolytomousParams):
+        if not isinstance(params, ItemParams):
             scores = ScoreTable.build(params, bound=bound)
             # Linear between the score table's points: item information is smooth in θ.
             pos = np.clip((grid - scores.grid[0]) / scores.step, 0, scores.grid.size - 1)

@@ -50,8 +50,9 @@ class KLInfo:
 
 def _scored_kl(table: ScoreTable, theta: FloatArray, nodes: list[FloatArray]) -> FloatArray:
     """Σ over ``nodes`` of KL(P(· | θ̂) ‖ P(· | node)) of every item of a scored pool,
-    (E, J), each distribution read at the score table's nearest grid point."""
-    n_items = table.params.n_items
+    (E, J): for a discrete item each distribution read at the score table's nearest
+    grid point, for a continuous one in closed form."""
+    n_items = table.n_discrete
 
     def log_p(at: FloatArray) -> FloatArray:
         g = np.clip(np.rint((at - table.grid[0]) / table.step).astype(np.int_), 0, None)
@@ -66,4 +67,7 @@ def _scored_kl(table: ScoreTable, theta: FloatArray, nodes: list[FloatArray]) ->
         # 0·log 0 = 0 beyond an item's categories (both log-probabilities are −inf there).
         gap = np.where(p0 > 0, own - np.maximum(log_p(node), np.log(_EPS)), 0.0)
         score += (p0 * gap).sum(axis=2)
-    return score
+    if table.continuous is None:
+        return score
+    continuous = sum(table.continuous.kl(theta, node) for node in nodes)
+    return np.hstack([score, np.asarray(continuous)])

@@ -58,7 +58,7 @@ class AStratified:
 def _slopes_and_locations(pool: PoolInfo) -> tuple[FloatArray, FloatArray]:
     """Each item's a and b (for a scored item, its ``ScoreTable.locations``)."""
     if pool.scores is not None:
-        return pool.scores.params.a, pool.scores.locations
+        return np.asarray(pool.scores.params.a), pool.scores.locations
     params = pool.params
     assert isinstance(params, ItemParams)
     return params.a, params.b

@@ -24,11 +24,18 @@ from cat.engine.registry import (
     make_any_estimator,
     make_policy,
 )
-from cat.engine.selection import PoolInfo, PoolParams, SelectionPolicy, SelectionState
+from cat.engine.selection import (
+    PoolInfo,
+    PoolParams,
+    SelectionPolicy,
+    SelectionState,
+    is_scored,
+)
 from cat.engine.simulation import estimation
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
-from irt.polytomous import PolytomousParams
+from irt.mixed import MixedParams
+from irt.models import ItemParams
 
 SESSION_FORMAT = 1
 
@@ -107,7 +114,8 @@ class SavedSession(BaseModel):
     config: SessionConfig
     pool_items: int
     given: list[str]
-    responses: list[int]
+    # Whole numbers, but for the continuous items of a mixed pool (ints stay ints).
+    responses: list[int | float]
     skipped: list[str]
     theta_history: list[float]
     se_history: list[float]
@@ -137,7 +145,7 @@ class AssessmentSession:
         if self.scenario is not None and len(self.scenario) != self.params.n_items:
             raise CatError("one scenario code per pool item is needed")
         self.design: ReferenceDesign | None = None
-        self.scored = isinstance(self.params, PolytomousParams)
+        self.scored = is_scored(self.params)
         if self.scored and self.config.design is not DesignName.IRT:
             raise CatError(
                 f"the {self.config.design.value} design is for pools of 0/1 items; "
@@ -159,12 +167,15 @@ class AssessmentSession:
                 self.config.max_items,
             )
         self._index = {item: j for j, item in enumerate(self.params.item_ids)}
+        self._continuous_ids = frozenset(
+            self.params.continuous_ids if isinstance(self.params, MixedParams) else ()
+        )
         self._policy = self.config.policy_for(self.scenario)
         self._estimator = self.config.estimator_for(self.scored)
         self._stopping = self.config.stopping()
         self._rng = np.random.default_rng(self.config.seed)
         self.given: list[str] = []
-        self.responses: list[int] = []
+        self.responses: list[float] = []
         self.skipped: list[str] = []
         self.theta_history: list[float] = []
         self.se_history: list[float] = []
@@ -223,7 +234,7 @@ class AssessmentSession:
             self.stop_reason = "pool_exhausted"
         return list(chosen)
 
-    def record(self, item_id: str, response: int | None) -> None:
+    def record(self, item_id: str, response: float | None) -> None:
         """Record the answer to an asked item; θ is re-estimated once every item asked
         together has its answer."""
         if item_id not in self._pending:
@@ -234,21 +245,30 @@ class AssessmentSession:
             self.skipped.append(item_id)
         else:
             self.given.append(item_id)
-            self.responses.append(int(response))
+            self.responses.append(response if self._continuous(item_id) else int(response))
         self._to_design(item_id, response)
         if not self._pending:
             if self.design is not None:
                 self.design.refit()
             self._update()
 
-    def _check_response(self, item_id: str, response: int | None) -> None:
+    def _continuous(self, item_id: str) -> bool:
+        return isinstance(self.params, MixedParams) and item_id in self._continuous_ids
+
+    def _check_response(self, item_id: str, response: float | None) -> None:
         if response is None:
             return
         if not self.scored:
             if response not in (0, 1):
                 raise CatError(f"a response is 1, 0 or None (cannot answer), not {response!r}")
             return
-        assert isinstance(self.params, PolytomousParams)
+        if self._continuous(item_id):
+            if isinstance(response, bool) or not (
+                isinstance(response, int | float | np.integer | np.floating) and 0 <= response <= 1
+            ):
+                raise CatError(f"item {item_id!r} takes a score in [0, 1], not {response!r}")
+            return
+        assert not isinstance(self.params, ItemParams)
         top = int(self.params.max_scores[self._index[item_id]])
         if isinstance(response, bool) or not isinstance(response, int | np.integer):
             raise CatError(f"a score is a whole number 0..{top} or None, not {response!r}")
@@ -262,7 +282,7 @@ class AssessmentSession:
             self.pool_info = PoolInfo.build(self.params)
         return self.pool_info
 
-    def _to_design(self, item_id: str, response: int | None) -> None:
+    def _to_design(self, item_id: str, response: float | None) -> None:
         if self.design is not None:
             if response is None:
                 self.design.skip(self._index[item_id])

@@ -10,7 +10,7 @@ both times.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from scipy.stats import kendalltau
 from cat.engine.constraints import MaxExposure
 from cat.engine.exposure import SympsonHetter, sympson_hetter_parameters
 from cat.engine.registry import EstimatorName, PolicyName, make_any_estimator, make_policy
-from cat.engine.selection import PoolInfo, PoolParams
+from cat.engine.selection import PoolInfo, PoolParams, is_scored
 from cat.engine.simulate_result import (
     ExposureControl,
     SimulatedExaminee,
@@ -32,20 +32,25 @@ from cat.engine.simulation import CATDesign, CATResult, simulate_cat
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
 from cat.provenance import package_version, utc_now
+from irt.mixed import MixedParams
 from irt.models import ItemParams
 from irt.polytomous import PolytomousParams
 from irt.types import FloatArray, IntArray
-from itempool import PoolFormatError, read_pool_params
+from itempool import PoolFormatError
+from itempool.params_check import read_pool_param_files
 
 #: Simulated examinees per round and rounds when setting Sympson-Hetter parameters.
 SH_EXAMINEES, SH_ROUNDS = 1000, 30
+
+#: One params file, or two that make a mixed pool (0/1 or scored, and continuous).
+ParamsFiles = str | Path | Sequence[str | Path]
 
 #: Called with (what is being done, fraction done).
 Progress = Callable[[str, float], None]
 
 
 def simulate(
-    params: PoolParams | str | Path,
+    params: PoolParams | ParamsFiles,
     *,
     examinees: int,
     length: int = 250,
@@ -64,7 +69,9 @@ def simulate(
     adaptive test of at most ``length`` items from ``params`` (item parameters, or a
     params.csv checked as strictly as ``cat pool validate`` checks it). A pool of scored
     items (``PolytomousParams``, or a params file in their layout) draws each answer's
-    score from its item's category probabilities.
+    score from its item's category probabilities; a mixed pool (``MixedParams``, or a
+    0/1 or scored file with a continuous one) draws its continuous items' scores from
+    their densities.
 
     ``policy`` and ``estimator`` are names from ``cat.engine.registry``. The test stops
     at ``length`` items or, with ``se_target``, once the SE reaches it, but never before
@@ -85,7 +92,7 @@ def simulate(
     if max_exposure is not None:
         chosen_policy = MaxExposure(chosen_policy, max_exposure)
     stopping = StoppingRule(max_items=length, se_target=se_target, min_items=min_length)
-    scored = isinstance(pool_params, PolytomousParams)
+    scored = is_scored(pool_params)
     design = CATDesign(chosen_policy, make_any_estimator(estimator, scored), stopping, batch_size)
     pool = PoolInfo.build(pool_params)
     tell = progress or _quiet
@@ -99,7 +106,8 @@ def simulate(
     result = simulate_cat(pool_params, theta_true, design, rng, pool)
     policy_name = PolicyName(policy)
     settings = SimulationSettings(
-        params=source,
+        params=source[0] if source else None,
+        continuous_params=source[1] if len(source) > 1 else None,
         n_pool=pool_params.n_items,
         examinees=examinees,
         length=length,
@@ -156,21 +164,22 @@ def _check_settings(
         )
 
 
-def _load(params: PoolParams | str | Path) -> tuple[PoolParams, str | None]:
-    """The item parameters, and the file they came from (None if given in memory)."""
-    if isinstance(params, ItemParams | PolytomousParams):
-        return params, None
+def _load(params: PoolParams | ParamsFiles) -> tuple[PoolParams, list[str]]:
+    """The item parameters, and the files they came from (none if given in memory)."""
+    if isinstance(params, ItemParams | PolytomousParams | MixedParams):
+        return params, []
+    paths = [Path(params)] if isinstance(params, str | Path) else [Path(p) for p in params]
     try:
-        return read_pool_params(Path(params)), str(params)
+        return read_pool_param_files(paths), [str(p) for p in paths]
     except PoolFormatError as exc:
         raise CatError(str(exc)) from exc
 
 
 def _item_types(params: PoolParams) -> dict[str, int] | None:
     """Items per type of a scored pool (None for a binary one)."""
-    if not isinstance(params, PolytomousParams):
+    if isinstance(params, ItemParams):
         return None
-    kinds = [t.value for t in params.item_types]
+    kinds = [str(getattr(t, "value", t)) for t in params.item_types]
     return {kind: kinds.count(kind) for kind in sorted(set(kinds))}
 
 

@@ -55,6 +55,11 @@ class SimulationSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     params: str | None = Field(description="The params file, or None for parameters in memory.")
+    continuous_params: str | None = Field(
+        default=None,
+        description="A mixed pool's second params file, of its continuous items (scores "
+        "in [0, 1]).",
+    )
     n_pool: int
     examinees: int
     length: int

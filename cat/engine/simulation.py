@@ -18,12 +18,22 @@ import numpy as np
 import numpy.typing as npt
 
 from cat.engine.answers import Answers
+from cat.engine.continuous_rows import draw_continuous
 from cat.engine.estimators import AbilityEstimator, MLEstimator
 from cat.engine.exposure import SympsonHetter
 from cat.engine.graded_estimators import GradedAnswers, GradedEstimator
-from cat.engine.selection import MaxInfo, PoolInfo, PoolParams, SelectionPolicy, SelectionState
+from cat.engine.selection import (
+    MaxInfo,
+    PoolInfo,
+    PoolParams,
+    SelectionPolicy,
+    SelectionState,
+    is_scored,
+)
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
+from irt.mixed import MixedParams, MixedResponses
+from irt.models import ItemParams
 from irt.polytomous import PolytomousParams
 from irt.polytomous_responses import PolytomousResponses
 from irt.responses import ResponseMatrix
@@ -46,7 +56,7 @@ class CATDesign:
     """
 
     policy: SelectionPolicy = field(default_factory=MaxInfo)
-    # A GradedEstimator on a pool of scored items (PolytomousParams).
+    # A GradedEstimator on a pool of scored items (PolytomousParams, MixedParams).
     estimator: AbilityEstimator | GradedEstimator = field(default_factory=MLEstimator)
     stopping: StoppingRule = field(default_factory=StoppingRule)
     batch_size: int = 1
@@ -92,7 +102,7 @@ def simulate_cat(
         raise CatError("theta_true must be a non-empty 1-D array")
 
     def respond(rows: IntArray, chosen: IntArray) -> FloatArray:
-        if isinstance(params, PolytomousParams):
+        if not isinstance(params, ItemParams):
             return draw_scores(params, theta_true[rows], chosen, rng)
         z = params.a[chosen] * (theta_true[rows] - params.b[chosen])
         prob = params.c[chosen] + (params.d[chosen] - params.c[chosen]) / (1 + np.exp(-z))
@@ -104,9 +114,31 @@ def simulate_cat(
 
 
 def draw_scores(
+    params: PolytomousParams | MixedParams,
+    theta: FloatArray,
+    items: IntArray,
+    rng: np.random.Generator,
+) -> FloatArray:
+    """One score per (θ, item) pair, drawn from the item's category probabilities (from
+    its density, for a continuous item of a mixed pool)."""
+    if isinstance(params, PolytomousParams):
+        return _draw_categories(params, theta, items, rng)
+    out = np.empty(len(items))
+    n_disc = params.n_discrete
+    discrete = items < n_disc
+    if discrete.any():
+        assert params.discrete is not None
+        out[discrete] = _draw_categories(params.discrete, theta[discrete], items[discrete], rng)
+    if not discrete.all():
+        assert params.continuous is not None
+        local = items[~discrete] - n_disc
+        out[~discrete] = draw_continuous(params.continuous, theta[~discrete], local, rng)
+    return out
+
+
+def _draw_categories(
     params: PolytomousParams, theta: FloatArray, items: IntArray, rng: np.random.Generator
 ) -> FloatArray:
-    """One score per (θ, item) pair, drawn from the item's category probabilities."""
     cumulative = np.cumsum(np.exp(params.log_probs_at(theta, items)), axis=1)
     u = rng.random(len(items)) * cumulative[:, -1]
     return np.asarray((u[:, None] >= cumulative[:, :-1]).sum(axis=1), dtype=np.float64)
@@ -114,7 +146,7 @@ def draw_scores(
 
 def replay_cat(
     params: PoolParams,
-    responses: ResponseMatrix | PolytomousResponses,
+    responses: ResponseMatrix | PolytomousResponses | MixedResponses,
     design: CATDesign,
     rng: np.random.Generator,
     pool: PoolInfo | None = None,
@@ -124,10 +156,12 @@ def replay_cat(
     is used."""
     if tuple(responses.item_ids) != tuple(params.item_ids):
         raise CatError("the responses and the pool must list the same items in the same order")
-    values = responses.values
-    scored = isinstance(responses, PolytomousResponses)
-    if scored != isinstance(params, PolytomousParams):
-        raise CatError("scores 0..m replay on a pool of scored items, 0/1 answers on a binary pool")
+    scored = not isinstance(responses, ResponseMatrix)
+    if scored != is_scored(params):
+        raise CatError("scores replay on a pool of scored items, 0/1 answers on a binary pool")
+    if isinstance(responses, MixedResponses) != isinstance(params, MixedParams):
+        raise CatError("continuous scores replay on a pool with continuous items")
+    values = responses.as_float() if isinstance(responses, MixedResponses) else responses.values
 
     def respond(rows: IntArray, chosen: IntArray) -> FloatArray:
         if scored:
@@ -140,7 +174,7 @@ def replay_cat(
 def estimation(params: PoolParams, pool: PoolInfo, estimator: object) -> Estimate:
     """How a batch's θ is estimated on this pool: a binary estimator on ``Answers``, a
     graded one on the pool's score table."""
-    if isinstance(params, PolytomousParams):
+    if not isinstance(params, ItemParams):
         table = pool.scores
         if not isinstance(estimator, GradedEstimator) or table is None:
             raise CatError(

@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict
 from cat.engine.score_table import ScoreTable
 from cat.engine.selection import PoolParams, model_name, pool_information
 from irt.fit import parameter_summary
+from irt.mixed import MixedParams
+from irt.models import ItemParams
 from irt.polytomous import PolytomousParams
 from itempool import ItemType, LoadedPool
 
@@ -204,7 +206,7 @@ def summarize_parameters(params: PoolParams) -> ParameterSummary:
     """a, b and c as they are in ``params`` (c is 0 for 1PL and 2PL pools). A scored
     item's b is its location, where its expected score is half its top score
     (``ScoreTable.locations``)."""
-    if isinstance(params, PolytomousParams):
+    if not isinstance(params, ItemParams):
         return _scored_parameters(params)
     stats = parameter_summary(params)
     return ParameterSummary(
@@ -214,7 +216,7 @@ def summarize_parameters(params: PoolParams) -> ParameterSummary:
     )
 
 
-def _scored_parameters(params: PolytomousParams) -> ParameterSummary:
+def _scored_parameters(params: PolytomousParams | MixedParams) -> ParameterSummary:
     def stats(values: np.ndarray) -> ParameterStats:
         return ParameterStats(
             mean=float(values.mean()),
@@ -223,8 +225,13 @@ def _scored_parameters(params: PolytomousParams) -> ParameterSummary:
             max=float(values.max()),
         )
 
+    if isinstance(params, MixedParams):  # a continuous item has no lower asymptote
+        discrete_c = [params.discrete.c] if params.discrete is not None else []
+        c = np.concatenate([*discrete_c, np.zeros(len(params.continuous_ids))])
+    else:
+        c = params.c
     return ParameterSummary(
-        a=stats(params.a), b=stats(ScoreTable.build(params).locations), c=stats(params.c)
+        a=stats(params.a), b=stats(ScoreTable.build(params).locations), c=stats(c)
     )
 
 

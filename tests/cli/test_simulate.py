@@ -303,3 +303,77 @@ def test_a_bad_scored_params_file_is_named_with_its_line(tmp_path: Path) -> None
         f"error: {bad}:3: item 'q2': graded thresholds must decrease strictly "
         "(d_1 > … > d_m), got [0.5, 1.0]"
     ]
+
+
+@pytest.fixture
+def continuous_csv(tmp_path: Path) -> Path:
+    from irt.continuous_io import write_continuous_params
+    from tests.cat.engine.test_mixed_pool import continuous_pool
+
+    path = tmp_path / "continuous.csv"
+    write_continuous_params(continuous_pool(80, seed=3), path)
+    return path
+
+
+def test_a_mixed_pool_is_simulated_from_two_files(
+    scored_csv: Path, continuous_csv: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "sim.json"
+    args = ["simulate", "--params", str(scored_csv), "--params", str(continuous_csv)]
+    result = runner.invoke(
+        app, [*args, "--examinees", "60", "--length", "25", "--estimator", "eap", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    settings = data["settings"]
+    assert settings["params"] == str(scored_csv)
+    assert settings["continuous_params"] == str(continuous_csv)
+    assert settings["n_pool"] == 230
+    assert settings["item_types"]["crm"] == 40 and settings["item_types"]["beta"] == 40
+    summary = data["summary"]
+    assert summary["rmse"] < 0.4 and summary["kendall_tau"] > 0.8
+    assert summary["rmse"] == pytest.approx(summary["mean_se"], rel=0.35)
+    given = {item for row in data["examinees"] for item in row["items"]}
+    assert any(item.startswith("c") for item in given)
+
+
+def test_a_continuous_pool_alone_is_simulated(continuous_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sim.json"
+    args = ["simulate", "--params", str(continuous_csv), "--examinees", "30", "--length", "10"]
+    result = runner.invoke(app, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["settings"]["item_types"] == {"beta": 40, "crm": 40}
+    assert data["settings"]["continuous_params"] is None
+
+
+def test_a_binary_file_joins_a_continuous_one(
+    params_csv: Path, continuous_csv: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "sim.json"
+    args = ["simulate", "--params", str(params_csv), "--params", str(continuous_csv)]
+    result = runner.invoke(app, [*args, "--examinees", "20", "--length", "10", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["settings"]["item_types"]["3PL"] == 400
+
+
+def test_two_files_of_one_kind_are_refused(scored_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sim.json"
+    args = ["simulate", "--params", str(scored_csv), "--params", str(scored_csv)]
+    result = runner.invoke(app, [*args, "--examinees", "5", "--out", str(out)])
+    assert result.exit_code != 0
+    assert len(result.output.strip().splitlines()) == 1
+    assert "two files of 0/1 or scored items" in result.output
+    assert not out.exists()
+
+
+def test_a_bad_continuous_file_is_named_with_its_line(scored_csv: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "continuous.csv"
+    bad.write_text(
+        "item_id,type,a,d,sigma,tau,epsilon\nc1,crm,1.0,0.0,0.8,,0.001\nc2,beta,-1,0.0,,1.0,0.001\n"
+    )
+    args = ["simulate", "--params", str(scored_csv), "--params", str(bad)]
+    result = runner.invoke(app, [*args, "--examinees", "5", "--out", str(tmp_path / "o")])
+    assert result.exit_code != 0
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "continuous.csv" in lines[0] and "line 3" in lines[0]

@@ -128,7 +128,9 @@ def test_binary_and_scored_pieces_do_not_mix() -> None:
     binary_answers = ResponseMatrix.from_array(
         np.ones((2, PARAMS.n_items)), item_ids=PARAMS.item_ids
     )
-    with pytest.raises(CatError, match=r"scores 0\.\.m replay on a pool of scored items"):
+    with pytest.raises(
+        CatError, match=r"scores replay on a pool of scored items, 0/1 answers on a binary pool"
+    ):
         replay_cat(PARAMS, binary_answers, _design(), np.random.default_rng(0), POOL)
     wrong = CATDesign(make_policy("mfi", 10), MLEstimator(), StoppingRule(10))
     with pytest.raises(CatError, match="needs a graded estimator"):
