@@ -18,7 +18,8 @@ families' coordinates at once, the extrapolation kept only where it beats the pl
 cycles' log posterior.
 
 With one part only, the fit is that of ``PolytomousCalibrator`` or
-``ContinuousCalibrator`` (to EM's tolerance). Standard errors are not computed yet.
+``ContinuousCalibrator`` (to EM's tolerance). The calibrator computes no standard
+errors: ``irt.mixed_se.fit_standard_errors`` gives them for a fit.
 """
 
 from __future__ import annotations
@@ -79,17 +80,22 @@ __all__ = ["MixedCalibrator"]
 _MAX_EXTRAPOLATION = 64.0
 
 
-class _Family(Protocol):
-    """What the joint EM needs of one family of items; its state is a flat vector of
-    the family's internal coordinates."""
-
-    @property
-    def n_parameters(self) -> int: ...
+class NodeLoglik(Protocol):
+    """What the joint E-step needs of one family of items (``joint_e_step``; also used by
+    ``irt.mixed_se`` and ``irt.mixed_scoring`` in their own coordinates)."""
 
     def node_loglik(self, x: FloatArray) -> tuple[FloatArray, float]:
         """Each subject's log-likelihood at each node up to a constant (N, Q), and the
         constant summed over the subjects."""
         ...
+
+
+class _Family(NodeLoglik, Protocol):
+    """What the joint EM needs of one family of items; its state is a flat vector of
+    the family's internal coordinates."""
+
+    @property
+    def n_parameters(self) -> int: ...
 
     def m_step(self, x: FloatArray, post: FloatArray) -> FloatArray: ...
 
@@ -293,7 +299,7 @@ class _EStep:
 
 
 def joint_e_step(
-    families: Sequence[_Family], xs: Sequence[FloatArray], log_w: FloatArray
+    families: Sequence[NodeLoglik], xs: Sequence[FloatArray], log_w: FloatArray
 ) -> _EStep:
     """The posterior of every subject over the nodes given all its answers, and the
     joint marginal log-likelihood Σ_n log Σ_q w_q Π_families L_n(θ_q)."""
@@ -324,7 +330,8 @@ class MixedCalibrator:
     [``epsilon``, 1 − ``epsilon``]. ``n_quad`` points on [−``bound``, ``bound``]; EM
     stops when no reported parameter of either family moves more than ``tol`` in a
     cycle, or after ``max_iter`` cycles with a ``ConvergenceWarning``. ``squarem``
-    accelerates the cycles. ``standard_errors`` must be None (not implemented yet).
+    accelerates the cycles. ``standard_errors`` must be None (for errors of a fit, see
+    ``irt.mixed_se.fit_standard_errors``).
 
     ``fit(responses)`` sets ``params_`` (``MixedParams``), ``loglik_`` (the joint
     marginal log-likelihood, continuous scores on the x scale), ``logpost_`` (plus both
@@ -361,8 +368,9 @@ class MixedCalibrator:
         )
         if standard_errors is not None:
             raise IRTError(
-                f"standard errors of mixed pools are not implemented (got {standard_errors!r}); "
-                "use standard_errors=None"
+                f"standard errors of mixed pools are not implemented in the calibrator (got "
+                f"{standard_errors!r}); use standard_errors=None and "
+                "irt.mixed_se.fit_standard_errors on the fit"
             )
         if continuous_types is not None and not isinstance(continuous_types, Mapping):
             check_continuous_types(continuous_types)
