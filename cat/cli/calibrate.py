@@ -15,6 +15,7 @@ from cat.cli.calibrate_graded import (
     refuse_graded_only,
     refuse_inapplicable,
 )
+from cat.cli.calibrate_mixed import ContinuousModelChoice, calibrate_mixed_cli, refuse_for_mixed
 from cat.cli.common import (
     ModelChoice,
     check_writable,
@@ -162,6 +163,25 @@ def calibrate(
         "(xpd; not for crm, beta) or none; auto: xpd (oakes for crm, beta) up to 2,000 "
         "free parameters, none beyond.",
     ),
+    continuous: Path | None = typer.Option(
+        None,
+        "--continuous",
+        help="With --model graded|gpcm|sequential: a second response file of scores in "
+        "[0, 1] (e.g. ROUGE-L) on other items, fitted together with RESPONSES on one "
+        "theta (a mixed pool). Needs --continuous-out.",
+    ),
+    continuous_model: ContinuousModelChoice = typer.Option(
+        ContinuousModelChoice.AUTO,
+        "--continuous-model",
+        help="With --continuous: the continuous items' model; auto fits crm and beta and "
+        "keeps the one with the lower AIC (the report keeps both).",
+    ),
+    continuous_out: Path | None = typer.Option(
+        None,
+        "--continuous-out",
+        help="With --continuous: write the continuous items' parameters here "
+        "(item_id,type,a,d,sigma,tau,epsilon); --out gets the scored items'.",
+    ),
     collapse_scores: bool = typer.Option(
         False,
         "--collapse-scores",
@@ -185,12 +205,55 @@ def calibrate(
       cat calibrate Science.csv --model gpcm --no-id-column --collapse-scores --out p.csv
 
       cat calibrate similarity.jsonl --model beta --out params.csv --report fit.json
+
+      cat calibrate scores.jsonl --model graded --continuous similarity.jsonl
+      --out params.csv --continuous-out continuous_params.csv
     """
     lengths = _lengths(cross_fit_lengths)
     if no_cross_fit and cross_fit is not None:
         raise fail("give --cross-fit K or --no-cross-fit, not both")
     if cross_fit is None and pool is not None and not no_cross_fit:
         cross_fit = DEFAULT_CROSS_FIT_FOLDS
+    if continuous is not None:
+        refuse_for_mixed(
+            model,
+            {
+                "--method bayes": method is CalibrationMethod.BAYES,
+                "--groups": groups is not None,
+                "--dims": dims is not None,
+                "--criterion": criterion is not None,
+                "--pool (pools do not take continuous items yet; write --out and "
+                "--continuous-out)": pool is not None,
+                "--cross-fit": cross_fit is not None,
+                "--collapse-scores": collapse_scores,
+                "--standard-errors xpd": standard_errors is StandardErrorChoice.XPD,
+                f"--scoring {scoring.value} (the abilities are EAP)": scoring
+                is not AbilityMethod.EAP,
+            },
+        )
+        check_writable(out, continuous_out, report, abilities)
+        calibrate_mixed_cli(
+            responses,
+            continuous,
+            model,
+            continuous_model,
+            out=out,
+            continuous_out=continuous_out,
+            report=report,
+            abilities=abilities,
+            seed=seed,
+            priors=priors,
+            max_iter=max_iter,
+            tol=tol,
+            quad_points=quad_points,
+            id_column=id_column,
+            standard_errors=standard_errors.value,
+            guessing=bool(guessing),
+        )
+        return
+    if continuous_out is not None or continuous_model is not ContinuousModelChoice.AUTO:
+        flag = "--continuous-out" if continuous_out is not None else "--continuous-model"
+        raise fail(f"{flag} goes with --continuous FILE (a mixed calibration)")
     if model.continuous:
         refuse_for_continuous(
             model,

@@ -33,6 +33,7 @@ from cat.pools.scored_data import collapsed_scores, refuse_skipped_scores, score
 from cat.pools.scored_pool import pool_item_types, read_pool_scores, record_scored_pool
 from irt.continuous_scoring import ContinuousScores
 from irt.fit import FitProgress
+from irt.mixed_scoring import MixedScores
 from irt.params_io import write_abilities
 from irt.polytomous import ItemType, PolytomousParams
 from irt.polytomous_em import PolytomousCalibrator
@@ -320,7 +321,9 @@ def _se_method(
     )
 
 
-def as_abilities(scores: PolytomousScores | ContinuousScores, method: str) -> Abilities:
+def as_abilities(
+    scores: PolytomousScores | ContinuousScores | MixedScores, method: str
+) -> Abilities:
     """The binary path's abilities, so that the file has its columns (EAP and MAP
     always exist: no fallback)."""
     return Abilities(

@@ -1,0 +1,107 @@
+"""``cat calibrate SCORES --model graded|gpcm|sequential --continuous SIMILARITY``: the
+flags that apply, the call to ``cat.pools.mixed_calibration.calibrate_mixed`` and its
+summary table."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+from rich.table import Table
+
+from cat.cli.common import ModelChoice, fail, progress_bar, say, stdout
+from cat.pools.mixed_calibration import MixedCalibrationReport, calibrate_mixed
+
+
+class ContinuousModelChoice(StrEnum):
+    """``--continuous-model`` (``cat.pools.mixed_calibration.CONTINUOUS_CHOICES``)."""
+
+    AUTO = "auto"
+    CRM = "crm"
+    BETA = "beta"
+
+
+def refuse_for_mixed(model: ModelChoice, given: dict[str, bool]) -> None:
+    """Fail unless ``model`` is one for scores 0..m, or if a flag a mixed fit does not
+    take was given."""
+    if not model.graded:
+        raise fail(
+            f"--continuous goes with --model graded|gpcm|sequential (the scored items' "
+            f"model), not --model {model.value}"
+        )
+    for flag, present in given.items():
+        if present:
+            raise fail(f"{flag} does not apply to a mixed calibration (--continuous)")
+
+
+def calibrate_mixed_cli(
+    responses: Path,
+    continuous: Path,
+    model: ModelChoice,
+    continuous_model: ContinuousModelChoice,
+    *,
+    out: Path | None,
+    continuous_out: Path | None,
+    report: Path | None,
+    abilities: Path | None,
+    seed: int,
+    priors: bool,
+    max_iter: int,
+    tol: float,
+    quad_points: int,
+    id_column: bool,
+    standard_errors: str,
+    guessing: bool,
+) -> None:
+    """Run the mixed calibration and print its notes and summary."""
+    with progress_bar(f"calibrating {model.value} + continuous", total=1.0) as update:
+
+        def progress(done: float, status: str) -> None:
+            update(completed=done, description=status)
+
+        outcome = calibrate_mixed(
+            responses,
+            continuous,
+            model=model.value,
+            continuous_model=continuous_model.value,
+            out=out,
+            continuous_out=continuous_out,
+            report=report,
+            abilities=abilities,
+            seed=seed,
+            priors=priors,
+            max_iter=max_iter,
+            tol=tol,
+            quad_points=quad_points,
+            id_column=id_column,
+            standard_errors=standard_errors,
+            guessing=guessing,
+            progress=progress,
+        )
+    for message in outcome.report.data_notes:
+        say(f"note: {message}")
+    _print(outcome.report)
+    say(f"parameters written to {out} (scored items) and {continuous_out} (continuous items)")
+
+
+def _print(report: MixedCalibrationReport) -> None:
+    table = Table(title=f"Mixed calibration: {report.model}", show_header=False)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    table.add_row("subjects x items", f"{report.n_subjects:,} x {report.n_items:,}")
+    kinds = ", ".join(f"{n:,} {kind}" for kind, n in report.item_types.items())
+    table.add_row("items", kinds)
+    table.add_row("responses", f"{report.n_responses:,} ({report.missing_share:.1%} missing)")
+    table.add_row("clipped to [ε, 1 − ε]", f"{report.n_clipped:,} scores (ε = {report.epsilon:g})")
+    choice = report.continuous_model
+    for name, figures in choice["fits"].items():
+        mark = " (kept)" if name == choice["chosen"] and len(choice["fits"]) > 1 else ""
+        table.add_row(
+            f"continuous: {name}",
+            f"log-likelihood {figures['loglik']:,.1f}, AIC {figures['aic']:,.1f}{mark}",
+        )
+    state = "converged" if report.converged else "NOT converged"
+    table.add_row("iterations", f"{report.n_iter} ({state})")
+    table.add_row("time", f"{report.seconds:.2f} s (the kept fit)")
+    table.add_row("standard errors", report.standard_errors or "not computed")
+    stdout.print(table)

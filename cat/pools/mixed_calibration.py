@@ -1,0 +1,329 @@
+"""``cat calibrate SCORES --model graded|gpcm|sequential --continuous SIMILARITY``: one
+calibration of a mixed pool, items scored 0..m (binary ones among them) and items
+scored in [0, 1] (a similarity such as ROUGE-L), on one θ by
+``irt.mixed_em.MixedCalibrator``; standard errors from the joint information
+(``irt.mixed_se``); EAP abilities from every answer (``irt.mixed_scoring``).
+
+The two files may list different subjects: a subject in one file only is fitted on the
+answers it has. The continuous items' model is the CRM, the Beta, or (``auto``, the
+default) whichever of the two the data fit better: both are fitted and the one with the
+lower AIC is kept. Both have three parameters an item, so that is the one with the
+higher marginal likelihood of the same scores (clipped alike), and the report keeps both
+fits' figures. No fixed default is defensible yet: on simulated ROUGE-L the winner
+turns on how the scores of exactly 0 and 1 are clipped (``benchmarks/bench_continuous.py``),
+and no real similarity scores were at hand to settle it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cat.errors import CatError
+from cat.pools.continuous_calibration import CONTINUOUS_MODELS
+from cat.pools.graded_calibration import (
+    AUTO_SE_MAX_PARAMETERS,
+    GRADED_MODELS,
+    MIN_SUBJECTS,
+    as_abilities,
+    item_types_for,
+)
+from cat.pools.loading import check_output_folders
+from cat.pools.report_keys import FitReportHead, scored_fit_figures, value_stats
+from cat.pools.scored_data import refuse_skipped_scores
+from cat.provenance import package_version, utc_now
+from irt.continuous_io import write_continuous_params
+from irt.continuous_kernels import DEFAULT_EPSILON
+from irt.continuous_priors import ContinuousPriors
+from irt.continuous_readers import read_continuous_responses
+from irt.continuous_responses import ContinuousResponses
+from irt.errors import DataWarning
+from irt.fit import FitProgress
+from irt.mixed import MixedParams, MixedResponses
+from irt.mixed_em import MixedCalibrator
+from irt.mixed_scoring import mixed_scores
+from irt.mixed_se import fit_standard_errors
+from irt.params_io import write_abilities
+from irt.polytomous import ItemType
+from irt.polytomous_io import write_polytomous_params
+from irt.polytomous_priors import PolytomousPriors
+from irt.polytomous_responses import PolytomousResponses
+from irt.readers import read_scored_responses
+
+__all__ = [
+    "CONTINUOUS_CHOICES",
+    "MixedCalibrationOutcome",
+    "MixedCalibrationReport",
+    "aligned_responses",
+    "calibrate_mixed",
+]
+
+#: ``continuous_model``: one of the two models, or the better fitting of them.
+CONTINUOUS_CHOICES = ("auto", *CONTINUOUS_MODELS)
+
+
+class MixedCalibrationReport(FitReportHead):
+    """The fit report (``--report``): the CLI contract's keys, then the rest."""
+
+    n_parameters: int
+    aic: float
+    bic: float
+    item_types: dict[str, int]
+    #: Mean, sd, min and max of the scored items' a and the continuous items' a, d,
+    #: σ (crm) and τ (beta).
+    parameters: dict[str, dict[str, dict[str, float]]]
+    priors: dict[str, Any]
+    standard_errors: str | None
+    #: The continuous items' model: "chosen", "requested", and each model fitted with
+    #: its loglik, aic and bic.
+    continuous_model: dict[str, Any]
+    epsilon: float
+    n_clipped: int
+    seed: int
+    settings: dict[str, Any]
+    data_notes: list[str]
+    input: str
+    continuous_input: str
+    package_version: str
+    created: str
+
+
+@dataclass(frozen=True)
+class MixedCalibrationOutcome:
+    """What ``calibrate_mixed`` produced, and which files it wrote."""
+
+    report: MixedCalibrationReport
+    params: MixedParams
+    written: list[Path] = field(default_factory=list)
+
+
+def calibrate_mixed(
+    responses: Path,
+    continuous: Path,
+    *,
+    model: str = "graded",
+    continuous_model: str = "auto",
+    out: Path | None = None,
+    continuous_out: Path | None = None,
+    report: Path | None = None,
+    abilities: Path | None = None,
+    seed: int = 0,
+    priors: bool = True,
+    max_iter: int = 500,
+    tol: float = 1e-4,
+    quad_points: int = 61,
+    id_column: bool = True,
+    standard_errors: str = "auto",
+    guessing: bool = False,
+    epsilon: float = DEFAULT_EPSILON,
+    progress: FitProgress | None = None,
+) -> MixedCalibrationOutcome:
+    """Fit the scores 0..m in ``responses`` (``model`` for items with 3+ scores, 2PL or
+    with ``guessing`` 3PL for 0/1 ones) and the scores in [0, 1] in ``continuous``
+    (``continuous_model``: "crm", "beta" or "auto") together, and write the scored
+    items' parameters to ``out``, the continuous ones' to ``continuous_out``, the EAP
+    abilities to ``abilities`` and the report to ``report``. ``standard_errors``:
+    "auto" (up to ``AUTO_SE_MAX_PARAMETERS`` free parameters), "oakes" or "none". EM
+    is deterministic: ``seed`` is only recorded.
+
+    Raises:
+        CatError: a setting, the data or an output folder is unusable.
+        IRTError: a file is unreadable or malformed.
+    """
+    if model not in GRADED_MODELS:
+        raise CatError(f"unknown graded model {model!r}; choose from {', '.join(GRADED_MODELS)}")
+    if continuous_model not in CONTINUOUS_CHOICES:
+        raise CatError(
+            f"unknown continuous model {continuous_model!r}; "
+            f"choose from {', '.join(CONTINUOUS_CHOICES)}"
+        )
+    if standard_errors not in ("auto", "oakes", "none"):
+        raise CatError(
+            f"--standard-errors {standard_errors} is not available for a mixed pool; "
+            "use auto, oakes or none"
+        )
+    if out is None or continuous_out is None:
+        raise CatError(
+            "say where both parts' parameters go: --out PARAMS.csv --continuous-out CONTINUOUS.csv"
+        )
+    if out.resolve() == continuous_out.resolve():
+        raise CatError("--out and --continuous-out must be two files")
+    check_output_folders(out, report, abilities)
+    check_output_folders(continuous_out)
+    data = aligned_responses(
+        read_scored_responses(responses, id_column=id_column),
+        read_continuous_responses(continuous, id_column=id_column),
+    )
+    answering = int(data.observed.any(axis=1).sum())
+    if answering < MIN_SUBJECTS:
+        raise CatError(
+            f"{answering} subject(s) with answers in {responses.name} and {continuous.name}; "
+            f"a calibration needs at least {MIN_SUBJECTS}"
+        )
+    assert data.discrete is not None and data.continuous is not None
+    types = item_types_for(data.discrete, ItemType(model), guessing)
+    discrete_priors = (
+        PolytomousPriors.weakly_informative(types) if priors else PolytomousPriors.none()
+    )
+    if not discrete_priors.identifying:
+        refuse_skipped_scores(data.discrete, responses.name)
+    candidates = list(CONTINUOUS_MODELS) if continuous_model == "auto" else [continuous_model]
+    fits: dict[str, MixedCalibrator] = {}
+    notes: list[str] = []
+    for k, name in enumerate(candidates):
+        _tell(progress, 0.8 * k / len(candidates), f"fitting {model} + {name}")
+        calibrator = MixedCalibrator(
+            types,
+            name,
+            discrete_priors=discrete_priors,
+            continuous_priors=(
+                ContinuousPriors.weakly_informative() if priors else ContinuousPriors.none()
+            ),
+            epsilon=epsilon,
+            n_quad=quad_points,
+            tol=tol,
+            max_iter=max_iter,
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DataWarning)
+            fits[name] = calibrator.fit(data)
+        notes += [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
+    chosen = min(fits, key=lambda name: fits[name].aic_)
+    fit = fits[chosen]
+    params = fit.params_
+    se_method, se_note = _se_method(standard_errors, fit.n_parameters_)
+    if se_note:
+        notes.append(se_note)
+    if se_method is not None:
+        _tell(progress, 0.85, "standard errors (joint information)")
+        params = fit_standard_errors(fit, data, se_method).apply(params)
+    assert params.discrete is not None and params.continuous is not None
+    write_polytomous_params(params.discrete, out)
+    write_continuous_params(params.continuous, continuous_out)
+    written = [out, continuous_out]
+    if abilities is not None:
+        _tell(progress, 0.95, "scoring the subjects (eap)")
+        write_abilities(as_abilities(mixed_scores(data, params), "eap"), abilities)
+        written.append(abilities)
+    fit_report = _report(
+        (responses, continuous),
+        data,
+        fit,
+        params,
+        fits,
+        continuous_model,
+        model,
+        se_method,
+        seed=seed,
+        notes=notes,
+    )
+    if report is not None:
+        fit_report.write_json(report)
+        written.append(report)
+    _tell(progress, 1.0, f"{model} + {chosen} fitted")
+    return MixedCalibrationOutcome(fit_report, params, written)
+
+
+def aligned_responses(
+    discrete: PolytomousResponses, continuous: ContinuousResponses
+) -> MixedResponses:
+    """The two files' answers over the same subjects: the scored file's, in its order,
+    then those only in the continuous file; a subject missing from a file has no answer
+    there. An item in both files is refused."""
+    both = set(discrete.item_ids) & set(continuous.item_ids)
+    if both:
+        raise CatError(
+            f"item {sorted(both)[0]!r} is in both the scored and the continuous file "
+            f"({len(both)} item(s) in both); an item has one kind of score"
+        )
+    own = set(discrete.subject_ids)
+    subjects = list(discrete.subject_ids) + [s for s in continuous.subject_ids if s not in own]
+    if subjects == list(discrete.subject_ids) == list(continuous.subject_ids):
+        return MixedResponses(discrete, continuous)
+    rows = {s: i for i, s in enumerate(subjects)}
+    disc = np.full((len(subjects), discrete.n_items), np.nan)
+    disc[[rows[s] for s in discrete.subject_ids]] = discrete.as_float()
+    cont = np.full((len(subjects), continuous.n_items), np.nan)
+    cont[[rows[s] for s in continuous.subject_ids]] = continuous.values
+    return MixedResponses(
+        PolytomousResponses.from_array(
+            disc, subjects, discrete.item_ids, n_categories=discrete.n_categories
+        ),
+        ContinuousResponses.from_array(cont, subjects, continuous.item_ids),
+    )
+
+
+def _se_method(choice: str, n_parameters: int) -> tuple[str | None, str | None]:
+    if choice != "auto":
+        return (None if choice == "none" else choice), None
+    if n_parameters <= AUTO_SE_MAX_PARAMETERS:
+        return "oakes", None
+    return None, (
+        f"no standard errors: {n_parameters:,} free parameters are more than the "
+        f"{AUTO_SE_MAX_PARAMETERS:,} they are computed for by default "
+        "(--standard-errors oakes computes them anyway, slowly)"
+    )
+
+
+def _report(
+    sources: tuple[Path, Path],
+    data: MixedResponses,
+    fit: MixedCalibrator,
+    params: MixedParams,
+    fits: dict[str, MixedCalibrator],
+    requested: str,
+    model: str,
+    se_method: str | None,
+    *,
+    seed: int,
+    notes: list[str],
+) -> MixedCalibrationReport:
+    disc, cont = params.discrete, params.continuous
+    assert disc is not None and cont is not None and data.continuous is not None
+    crm = cont.is_crm
+    continuous_parts = {"a": cont.a, "d": cont.d}
+    if crm.any():
+        continuous_parts["sigma"] = cont.sigma[crm]
+    if not crm.all():
+        continuous_parts["tau"] = cont.tau[~crm]
+    described = fit.describe()
+    chosen = next(name for name, f in fits.items() if f is fit)
+    return MixedCalibrationReport(
+        **scored_fit_figures(fit, f"{model}+{chosen}", data.observed, list(params.item_types)),
+        parameters={
+            "scored": {"a": value_stats(disc.a)},
+            "continuous": {k: value_stats(v) for k, v in continuous_parts.items()},
+        },
+        priors={
+            "scored": described["discrete_priors"],
+            "continuous": described["continuous_priors"],
+        },
+        standard_errors=se_method,
+        continuous_model={
+            "requested": requested,
+            "chosen": chosen,
+            "rule": "lower AIC (same data, same number of parameters)",
+            "fits": {
+                name: {"loglik": f.loglik_, "aic": f.aic_, "bic": f.bic_}
+                for name, f in fits.items()
+            },
+        },
+        epsilon=fit.epsilon,
+        n_clipped=data.continuous.n_clipped(fit.epsilon),
+        seed=seed,
+        settings={k: described[k] for k in ("method", "n_quad", "bound", "tol", "max_iter")},
+        data_notes=notes,
+        input=str(sources[0]),
+        continuous_input=str(sources[1]),
+        package_version=package_version(),
+        created=utc_now(),
+    )
+
+
+def _tell(progress: FitProgress | None, done: float, what: str) -> None:
+    if progress is not None:
+        progress(done, what)
