@@ -57,7 +57,7 @@ from irt.continuous_kernels import (
     statistics,
 )
 from irt.errors import ParamsError
-from irt.item_checks import checked_item_types, item_type, item_vector
+from irt.item_checks import case_blind_member, checked_item_types, item_type, item_vector
 from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = ["DEFAULT_EPSILON", "ContinuousParams", "ContinuousType"]
@@ -75,12 +75,7 @@ class ContinuousType(StrEnum):
 
     @classmethod
     def _missing_(cls, value: object) -> ContinuousType | None:
-        if isinstance(value, str):
-            low = value.lower()
-            for member in cls:
-                if member.value == low:
-                    return member
-        return None
+        return case_blind_member(cls, value)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ of its items the same way: unique ids, one known type each, one value per item."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, TypeVar, cast
 
@@ -13,6 +13,19 @@ from irt.errors import ParamsError
 from irt.types import FloatArray
 
 _Kind = TypeVar("_Kind", bound=StrEnum)
+
+
+def case_blind_member(
+    kinds: type[_Kind], value: object, aliases: Mapping[str, str] | None = None
+) -> _Kind | None:
+    """The member of ``kinds`` whose value is ``value`` in any case ("2pl" for "2PL"),
+    or is what ``value`` is an alias of (lower case: "grm" for "graded"); None if none.
+    What an item-type enum's ``_missing_`` returns."""
+    if not isinstance(value, str):
+        return None
+    low = value.lower()
+    low = (aliases or {}).get(low, low)
+    return next((member for member in kinds if member.value.lower() == low), None)
 
 
 def item_vector(name: str, values: object, n: int) -> FloatArray:

@@ -38,7 +38,7 @@ from typing import Any, cast
 import numpy as np
 
 from irt.errors import ParamsError
-from irt.item_checks import checked_item_types, item_vector
+from irt.item_checks import case_blind_member, checked_item_types, item_vector
 from irt.models import log_sigmoid
 from irt.types import FloatArray, IntArray
 
@@ -55,14 +55,7 @@ class ItemType(StrEnum):
     @classmethod
     def _missing_(cls, value: object) -> ItemType | None:
         # Accept "2pl", "GRADED", and the common name "grm".
-        if isinstance(value, str):
-            low = value.lower()
-            if low == "grm":
-                return cls.GRADED
-            for member in cls:
-                if member.value.lower() == low:
-                    return member
-        return None
+        return case_blind_member(cls, value, {"grm": "graded"})
 
     @property
     def binary(self) -> bool:

@@ -1,0 +1,376 @@
+"""Multidimensional items with two or more ordered or nominal categories, in the
+slope–intercept form R mirt writes them in (Chalmers 2012). With η = a·θ (a row of
+slopes over the D factors):
+
+- ``2PL`` — P(X = 1) = σ(η + d);
+- ``graded`` — P(X ≥ k) = σ(η + d_k), k = 1..m, d_1 > … > d_m (Samejima 1969);
+- ``gpcm`` — P(X = k) ∝ exp(k·η + d_k), d_0 = 0 (Muraki 1992);
+- ``nominal`` — P(X = k) ∝ exp(ak_k·η + d_k) with ak_0 = 0, ak_m = m and d_0 = 0 fixed
+  and ak_1..ak_{m−1} free (Bock 1972 in Thissen, Cai & Bock's 2010 parametrisation, as
+  mirt's ``nominal``): the gpcm is the nominal item with ak_k = k.
+
+Every model depends on θ only through η, so one unidimensional curve at η does all the
+work: the 2PL, graded and gpcm curves (with their derivatives) are those of
+``irt.polytomous.curves`` evaluated at θ = 1 with the slope η, and only the nominal
+model's are computed here. ∂ log P_k/∂θ = a·S_k with S_k = ∂ log P_k/∂η, so the Fisher
+information matrix of an item is a aᵀ Σ_k P_k S_k².
+
+Parameters of a pool live in ``MirtPolytomousParams``: slopes (items × factors) with a
+loading pattern, thresholds d_1..d_m padded with NaN into (J, max m), the scoring
+values ak_1..ak_m of gpcm and nominal items likewise (NaN for 2PL and graded items),
+and the factors' correlation matrix (unit variances, zero means).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, cast
+
+import numpy as np
+
+from irt.errors import ParamsError
+from irt.item_checks import case_blind_member, checked_item_types, item_type
+from irt.polytomous import ItemType, curves, pad_thresholds
+from irt.types import BoolArray, FloatArray, IntArray
+
+__all__ = [
+    "CategoryGroup",
+    "CategoryLayout",
+    "GroupCurves",
+    "MirtPolytomousParams",
+    "MultiItemType",
+    "group_curves",
+]
+
+
+class MultiItemType(StrEnum):
+    """A multidimensional item model; the value is R mirt's ``itemtype`` name."""
+
+    TWO_PL = "2PL"
+    GRADED = "graded"
+    GPCM = "gpcm"
+    NOMINAL = "nominal"
+
+    @classmethod
+    def _missing_(cls, value: object) -> MultiItemType | None:
+        # Accept "2pl", "GRADED", and the common name "grm".
+        return case_blind_member(cls, value, {"grm": "graded"})
+
+    @property
+    def scored(self) -> bool:
+        """Whether the model has scoring values ak (gpcm fixed, nominal partly free)."""
+        return self in (MultiItemType.GPCM, MultiItemType.NOMINAL)
+
+    @classmethod
+    def default_for(cls, n_categories: int) -> MultiItemType:
+        """R mirt's default: 2PL for a binary item, graded otherwise."""
+        return cls.TWO_PL if n_categories == 2 else cls.GRADED
+
+
+@dataclass(frozen=True)
+class GroupCurves:
+    """Curves of J items of one type with K = m + 1 categories at Q nodes.
+
+    ``log_p`` (Q, J, K) is log P(X = k); with derivatives, ``eta`` (Q, J, K) is
+    S_k = ∂ log P_k/∂η, ``d`` (Q, J, K, m) is ∂ log P_k/∂d_l and ``ak`` (Q, J, K, m − 1)
+    ∂ log P_k/∂ak_l of the free scoring values (nominal items only)."""
+
+    log_p: FloatArray
+    eta: FloatArray | None = None
+    d: FloatArray | None = None
+    ak: FloatArray | None = None
+
+
+def group_curves(
+    kind: MultiItemType,
+    eta: FloatArray,
+    d: FloatArray,
+    ak: FloatArray | None = None,
+    *,
+    derivatives: bool = False,
+) -> GroupCurves:
+    """Curves of items of type ``kind`` at η (Q, J) (one column per item), thresholds
+    ``d`` (J, m) without padding and scoring values ``ak`` (J, m) (nominal items)."""
+    eta = np.asarray(eta, dtype=np.float64)
+    n_nodes, n_items = eta.shape
+    m = d.shape[1]
+    if kind is MultiItemType.NOMINAL:
+        if ak is None:
+            raise ParamsError("nominal items need their scoring values ak")
+        return _nominal(eta, d, ak, derivatives)
+    one_d = ItemType.GPCM if kind is MultiItemType.GPCM else ItemType.GRADED
+    # Each (node, item) pair is one unidimensional item at θ = 1 with slope η.
+    cv = curves(one_d, [1.0], eta.ravel(), np.tile(d, (n_nodes, 1)), derivatives=derivatives)
+    shape = (n_nodes, n_items, m + 1)
+    if not derivatives:
+        return GroupCurves(cv.log_p.reshape(shape))
+    assert cv.slope is not None and cv.thresholds is not None
+    return GroupCurves(
+        cv.log_p.reshape(shape), cv.slope.reshape(shape), cv.thresholds.reshape(*shape, m)
+    )
+
+
+def _nominal(eta: FloatArray, d: FloatArray, ak: FloatArray, derivatives: bool) -> GroupCurves:
+    n_items, m = d.shape
+    full_ak = np.concatenate([np.zeros((n_items, 1)), ak], axis=1)  # ak_0 = 0
+    full_d = np.concatenate([np.zeros((n_items, 1)), d], axis=1)  # d_0 = 0
+    z = eta[:, :, None] * full_ak[None] + full_d[None]
+    log_p = z - np.logaddexp.reduce(z, axis=-1, keepdims=True)
+    if not derivatives:
+        return GroupCurves(log_p)
+    p = np.exp(log_p)
+    slope = full_ak[None] - (p * full_ak[None]).sum(axis=-1, keepdims=True)
+    # ∂ log P_k/∂z_l = 1[k = l] − P_l; z_l = ak_l η + d_l.
+    dz = np.eye(m + 1)[None, None] - p[:, :, None, :]  # (Q, J, K, K)
+    return GroupCurves(log_p, slope, dz[..., 1:], dz[..., 1:m] * eta[:, :, None, None])
+
+
+@dataclass(frozen=True)
+class CategoryGroup:
+    """Items of one type with ``n_cat`` categories: their positions in the pool and the
+    columns (J_g, K) of their (item, score) pairs among the pattern indicators."""
+
+    kind: MultiItemType
+    n_cat: int
+    items: IntArray
+    cols: IntArray
+
+    @property
+    def m(self) -> int:
+        return self.n_cat - 1
+
+    @property
+    def n_free_ak(self) -> int:
+        """Free scoring values per item: ak_1..ak_{m−1} of a nominal item."""
+        return self.m - 1 if self.kind is MultiItemType.NOMINAL else 0
+
+
+@dataclass(frozen=True)
+class CategoryLayout:
+    """The groups of like items in a fixed order, each item's first column among the
+    (item, score) pairs, and how many pairs there are."""
+
+    groups: tuple[CategoryGroup, ...]
+    offsets: IntArray
+    n_columns: int
+
+    @classmethod
+    def of(
+        cls, item_types: Sequence[MultiItemType], n_categories: Sequence[int] | IntArray
+    ) -> CategoryLayout:
+        n_cat = np.asarray(n_categories, dtype=np.int_)
+        offsets = np.concatenate([[0], np.cumsum(n_cat)[:-1]]).astype(np.int_)
+        kinds = np.array([t.value for t in item_types])
+        groups = []
+        for value, k in sorted({(t.value, int(k)) for t, k in zip(item_types, n_cat, strict=True)}):
+            idx = np.flatnonzero((kinds == value) & (n_cat == k))
+            cols = offsets[idx, None] + np.arange(k)[None, :]
+            groups.append(CategoryGroup(MultiItemType(value), k, idx, cols))
+        return cls(tuple(groups), offsets, int(n_cat.sum()))
+
+
+@dataclass(frozen=True)
+class MirtPolytomousParams:
+    """J items of mixed types on D factors θ ~ N(0, R), mirt's slope–intercept form.
+
+    ``slopes`` (J, D), 0 outside ``pattern`` (J, D) (the free slopes); ``d`` (J, max m)
+    thresholds d_1..d_m, NaN beyond an item's m; ``ak`` (J, max m) the scoring values
+    ak_1..ak_m of gpcm (1..m) and nominal (ak_m = m) items, NaN elsewhere;
+    ``correlation`` (D, D) with unit diagonal.
+    """
+
+    item_ids: tuple[str, ...]
+    item_types: tuple[MultiItemType, ...]
+    slopes: FloatArray
+    d: FloatArray
+    ak: FloatArray
+    factors: tuple[str, ...]
+    correlation: FloatArray
+    pattern: BoolArray
+
+    def __post_init__(self) -> None:
+        n, k = len(self.item_ids), len(self.factors)
+        types = checked_item_types(MultiItemType, self.item_ids, self.item_types)
+        object.__setattr__(self, "item_types", types)
+        if k < 1 or len(set(self.factors)) != k:
+            raise ParamsError("a model needs at least one factor, each with its own name")
+        slopes = np.array(self.slopes, dtype=np.float64, ndmin=2)
+        pattern = np.array(self.pattern, dtype=bool, ndmin=2)
+        if slopes.shape != (n, k) or pattern.shape != (n, k):
+            raise ParamsError(f"slopes and pattern must be items × factors ({n} × {k})")
+        if np.any(slopes[~pattern] != 0) or not np.all(np.isfinite(slopes)):
+            raise ParamsError("slopes must be finite and 0 outside the loading pattern")
+        d = np.array(self.d, dtype=np.float64, ndmin=2)
+        ak = np.array(self.ak, dtype=np.float64, ndmin=2)
+        if d.ndim != 2 or d.shape[0] != n or d.shape[1] < 1 or ak.shape != d.shape:
+            raise ParamsError(f"d and ak must both have shape ({n}, max m), got {d.shape}")
+        corr = np.array(self.correlation, dtype=np.float64, ndmin=2)
+        if (
+            corr.shape != (k, k)
+            or not np.allclose(corr, corr.T)
+            or not np.allclose(np.diag(corr), 1.0)
+            or np.min(np.linalg.eigvalsh(corr)) <= 0
+        ):
+            raise ParamsError("the factor correlation must be positive definite, unit diagonal")
+        for name, value in (("slopes", slopes), ("pattern", pattern), ("d", d), ("ak", ak)):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "correlation", corr)
+        for j in range(n):
+            self._check_item(j)
+
+    def _check_item(self, j: int) -> None:
+        kind, item, row = self.item_types[j], self.item_ids[j], self.d[j]
+        m = int(np.count_nonzero(~np.isnan(row)))
+        if m == 0 or np.isnan(row[:m]).any() or not np.all(np.isfinite(row[:m])):
+            raise ParamsError(f"item {item!r}: thresholds must be d1..dm, finite, then empty")
+        if kind is MultiItemType.TWO_PL and m != 1:
+            raise ParamsError(f"item {item!r} is 2PL but has {m} thresholds (needs 1)")
+        if kind is MultiItemType.GRADED and np.any(np.diff(row[:m]) >= 0):
+            raise ParamsError(f"item {item!r}: graded thresholds must decrease strictly")
+        scores = self.ak[j]
+        if not kind.scored:
+            if not np.isnan(scores).all():
+                raise ParamsError(f"item {item!r} is {kind.value}; only gpcm/nominal have ak")
+            return
+        if np.isnan(scores[:m]).any() or not np.isnan(scores[m:]).all():
+            raise ParamsError(f"item {item!r}: ak must hold ak1..ak{m}, then empty cells")
+        fixed = np.arange(1, m + 1) if kind is MultiItemType.GPCM else np.array([m])
+        given = scores[:m] if kind is MultiItemType.GPCM else scores[m - 1 : m]
+        if not np.allclose(given, fixed):
+            raise ParamsError(
+                f"item {item!r}: mirt fixes the {kind.value} scoring values "
+                f"{'ak1..akm = 1..m' if kind is MultiItemType.GPCM else f'ak{m} = {m}'}"
+            )
+
+    @classmethod
+    def create(
+        cls,
+        item_types: Sequence[MultiItemType | str] | MultiItemType | str,
+        slopes: object,
+        d: Sequence[Sequence[float]] | FloatArray,
+        ak: Sequence[Sequence[float]] | FloatArray | None = None,
+        *,
+        pattern: object | None = None,
+        correlation: object | None = None,
+        factors: Sequence[str] | None = None,
+        item_ids: Sequence[str] | None = None,
+    ) -> MirtPolytomousParams:
+        """From slopes (J, D), ragged thresholds and, for nominal items, ragged ak_1..ak_m
+        (gpcm items get 1..m when ``ak`` is None or their row is empty); the pattern is
+        where the slopes are not 0 unless given, R = I unless given."""
+        a = np.array(slopes, dtype=np.float64, ndmin=2)
+        n, k = a.shape
+        ids = tuple(item_ids) if item_ids is not None else tuple(f"i{j:04d}" for j in range(n))
+        raw = [item_types] * n if isinstance(item_types, str) else list(item_types)
+        if len(raw) != n or len(ids) != n:
+            raise ParamsError(f"{n} items need {n} item types and ids")
+        types = [item_type(MultiItemType, t, item) for t, item in zip(raw, ids, strict=True)]
+        dd = pad_thresholds(d)
+        width = dd.shape[1]
+        scores = np.full((n, width), np.nan)
+        given = None if ak is None else pad_thresholds(ak)
+        for j, t in enumerate(types):
+            m = int(np.count_nonzero(~np.isnan(dd[j])))
+            row = None if given is None or j >= given.shape[0] else given[j]
+            if t is MultiItemType.GPCM and (row is None or np.isnan(row).all()):
+                scores[j, :m] = np.arange(1, m + 1)
+            elif t.scored and row is not None:
+                scores[j, : min(width, row.size)] = row[:width]
+        return cls(
+            item_ids=ids,
+            item_types=tuple(cast(Any, types)),
+            slopes=a,
+            d=dd,
+            ak=scores,
+            factors=tuple(factors) if factors is not None else tuple(f"F{i + 1}" for i in range(k)),
+            correlation=np.eye(k) if correlation is None else np.asarray(correlation, dtype=float),
+            pattern=a != 0 if pattern is None else np.asarray(pattern, dtype=bool),
+        )
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def n_factors(self) -> int:
+        return len(self.factors)
+
+    @property
+    def n_categories(self) -> IntArray:
+        """m_j + 1 for every item, (J,)."""
+        return np.asarray(np.count_nonzero(~np.isnan(self.d), axis=1) + 1, dtype=np.int_)
+
+    def layout(self) -> CategoryLayout:
+        return CategoryLayout.of(self.item_types, self.n_categories)
+
+    def groups(self) -> Iterator[CategoryGroup]:
+        yield from self.layout().groups
+
+    def group_parameters(
+        self, g: CategoryGroup
+    ) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        """The group's slopes (J_g, D), thresholds (J_g, m) and scoring values (J_g, m)
+        (None for 2PL and graded items)."""
+        ak = self.ak[g.items, : g.m] if g.kind.scored else None
+        return self.slopes[g.items], self.d[g.items, : g.m], ak
+
+    def curves(self, theta: object, g: CategoryGroup, derivatives: bool = False) -> GroupCurves:
+        """The curves of group ``g`` at ``theta`` (T, D)."""
+        th = self._theta(theta)
+        a, d, ak = self.group_parameters(g)
+        return group_curves(g.kind, th @ a.T, d, ak, derivatives=derivatives)
+
+    def _theta(self, theta: object) -> FloatArray:
+        th = np.array(theta, dtype=np.float64, ndmin=2)
+        if th.shape[-1] != self.n_factors:
+            raise ParamsError(f"θ must have {self.n_factors} columns, got shape {th.shape}")
+        return th
+
+    def log_probs(self, theta: object) -> FloatArray:
+        """log P(X_j = k | θ_t), shape (T, J, max K); −inf beyond an item's categories."""
+        th = self._theta(theta)
+        out = np.full((th.shape[0], self.n_items, int(self.n_categories.max())), -np.inf)
+        for g in self.groups():
+            out[:, g.items, : g.n_cat] = self.curves(th, g).log_p
+        return out
+
+    def probabilities(self, theta: object) -> FloatArray:
+        """P(X_j = k | θ_t), shape (T, J, max K); 0 beyond an item's categories."""
+        return np.asarray(np.exp(self.log_probs(theta)))
+
+    def expected_score(self, theta: object) -> FloatArray:
+        """E[X_j | θ_t], shape (T, J)."""
+        p = self.probabilities(theta)
+        return np.asarray(p @ np.arange(p.shape[-1], dtype=np.float64))
+
+    def information(self, theta: object) -> FloatArray:
+        """Item Fisher information matrices a aᵀ Σ_k P_k S_k², shape (T, J, D, D)."""
+        th = self._theta(theta)
+        out = np.empty((th.shape[0], self.n_items, self.n_factors, self.n_factors))
+        for g in self.groups():
+            cv = self.curves(th, g, derivatives=True)
+            assert cv.eta is not None
+            weight = (np.exp(cv.log_p) * cv.eta**2).sum(axis=-1)  # (T, J_g)
+            a = self.slopes[g.items]
+            out[:, g.items] = weight[:, :, None, None] * (a[:, :, None] * a[:, None, :])[None]
+        return out
+
+    def test_information(self, theta: object) -> FloatArray:
+        """Σ_j I_j(θ), shape (T, D, D)."""
+        return np.asarray(self.information(theta).sum(axis=1))
+
+    def coefficients(self, item: int | str) -> dict[str, float]:
+        """One item's parameters named as mirt's ``coef()`` names them (a1.., d1.. or d,
+        ak1..akm for gpcm/nominal; mirt's fixed ak0 = d0 = 0 left out)."""
+        j = self.item_ids.index(item) if isinstance(item, str) else int(item)
+        m = int(self.n_categories[j]) - 1
+        out = {f"a{f + 1}": float(self.slopes[j, f]) for f in range(self.n_factors)}
+        if self.item_types[j].scored:
+            out.update({f"ak{k + 1}": float(self.ak[j, k]) for k in range(m)})
+        if self.item_types[j] is MultiItemType.TWO_PL:
+            out["d"] = float(self.d[j, 0])
+        else:
+            out.update({f"d{k + 1}": float(self.d[j, k]) for k in range(m)})
+        return out

@@ -1,0 +1,223 @@
+"""The M-step of the multidimensional polytomous EM for one group of like items:
+Fisher scoring on Σ_qk r_jkq log P_jk(θ_q) in internal coordinates ψ, vectorised over
+the group's items, on the nodes θ_q of whatever grid the E-step used (the full product
+grid, or a bifactor model's (general, specific) plane).
+
+An item's ψ row is (a_1..a_D, δ_1..δ_m, ak_1..ak_{m−1}): the slopes over the grid's D
+dimensions (a slope outside the loading pattern is fixed: zero gradient, unit row in
+the information, hence a zero step), the thresholds, and a nominal item's free scoring
+values. Graded thresholds are δ = (d_1, log(d_1 − d_2), …), as in
+``irt.polytomous_layout``, so they stay ordered. The expected information
+Σ_q n_jq Σ_k P_jk v vᵀ (v = ∂ log P_jk/∂ψ) is positive semi-definite anywhere, and a
+step that lowers an item's objective is halved until it does not, so each cycle is a
+generalised EM step (Dempster, Laird & Rubin 1977).
+
+The gradient is also, summed over the E-step's counts, the gradient of the marginal
+log-likelihood (Fisher's identity): the tests check it against finite differences.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from irt.mirt_polytomous import CategoryGroup, MultiItemType, group_curves
+from irt.mstep_coords import INTERCEPT_BOUND, RAW_SLOPE_BOUND
+from irt.types import BoolArray, FloatArray
+
+__all__ = ["GroupCoordinates", "group_m_step", "group_objective", "group_score"]
+
+# log(d_k − d_{k+1}) of graded items: gaps from 6e-6 to 150 logits.
+_LOG_GAP_BOUNDS = (-12.0, 5.0)
+# Free nominal scoring values stay within ±this.
+_AK_BOUND = 30.0
+# Largest Fisher-scoring step in any coordinate.
+_MAX_STEP = 2.0
+# A step is halved at most this many times before the item keeps its values.
+_HALVINGS = 12
+
+
+@dataclass(frozen=True)
+class GroupCoordinates:
+    """How a group's ψ rows split: ``n_dims`` slopes, m thresholds, free ak; ``free``
+    (J_g, width) marks the coordinates that move."""
+
+    group: CategoryGroup
+    n_dims: int
+    free: BoolArray
+
+    @property
+    def m(self) -> int:
+        return self.group.m
+
+    @property
+    def width(self) -> int:
+        return self.n_dims + self.m + self.group.n_free_ak
+
+    @classmethod
+    def of(cls, group: CategoryGroup, pattern: BoolArray) -> GroupCoordinates:
+        """From the group's local loading pattern (J_g, D)."""
+        rest = np.ones((pattern.shape[0], group.m + group.n_free_ak), dtype=bool)
+        return cls(group, pattern.shape[1], np.hstack([pattern, rest]))
+
+    def to_psi(self, slopes: FloatArray, d: FloatArray, ak: FloatArray | None) -> FloatArray:
+        """ψ (J_g, width) of slopes (J_g, D), thresholds (J_g, m), scoring values (J_g, m)."""
+        m, dims = self.m, self.n_dims
+        psi = np.zeros((slopes.shape[0], self.width))
+        psi[:, :dims] = slopes
+        if self.group.kind is MultiItemType.GRADED and m > 1:
+            psi[:, dims] = d[:, 0]
+            psi[:, dims + 1 : dims + m] = np.log(np.maximum(d[:, :-1] - d[:, 1:], 1e-6))
+        else:
+            psi[:, dims : dims + m] = d
+        if self.group.n_free_ak:
+            assert ak is not None
+            psi[:, dims + m :] = ak[:, : m - 1]
+        return self.clip(psi)
+
+    def natural(self, psi: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        """(slopes, d, ak) of ψ; ak is None for 2PL and graded items."""
+        m, dims, kind = self.m, self.n_dims, self.group.kind
+        slopes = np.where(self.free[:, :dims], psi[:, :dims], 0.0)
+        if kind is MultiItemType.GRADED and m > 1:
+            steps = np.cumsum(np.exp(psi[:, dims + 1 : dims + m]), axis=1)
+            d = np.concatenate([psi[:, dims : dims + 1], psi[:, dims : dims + 1] - steps], axis=1)
+        else:
+            d = psi[:, dims : dims + m].copy()
+        ak = None
+        if kind.scored:
+            ak = np.tile(np.arange(1.0, m + 1), (psi.shape[0], 1))
+            if kind is MultiItemType.NOMINAL:
+                ak[:, : m - 1] = psi[:, dims + m :]
+        return slopes, d, ak
+
+    def clip(self, psi: FloatArray) -> FloatArray:
+        """A copy of ψ with every coordinate in its box and fixed slopes at 0."""
+        out = psi.copy()
+        m, dims = self.m, self.n_dims
+        out[:, :dims] = np.where(
+            self.free[:, :dims], np.clip(out[:, :dims], -RAW_SLOPE_BOUND, RAW_SLOPE_BOUND), 0.0
+        )
+        if self.group.kind is MultiItemType.GRADED and m > 1:
+            out[:, dims] = np.clip(out[:, dims], -INTERCEPT_BOUND, INTERCEPT_BOUND)
+            out[:, dims + 1 : dims + m] = np.clip(out[:, dims + 1 : dims + m], *_LOG_GAP_BOUNDS)
+        else:
+            out[:, dims : dims + m] = np.clip(
+                out[:, dims : dims + m], -INTERCEPT_BOUND, INTERCEPT_BOUND
+            )
+        out[:, dims + m :] = np.clip(out[:, dims + m :], -_AK_BOUND, _AK_BOUND)
+        return out
+
+    def threshold_jacobian(self, psi: FloatArray) -> FloatArray:
+        """∂(d_1..d_m)/∂δ per item, (J_g, m, m)."""
+        m, dims = self.m, self.n_dims
+        jac = np.broadcast_to(np.eye(m), (psi.shape[0], m, m)).copy()
+        if self.group.kind is MultiItemType.GRADED and m > 1:
+            # d_k = δ_1 − Σ_{l=2..k} exp(δ_l).
+            jac[:] = 0.0
+            jac[:, :, 0] = 1.0
+            gaps = np.exp(psi[:, dims + 1 : dims + m])
+            for k in range(1, m):
+                jac[:, k, 1 : k + 1] = -gaps[:, :k]
+        return jac
+
+
+def _row_subset(coords: GroupCoordinates, rows: np.ndarray) -> GroupCoordinates:
+    return GroupCoordinates(coords.group, coords.n_dims, coords.free[rows])
+
+
+def group_objective(
+    coords: GroupCoordinates, psi: FloatArray, r: FloatArray, points: FloatArray
+) -> FloatArray:
+    """Σ_qk r_qjk log P_jk(θ_q) per item; ``r`` (Q, J_g, K), ``points`` (Q, D)."""
+    slopes, d, ak = coords.natural(psi)
+    log_p = group_curves(coords.group.kind, points @ slopes.T, d, ak).log_p
+    # 0 · log 0 = 0 where an empty category has probability 0.
+    return np.asarray(np.einsum("qjk,qjk->j", r, np.where(r > 0, log_p, 0.0)))
+
+
+def group_score(
+    coords: GroupCoordinates, psi: FloatArray, r: FloatArray, points: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """The objective's gradient (J_g, width) and expected information (J_g, width,
+    width) in ψ, both zero in fixed coordinates."""
+    slopes, d, ak = coords.natural(psi)
+    cv = group_curves(coords.group.kind, points @ slopes.T, d, ak, derivatives=True)
+    assert cv.eta is not None and cv.d is not None
+    parts = [
+        points[:, None, None, :] * cv.eta[..., None],
+        np.einsum("qjkl,jlm->qjkm", cv.d, coords.threshold_jacobian(psi)),
+    ]
+    if cv.ak is not None:
+        parts.append(cv.ak)
+    v = np.concatenate(parts, axis=-1)  # (Q, J_g, K, width)
+    grad = np.einsum("qjk,qjkl->jl", r, v)
+    weight = r.sum(axis=2, keepdims=True) * np.exp(cv.log_p)  # n_qj P_qjk
+    info = np.einsum("qjk,qjkl,qjkm->jlm", weight, v, v)
+    free = coords.free
+    grad = np.where(free, grad, 0.0)
+    both = free[:, :, None] & free[:, None, :]
+    info = np.where(both, info, 0.0)
+    return grad, info
+
+
+def group_m_step(
+    coords: GroupCoordinates,
+    psi: FloatArray,
+    r: FloatArray,
+    points: FloatArray,
+    steps: int,
+    tol: float = 1e-9,
+) -> FloatArray:
+    """Up to ``steps`` safeguarded Fisher-scoring steps from ``psi``; an item stops
+    once its step is below ``tol``."""
+    psi = psi.copy()
+    current = group_objective(coords, psi, r, points)
+    todo = np.arange(len(psi))
+    eye = np.eye(coords.width)
+    for _ in range(steps):
+        sub_coords = _row_subset(coords, todo)
+        sub, rr = psi[todo], r[:, todo]
+        grad, info = group_score(sub_coords, sub, rr, points)
+        # Fixed coordinates get a unit row; a small ridge keeps an item with (almost) no
+        # information solvable.
+        fixed = ~sub_coords.free
+        info = info + fixed[:, :, None] * eye[None]
+        scale = np.maximum(np.trace(info, axis1=1, axis2=2) / coords.width, 1.0)
+        step = np.linalg.solve(info + (1e-9 * scale)[:, None, None] * eye, grad[:, :, None])[..., 0]
+        size = np.abs(step).max(axis=1, keepdims=True)
+        step *= np.minimum(1.0, _MAX_STEP / np.maximum(size, 1e-300))
+        new, value = _halving(sub_coords, sub, step, current[todo], rr, points)
+        moved = np.abs(new - sub).max(axis=1)
+        psi[todo], current[todo] = new, value
+        todo = todo[moved >= tol]
+        if todo.size == 0:
+            break
+    return psi
+
+
+def _halving(
+    coords: GroupCoordinates,
+    psi: FloatArray,
+    step: FloatArray,
+    current: FloatArray,
+    r: FloatArray,
+    points: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
+    """Per item the longest of ``step``, ``step``/2, … that does not lower its
+    objective, and that objective; an item with none keeps ``psi``."""
+    new, best = psi.copy(), current.copy()
+    pending = np.arange(len(psi))
+    scale = 1.0
+    for _ in range(_HALVINGS):
+        sub = _row_subset(coords, pending)
+        trial = sub.clip(psi[pending] + scale * step[pending])
+        value = group_objective(sub, trial, r[:, pending], points)
+        ok = value >= current[pending]
+        new[pending[ok]], best[pending[ok]] = trial[ok], value[ok]
+        pending = pending[~ok]
+        if pending.size == 0:
+            break
+        scale *= 0.5
+    return new, best
