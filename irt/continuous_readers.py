@@ -68,6 +68,12 @@ _AS_FLOAT = {"": "nan", "NA": "nan"}
 _EXACT_MISSING = frozenset({"", "NA", "NaN"})
 
 
+def ids_only_scale() -> Scale:
+    """A JSONL line's scale that checks its item ids only, leaving the scores to the
+    line's own validator (shared with ``irt.mixed_readers``)."""
+    return _IDS_ONLY
+
+
 def _ids_only(answers: Collection[object]) -> bool:
     del answers
     return True
@@ -225,6 +231,12 @@ def _loose_scores(cells: list[str], items: list[str], where: str, sid: str) -> F
 
 def _cell_score(cell: str) -> float | None:
     """One cell's score (NaN for missing), None if it is none."""
+    return parse_cell(cell)
+
+
+def parse_cell(cell: str, upper: float = 1.0) -> float | None:
+    """One CSV cell's score in [0, ``upper``] (NaN for missing; shared with
+    ``irt.mixed_readers``), None if it is none."""
     text = cell.strip()
     low = text.lower()
     if low in _MISSING_CELLS:
@@ -234,7 +246,7 @@ def _cell_score(cell: str) -> float | None:
     if _DECIMAL.fullmatch(text) is None:
         return None
     score = float(text)
-    return score if 0 <= score <= 1 else None
+    return score if 0 <= score <= upper else None
 
 
 def _write_jsonl_lines(responses: ContinuousResponses, fh: TextIO) -> None:

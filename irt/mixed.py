@@ -194,6 +194,14 @@ class MixedResponses:
     def n_items(self) -> int:
         return len(self.item_ids)
 
+    def subset(self, subjects: object = None) -> MixedResponses:
+        """The subjects selected by a numpy index (mask or positions); both parts keep
+        all their items."""
+        return MixedResponses(
+            None if self.discrete is None else self.discrete.subset(subjects=subjects),
+            None if self.continuous is None else self.continuous.subset(subjects=subjects),
+        )
+
     def as_float(self) -> FloatArray:
         """(N, J) scores, NaN where missing, columns in ``item_ids`` order."""
         parts = [

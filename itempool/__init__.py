@@ -1,8 +1,9 @@
 """The item-pool format (DESIGN.md, "Item pool"): one owner below ``synth`` and ``cat``.
 
 A pool folder holds ``pool.json``, ``items.jsonl`` and, once calibrated, ``params.csv``,
-``reference.jsonl``, ``reference_answers.csv.gz``, ``low_rank.csv`` and, for a
-multidimensional pool, ``mirt_params.csv``. ``load_pool`` is
+``reference.jsonl``, ``reference_answers.csv.gz``, ``low_rank.csv``, for a pool with
+continuous items ``continuous_params.csv``, and, for a multidimensional pool,
+``mirt_params.csv``. ``load_pool`` is
 the one strict reader every command uses; ``check_pool`` lists every problem with its
 file and line.
 """
@@ -15,6 +16,7 @@ from itempool.low_rank_file import LOW_RANK, LowRankPrior, read_low_rank, write_
 from itempool.manifest import PoolManifest, ReferenceRow
 from itempool.mirt_file import MIRT_PARAMS, MultidimensionalEntry, check_mirt_params
 from itempool.params_check import (
+    CONTINUOUS_PARAMS,
     PARAMS,
     check_params,
     is_scored_params,
@@ -30,6 +32,7 @@ from itempool.reference_answers import (
 )
 
 __all__ = [
+    "CONTINUOUS_PARAMS",
     "ITEMS",
     "LOW_RANK",
     "MANIFEST",

@@ -45,7 +45,9 @@ class PoolItem(BaseModel):
     ``max_score``: the item's scores are 0..max_score. A single choice is right or
     wrong (1). A multi or order item scores 1 when right (the 0/1 threshold) unless it
     gives more: its partial credit (set-overlap F1, Kendall τ) then becomes a graded
-    score. An open item scores 0..4 unless told otherwise.
+    score. An open item scores 0..4 unless told otherwise, or, with ``continuous``,
+    keeps its grade in [0, 1] uncut (a similarity such as ROUGE-L, fitted by a
+    continuous model: ``irt.continuous``); its top score is then 1.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -60,6 +62,7 @@ class PoolItem(BaseModel):
     rubric: str | None = None
     numeric_answer: NumericAnswer | None = None
     max_score: int = Field(1, ge=1, le=100)
+    continuous: bool = False
     meta: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -70,13 +73,16 @@ class PoolItem(BaseModel):
             raise ValueError("max_score must be a whole number from 1 to 100, not null")
         if isinstance(data, dict) and "max_score" not in data:
             is_open = data.get("type") in (ItemType.OPEN, ItemType.OPEN.value)
-            return {**data, "max_score": OPEN_MAX_SCORE if is_open else 1}
+            points = is_open and data.get("continuous") is not True
+            return {**data, "max_score": OPEN_MAX_SCORE if points else 1}
         return data
 
     @model_validator(mode="after")
     def _answer_among_options(self) -> PoolItem:
         if self.type is ItemType.OPEN:
             return self._check_open()
+        if self.continuous:
+            raise ValueError(f"continuous is for open items, not {self.type.value} ones")
         for name in ("references", "rubric", "numeric_answer"):
             if getattr(self, name):
                 raise ValueError(f"{name} is for open items, not {self.type.value} ones")
@@ -105,6 +111,10 @@ class PoolItem(BaseModel):
             raise ValueError("an open item needs references, a numeric_answer, or both")
         if any(not text.strip() for text in self.references):
             raise ValueError("a reference answer is empty")
+        if self.continuous and self.max_score != 1:
+            raise ValueError(
+                f"a continuous item is scored in [0, 1]; its max_score is 1, not {self.max_score}"
+            )
         return self
 
 

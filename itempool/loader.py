@@ -14,8 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from irt.continuous_io import read_continuous_params
 from irt.errors import IRTError
 from irt.mirt_model import MirtParams
+from irt.mixed import MixedParams
 from irt.models import ItemParams
 from irt.params_io import read_params
 from irt.polytomous import PolytomousParams
@@ -32,7 +34,14 @@ from itempool.errors import PoolFormatError
 from itempool.items import PoolItem, QuestionSet
 from itempool.manifest import PoolManifest, ReferenceRow
 from itempool.mirt_file import check_mirt_params
-from itempool.params_check import PARAMS, check_params, is_scored_params
+from itempool.params_check import (
+    CONTINUOUS_PARAMS,
+    PARAMS,
+    binary_as_scored,
+    check_continuous_params,
+    check_params,
+    is_scored_params,
+)
 from itempool.problems import Problem
 
 
@@ -46,7 +55,10 @@ class LoadedPool:
     items: tuple[PoolItem, ...]
     # A pool of scored items (graded, partial-credit, sequential and 0/1 mixed) has
     # PolytomousParams: params.csv in the layout of irt.polytomous_io.
-    params: ItemParams | PolytomousParams | None
+    # A pool with continuous items (open items scored in [0, 1]) has MixedParams: its
+    # scored items' params.csv and its continuous items' continuous_params.csv, in that
+    # order (not item order; look items up by id).
+    params: ItemParams | PolytomousParams | MixedParams | None
     references: list[ReferenceRow]
     mirt: MirtParams | None = None
 
@@ -77,17 +89,26 @@ def load_pool(pool_dir: str | Path) -> LoadedPool:
     contents, problems = _inspect(folder)
     _refuse(folder, problems)
     assert contents.manifest is not None and contents.items is not None  # no errors
-    params: ItemParams | PolytomousParams | None = None
+    params: ItemParams | PolytomousParams | MixedParams | None = None
     file = folder / PARAMS
-    if file.is_file():
+    discrete = [item.id for item in contents.items if not item.continuous]
+    continuous = [item.id for item in contents.items if item.continuous]
+    if file.is_file() or (continuous and (folder / CONTINUOUS_PARAMS).is_file()):
         try:
-            raw: ItemParams | PolytomousParams = (
-                read_polytomous_params(file)
-                if is_scored_params(file)
-                else read_params(file, contents.manifest.model)
-            )
-            position = {item_id: j for j, item_id in enumerate(raw.item_ids)}
-            params = raw.subset([position[item.id] for item in contents.items])
+            raw: ItemParams | PolytomousParams | None = None
+            if file.is_file():
+                raw = (
+                    read_polytomous_params(file)
+                    if is_scored_params(file)
+                    else read_params(file, contents.manifest.model)
+                )
+                position = {item_id: j for j, item_id in enumerate(raw.item_ids)}
+                raw = raw.subset([position[item] for item in discrete])
+            params = raw
+            if continuous:
+                cont = read_continuous_params(folder / CONTINUOUS_PARAMS).subset(continuous)
+                scored = binary_as_scored(raw) if isinstance(raw, ItemParams) else raw
+                params = MixedParams(discrete=scored, continuous=cont)
         except (IRTError, KeyError) as exc:  # check_pool should have caught it
             raise PoolFormatError(f"{file}: {exc}") from exc
     return LoadedPool(
@@ -134,11 +155,25 @@ def _inspect(folder: Path, questions_only: bool = False) -> tuple[_Contents, lis
     contents.items, contents.item_lines = check_items(folder / ITEMS, scenarios, problems)
     if questions_only:
         return contents, problems
+    items = contents.items or []
+    continuous = {item.id for item in items if item.continuous}
+    lines = contents.item_lines or {}
     if (folder / PARAMS).is_file():
         model = contents.manifest.model if contents.manifest else None
-        top = {item.id: item.max_score for item in contents.items or []}
-        problems.extend(
-            check_params(folder / PARAMS, model, contents.item_lines, ITEMS, max_scores=top)
+        top = {item.id: item.max_score for item in items if item.id not in continuous}
+        discrete_lines = {k: v for k, v in lines.items() if k not in continuous}
+        problems.extend(check_params(folder / PARAMS, model, discrete_lines, ITEMS, max_scores=top))
+    if continuous and (folder / CONTINUOUS_PARAMS).is_file():
+        own = {k: v for k, v in lines.items() if k in continuous}
+        problems.extend(check_continuous_params(folder / CONTINUOUS_PARAMS, own, ITEMS))
+    elif continuous and (folder / PARAMS).is_file():
+        problems.append(
+            Problem(
+                CONTINUOUS_PARAMS,
+                None,
+                f"missing: {len(continuous)} item(s) of {ITEMS} are continuous, and "
+                f"{PARAMS} holds the others only (cat calibrate --pool writes both)",
+            )
         )
     if (folder / REFERENCE).is_file():
         contents.references = check_references(folder / REFERENCE, problems)

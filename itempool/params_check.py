@@ -298,3 +298,35 @@ def binary_as_scored(params: ItemParams) -> PolytomousParams:
         params.c if kind is ItemType.THREE_PL else None,
         item_ids=params.item_ids,
     )
+
+
+#: A mixed pool's second parameter file: its continuous items (``irt.continuous_io``).
+CONTINUOUS_PARAMS = "continuous_params.csv"
+
+
+def check_continuous_params(
+    path: Path, item_lines: dict[str, int], items_file: str = "items.jsonl"
+) -> list[Problem]:
+    """The problems of a pool's ``continuous_params.csv``: its first malformed line, or
+    the continuous items (``item_lines``: id → line in ``items_file``) it lacks or the
+    items it has that are not continuous ones."""
+    name = path.name
+    try:
+        params = read_continuous_params(path)
+    except (ParamsError, OSError) as exc:
+        text = str(exc)
+        match = re.match(rf"{re.escape(name)} line (\d+): (.*)", text, re.DOTALL)
+        if match:
+            return [Problem(name, int(match.group(1)), match.group(2))]
+        return [Problem(name, None, text.removeprefix(f"{name}: "))]
+    problems = [
+        Problem(name, None, f"item {item!r} is not a continuous item of {items_file}")
+        for item in params.item_ids
+        if item not in item_lines
+    ]
+    problems += [
+        Problem(name, None, f"no row for continuous item {item!r} ({items_file}:{line})")
+        for item, line in item_lines.items()
+        if item not in set(params.item_ids)
+    ]
+    return problems

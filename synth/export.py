@@ -3,7 +3,8 @@
 Each graded answer has ``points`` 0..max_score and a 0/1 ``correct`` (``graded_answers``;
 an unparsed answer scores 0). A pool whose items all score 0/1 gets the 0/1 matrix it
 always got; with any item above 1 the matrix holds the points (0..max_score, read by
-``irt.readers.read_scored_responses``), or ``correct`` when asked for 0/1. A failed call
+``irt.readers.read_scored_responses``), or ``correct`` when asked for 0/1. A continuous
+item (``PoolItem.continuous``) holds its reference metric's credit in [0, 1] uncut. A failed call
 leaves the item missing for that participant, never a silent 0; so does, when the judge
 grades open items, an open answer the judge has not scored.
 """
@@ -28,16 +29,26 @@ AnswerKey = tuple[str, str]
 
 @dataclass(frozen=True)
 class Graded:
-    """One answer as exported: ``points`` of ``max_score``, and its 0/1 reading."""
+    """One answer as exported: ``points`` of ``max_score``, its 0/1 reading, and (for
+    a continuous item, whose matrix cell holds it) the reference metric's ``credit``
+    in [0, 1]."""
 
     points: int
     correct: bool
     max_score: int
+    credit: float | None = None
+
+    def value(self, scored: bool) -> float:
+        """The matrix cell: the credit of a continuous item, else the points (on a
+        scored matrix) or the 0/1 reading."""
+        if not scored:
+            return int(self.correct)
+        return self.credit if self.credit is not None else self.points
 
     @property
     def share(self) -> float:
-        """points / max_score."""
-        return self.points / self.max_score
+        """points / max_score (the credit of a continuous item)."""
+        return self.credit if self.credit is not None else self.points / self.max_score
 
 
 def graded_answers(
@@ -58,6 +69,12 @@ def graded_answers(
             continue
         key = (r.participant, r.item_id)
         item = items.get(r.item_id)
+        if item is not None and item.continuous:
+            # A similarity kept uncut: the reference metric's credit, never a judge's
+            # points (a judge scores on the item's points scale, which it lacks).
+            credit = r.credit if r.credit is not None else float(r.correct)
+            out[key] = Graded(int(r.correct), r.correct, 1, credit)
+            continue
         if judge_points is not None and item is not None and item.type is ItemType.OPEN:
             if key not in judge_points:
                 continue
@@ -70,8 +87,11 @@ def graded_answers(
 
 
 def is_scored(graded: Mapping[AnswerKey, Graded], items: Sequence[PoolItem] = ()) -> bool:
-    """Whether the matrix holds scores 0..max_score: any item scores above 1."""
-    return any(g.max_score > 1 for g in graded.values()) or any(i.max_score > 1 for i in items)
+    """Whether the matrix holds scores (0..max_score, or in [0, 1] for a continuous
+    item) rather than 0/1: any item scores above 1 or is continuous."""
+    return any(g.max_score > 1 or g.credit is not None for g in graded.values()) or any(
+        i.max_score > 1 or i.continuous for i in items
+    )
 
 
 def write_responses(
@@ -79,7 +99,7 @@ def write_responses(
     participants: Sequence[str],
     items: Sequence[str],
     path: Path,
-    values: Mapping[AnswerKey, int] | None = None,
+    values: Mapping[AnswerKey, float] | None = None,
 ) -> int:
     """Write one JSONL line per participant with any graded answer, items in pool order;
     returns the number of subjects written. The file is replaced atomically.

@@ -64,7 +64,7 @@ def export_run(
     by_judge = open_grading == "judge" and judge_points is not None
     graded = graded_answers(results, items, judge_points if by_judge else None)
     scored = is_scored(graded, asked.items) and not binary
-    values = {key: g.points if scored else int(g.correct) for key, g in graded.items()}
+    values = {key: g.value(scored) for key, g in graded.items()}
     item_ids = [item.id for item in asked.items]
     n_written = write_responses(results, participants, item_ids, out, values)
     write_choices(results, participants, item_ids, choices_file(out))

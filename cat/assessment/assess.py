@@ -37,6 +37,7 @@ from cat.engine.registry import (
     REFERENCE_DESIGNS,
     DesignName,
 )
+from cat.engine.selection import PoolParams
 from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
 from cat.pools.loading import calibrated_params
@@ -46,7 +47,6 @@ from cat.prediction.cross_fit import choose_design
 from cat.provenance import package_version, utc_now
 from irt.mirt_model import Structure
 from irt.models import ItemParams
-from irt.polytomous import PolytomousParams
 from itempool import LoadedPool, PoolFormatError, PredictionErrors, read_reference_answers
 from itempool.problems import describe_errors
 from synth.store import RunStore
@@ -98,7 +98,7 @@ def assess(
         raise CatError(f"the batch size must be at least 1, got {batch_size}")
     design_errors = pool.manifest.design_errors or {}
     chosen = resolve_design(design, design_errors, length)
-    if isinstance(params, PolytomousParams) and chosen != DesignName.IRT.value:
+    if not isinstance(params, ItemParams) and chosen != DesignName.IRT.value:
         raise CatError(
             f"the {chosen} design is for pools of 0/1 items; pool {pool.dir} holds scored "
             "items, which the irt design assesses"
@@ -175,7 +175,7 @@ def assess(
             version=pool.manifest.version,
             n_items=params.n_items,
             path=str(pool.dir),
-            scored=isinstance(params, PolytomousParams),
+            scored=not isinstance(params, ItemParams),
         ),
         settings=AssessmentSettings(
             **config.model_dump(),
@@ -230,7 +230,7 @@ def _start(
     store: RunStore | None,
     key: str,
     name: str,
-    params: ItemParams | PolytomousParams,
+    params: PoolParams,
     config: SessionConfig,
     scenario: tuple[int, ...] | None,
     resume: bool,

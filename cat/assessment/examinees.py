@@ -15,10 +15,13 @@ from typing import Any, Protocol, cast
 
 import numpy as np
 
+from cat.engine.selection import PoolParams
 from cat.engine.simulation import draw_scores
 from cat.errors import CatError
 from cat.pools.loading import calibrated_params, check_output_folders
 from cat.prediction.shares import expected_share
+from irt.mixed import MixedParams, MixedResponses
+from irt.mixed_readers import read_mixed_responses
 from irt.models import ItemParams
 from irt.polytomous import PolytomousParams
 from irt.polytomous_responses import PolytomousResponses
@@ -49,7 +52,10 @@ class Examinee(Protocol):
 
     def start(self, pool: LoadedPool, seed: int) -> None: ...
 
-    def answer(self, item_ids: Sequence[str]) -> list[int | None]: ...
+    def answer(self, item_ids: Sequence[str]) -> list[float | None]:
+        """1/0, a score 0..m, or a score in [0, 1] for a continuous item; None: the
+        examinee cannot answer it."""
+        ...
 
     def truth(self) -> float | None:
         """Full-pool accuracy where it is known (simulated, replayed), else None."""
@@ -88,7 +94,7 @@ class SimulatedExaminee(_OfflineExaminee):
     seed: int | None = None
     _p: dict[str, float] = field(default_factory=dict, init=False, repr=False)
     _rng: np.random.Generator | None = field(default=None, init=False, repr=False)
-    _params: ItemParams | PolytomousParams | None = field(default=None, init=False, repr=False)
+    _params: PoolParams | None = field(default=None, init=False, repr=False)
     _position: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     @property
@@ -103,14 +109,19 @@ class SimulatedExaminee(_OfflineExaminee):
         self._p = dict(zip(params.item_ids, p.tolist(), strict=True))
         self._rng = np.random.default_rng([seed, 1] if self.seed is None else self.seed)
 
-    def answer(self, item_ids: Sequence[str]) -> list[int | None]:
-        if self._rng is None:
+    def answer(self, item_ids: Sequence[str]) -> list[float | None]:
+        if self._rng is None or self._params is None:
             raise CatError("start the examinee on a pool before asking it")
-        if isinstance(self._params, PolytomousParams):
-            # A score per item drawn from its category probabilities at θ.
+        if not isinstance(self._params, ItemParams):
+            # A score per item drawn from its category probabilities (its density, for
+            # a continuous item) at θ.
             items = np.array([self._position[i] for i in item_ids], dtype=np.int_)
             theta = np.full(items.size, self.theta)
-            return [int(s) for s in draw_scores(self._params, theta, items, self._rng)]
+            drawn = draw_scores(self._params, theta, items, self._rng)
+            n_discrete = _n_discrete(self._params)
+            return [
+                float(x) if j >= n_discrete else int(x) for j, x in zip(items, drawn, strict=True)
+            ]
         return [int(self._rng.random() < self._p[i]) for i in item_ids]
 
     def truth(self) -> float:
@@ -126,7 +137,7 @@ class ReplayExaminee(_OfflineExaminee):
 
     path: Path
     subject: str
-    _answers: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _answers: dict[str, float] = field(default_factory=dict, init=False, repr=False)
     _shares: dict[str, float] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -138,8 +149,12 @@ class ReplayExaminee(_OfflineExaminee):
 
     def start(self, pool: LoadedPool, seed: int) -> None:
         params = calibrated_params(pool)
-        matrix: ResponseMatrix | PolytomousResponses
-        if isinstance(params, PolytomousParams):
+        matrix: ResponseMatrix | PolytomousResponses | MixedResponses
+        if isinstance(params, MixedParams):
+            matrix = read_mixed_responses(
+                self.path, continuous=params.continuous_ids, n_categories=_categories(params)
+            )
+        elif isinstance(params, PolytomousParams):
             tops = dict(zip(params.item_ids, params.n_categories.tolist(), strict=True))
             matrix = read_scored_responses(self.path, n_categories=tops)
         else:
@@ -149,18 +164,21 @@ class ReplayExaminee(_OfflineExaminee):
             raise CatError(f"{self.path.name}: no subject {self.subject!r} (e.g. {known})")
         row = matrix.subject_ids.index(self.subject)
         column = {item: j for j, item in enumerate(matrix.item_ids)}
+        values = matrix.as_float() if isinstance(matrix, MixedResponses) else matrix.values
+        top = np.ones(params.n_items) if isinstance(params, ItemParams) else params.max_scores
+        continuous = set(params.continuous_ids) if isinstance(params, MixedParams) else set()
         self._answers = {}
         self._shares = {}
         for k, item in enumerate(params.item_ids):
             j = column.get(item)
             if j is not None and matrix.observed[row, j]:
-                self._answers[item] = int(matrix.values[row, j])
-                top = int(params.max_scores[k]) if isinstance(params, PolytomousParams) else 1
-                self._shares[item] = self._answers[item] / top
+                value = float(values[row, j])
+                self._answers[item] = value if item in continuous else int(value)
+                self._shares[item] = value / float(top[k])
         if not self._answers:
             raise CatError(f"{self.path.name}: subject {self.subject!r} answered no pool item")
 
-    def answer(self, item_ids: Sequence[str]) -> list[int | None]:
+    def answer(self, item_ids: Sequence[str]) -> list[float | None]:
         return [self._answers.get(i) for i in item_ids]
 
     def truth(self) -> float:
@@ -229,7 +247,7 @@ class EndpointExaminee:
         self._seed = seed
         # A pool of scored items takes each reply's points 0..max_score, a 0/1 pool its
         # right/wrong (synth.scoring: the same grading as cat synth's).
-        self._scored = isinstance(pool.params, PolytomousParams)
+        self._scored = isinstance(pool.params, PolytomousParams | MixedParams)
         if self.backend is None:
             assert self.base_url is not None  # checked in __post_init__
             api_key(self.base_url, self.api_key_env)
@@ -277,12 +295,12 @@ class EndpointExaminee:
     def checkpoints(self) -> RunStore | None:
         return self._run_store
 
-    def answer(self, item_ids: Sequence[str]) -> list[int | None]:
+    def answer(self, item_ids: Sequence[str]) -> list[float | None]:
         try:
             verdicts = self._runner.run(self._ask_all(item_ids))
         except SynthError as exc:
             raise CatError(f"{self.model}: {exc}") from exc
-        out: list[int | None] = []
+        out: list[float | None] = []
         for right, parsed in verdicts:
             self._unparsed_run = 0 if parsed else self._unparsed_run + 1
             if self._unparsed_run >= UNPARSED_RUN_LIMIT:
@@ -293,7 +311,7 @@ class EndpointExaminee:
             out.append(right)
         return out
 
-    async def _ask_all(self, item_ids: Sequence[str]) -> list[tuple[int | None, bool]]:
+    async def _ask_all(self, item_ids: Sequence[str]) -> list[tuple[float | None, bool]]:
         return list(await asyncio.gather(*(self._ask(self._items[i]) for i in item_ids)))
 
     async def _call(self, request: ChatRequest, backend: ChatBackend, version: str) -> str:
@@ -310,12 +328,14 @@ class EndpointExaminee:
         self._tokens[2] += 1
         return reply.text
 
-    async def _ask(self, item: PoolItem) -> tuple[int | None, bool]:
+    async def _ask(self, item: PoolItem) -> tuple[float | None, bool]:
         assert self.backend is not None  # set by start
         messages = generation(item, self._language, self.style)
         request = ChatRequest(self.model, messages, self.temperature, self._seed)
         text = await self._call(request, self.backend, PROMPT_VERSION)
         scored = score_reply(text, item, language=cast(Language, self._language))
+        if item.continuous:  # the reference metric's value itself, as the pool was fitted
+            return scored.credit, scored.status is GradeStatus.OK
         if self._judge is not None and item.type is ItemType.OPEN:
             return await self._judged(item, text), scored.status is GradeStatus.OK
         points = scored.points if self._scored else int(scored.correct)
@@ -384,3 +404,16 @@ def _refuse_judge(spec: str, endpoint: dict[str, Any]) -> None:
     """A judge grades a live model's replies: refuse it for sim: and replay:."""
     if endpoint.get("judge_model") is not None:
         raise CatError(f"--judge-model grades a live model's replies, not {spec.split(':')[0]}:")
+
+
+def _n_discrete(params: PoolParams) -> int:
+    """Positions from here on are continuous items (none on a pool without them)."""
+    return params.n_discrete if isinstance(params, MixedParams) else int(params.n_items)
+
+
+def _categories(params: MixedParams) -> dict[str, int]:
+    """Each discrete item's number of scores."""
+    if params.discrete is None:
+        return {}
+    counts = params.discrete.n_categories.tolist()
+    return dict(zip(params.discrete.item_ids, counts, strict=True))

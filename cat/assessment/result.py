@@ -131,12 +131,12 @@ class AssessmentSummary(ResultModel):
 
 
 class ItemRecord(_Part):
-    """One item given, in order; ``response`` is None for an item the model could not
-    answer (skipped)."""
+    """One item given, in order; ``response`` is 1/0, a score 0..m, or a continuous
+    item's score in [0, 1], and None for an item the model could not answer (skipped)."""
 
     id: str
     scenario: str | None
-    response: int | None
+    response: int | float | None
     theta_after: float
     se_after: float
 

@@ -15,7 +15,12 @@ from cat.cli.calibrate_graded import (
     refuse_graded_only,
     refuse_inapplicable,
 )
-from cat.cli.calibrate_mixed import ContinuousModelChoice, calibrate_mixed_cli, refuse_for_mixed
+from cat.cli.calibrate_mixed import (
+    ContinuousModelChoice,
+    calibrate_mixed_cli,
+    has_continuous,
+    refuse_for_mixed,
+)
 from cat.cli.common import (
     ModelChoice,
     check_writable,
@@ -214,7 +219,7 @@ def calibrate(
         raise fail("give --cross-fit K or --no-cross-fit, not both")
     if cross_fit is None and pool is not None and not no_cross_fit:
         cross_fit = DEFAULT_CROSS_FIT_FOLDS
-    if continuous is not None:
+    if continuous is not None or (model.graded and pool is not None and has_continuous(pool)):
         refuse_for_mixed(
             model,
             {
@@ -222,9 +227,6 @@ def calibrate(
                 "--groups": groups is not None,
                 "--dims": dims is not None,
                 "--criterion": criterion is not None,
-                "--pool (pools do not take continuous items yet; write --out and "
-                "--continuous-out)": pool is not None,
-                "--cross-fit": cross_fit is not None,
                 "--collapse-scores": collapse_scores,
                 "--standard-errors xpd": standard_errors is StandardErrorChoice.XPD,
                 f"--scoring {scoring.value} (the abilities are EAP)": scoring
@@ -237,6 +239,9 @@ def calibrate(
             continuous,
             model,
             continuous_model,
+            pool=pool,
+            cross_fit=cross_fit,
+            cross_fit_lengths=lengths,
             out=out,
             continuous_out=continuous_out,
             report=report,
@@ -248,7 +253,7 @@ def calibrate(
             quad_points=quad_points,
             id_column=id_column,
             standard_errors=standard_errors.value,
-            guessing=bool(guessing),
+            guessing=guessing,
         )
         return
     if continuous_out is not None or continuous_model is not ContinuousModelChoice.AUTO:

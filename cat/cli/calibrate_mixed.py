@@ -9,7 +9,8 @@ from pathlib import Path
 
 from rich.table import Table
 
-from cat.cli.common import ModelChoice, fail, progress_bar, say, stdout
+from cat.cli.common import ModelChoice, fail, print_cross_fit, progress_bar, say, stdout
+from cat.pools.loading import read_pool_questions
 from cat.pools.mixed_calibration import MixedCalibrationReport, calibrate_mixed
 
 
@@ -34,12 +35,20 @@ def refuse_for_mixed(model: ModelChoice, given: dict[str, bool]) -> None:
             raise fail(f"{flag} does not apply to a mixed calibration (--continuous)")
 
 
+def has_continuous(pool: Path) -> bool:
+    """Whether the pool has continuous items (open items scored in [0, 1])."""
+    return any(item.continuous for item in read_pool_questions(pool).items)
+
+
 def calibrate_mixed_cli(
     responses: Path,
-    continuous: Path,
+    continuous: Path | None,
     model: ModelChoice,
     continuous_model: ContinuousModelChoice,
     *,
+    pool: Path | None,
+    cross_fit: int | None,
+    cross_fit_lengths: list[int],
     out: Path | None,
     continuous_out: Path | None,
     report: Path | None,
@@ -51,7 +60,7 @@ def calibrate_mixed_cli(
     quad_points: int,
     id_column: bool,
     standard_errors: str,
-    guessing: bool,
+    guessing: bool | None,
 ) -> None:
     """Run the mixed calibration and print its notes and summary."""
     with progress_bar(f"calibrating {model.value} + continuous", total=1.0) as update:
@@ -59,9 +68,16 @@ def calibrate_mixed_cli(
         def progress(done: float, status: str) -> None:
             update(completed=done, description=status)
 
+        def cross_fitting(what: str, done: float) -> None:
+            update(completed=done, description=f"cross-fit: {what}")
+
         outcome = calibrate_mixed(
             responses,
             continuous,
+            pool=pool,
+            cross_fit=cross_fit,
+            cross_fit_lengths=cross_fit_lengths,
+            cross_fit_progress=cross_fitting,
             model=model.value,
             continuous_model=continuous_model.value,
             out=out,
@@ -80,8 +96,13 @@ def calibrate_mixed_cli(
         )
     for message in outcome.report.data_notes:
         say(f"note: {message}")
+    if outcome.cross_fit is not None:
+        print_cross_fit({"irt": outcome.cross_fit})
     _print(outcome.report)
-    say(f"parameters written to {out} (scored items) and {continuous_out} (continuous items)")
+    if out is not None:
+        say(f"parameters written to {out} (scored items) and {continuous_out} (continuous items)")
+    if pool is not None:
+        say(f"pool {pool} calibrated: params.csv, continuous_params.csv, reference.jsonl")
 
 
 def _print(report: MixedCalibrationReport) -> None:

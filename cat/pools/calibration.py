@@ -11,8 +11,10 @@ from typing import Any
 from cat.designs.low_rank import LowRankModel
 from cat.errors import CatError
 from cat.pools.reference_models import low_rank_entry
+from irt.continuous_io import write_continuous_params
 from irt.mirt_io import write_mirt_params
 from irt.mirt_model import MirtParams
+from irt.mixed import MixedParams
 from irt.models import ItemParams
 from irt.params_io import write_params
 from irt.polytomous import PolytomousParams
@@ -21,6 +23,7 @@ from irt.polytomous_responses import PolytomousResponses
 from irt.responses import ResponseMatrix
 from irt.scoring import Abilities
 from itempool import (
+    CONTINUOUS_PARAMS,
     LOW_RANK,
     MIRT_PARAMS,
     REFERENCE_ANSWERS,
@@ -53,7 +56,7 @@ def write_jsonl_rows(rows: list[dict[str, Any]], path: Path) -> None:
 
 def record_calibration(
     pool_dir: Path,
-    params: ItemParams | PolytomousParams,
+    params: ItemParams | PolytomousParams | MixedParams,
     reference: list[dict[str, Any]],
     provenance: dict[str, Any],
     prediction_errors: dict[str, Any] | None = None,
@@ -73,7 +76,8 @@ def record_calibration(
 
     A pool of scored items (``PolytomousParams``) gets params.csv in their layout and
     its references' scores; its manifest names no ``model`` (the item types are in
-    params.csv, the model asked for in ``calibration``).
+    params.csv, the model asked for in ``calibration``). A mixed pool (``MixedParams``)
+    also gets its continuous items' ``continuous_params.csv``.
     """
     manifest_path = pool_dir / "pool.json"
     if not manifest_path.is_file():
@@ -92,7 +96,18 @@ def record_calibration(
                 f"{len(unknown)} calibrated item(s) are not in {pool_dir / 'items.jsonl'} "
                 f"(e.g. {', '.join(unknown[:3])})"
             )
-    if isinstance(params, PolytomousParams):
+    (pool_dir / CONTINUOUS_PARAMS).unlink(missing_ok=True)
+    if isinstance(params, MixedParams):
+        # A mixed pool: its scored items in params.csv (none, no file), its continuous
+        # items in continuous_params.csv.
+        if params.discrete is not None:
+            write_polytomous_params(params.discrete, pool_dir / "params.csv")
+        else:
+            (pool_dir / "params.csv").unlink(missing_ok=True)
+        if params.continuous is not None:
+            write_continuous_params(params.continuous, pool_dir / CONTINUOUS_PARAMS)
+        manifest.pop("model", None)
+    elif isinstance(params, PolytomousParams):
         write_polytomous_params(params, pool_dir / "params.csv")
         manifest.pop("model", None)
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cat.errors import CatError
+from irt.mixed import MixedParams
 from irt.models import ItemParams
 from irt.polytomous import PolytomousParams
 from itempool import LoadedPool, PoolFormatError, QuestionSet
@@ -30,9 +31,9 @@ def read_pool_questions(pool_dir: str | Path) -> QuestionSet:
         raise CatError(str(exc)) from exc
 
 
-def calibrated_params(pool: LoadedPool) -> ItemParams | PolytomousParams:
-    """The pool's item parameters (scored items' on a pool of them); ``CatError`` if
-    the pool is not calibrated yet."""
+def calibrated_params(pool: LoadedPool) -> ItemParams | PolytomousParams | MixedParams:
+    """The pool's item parameters (scored items' on a pool of them, with continuous
+    items' on a mixed pool); ``CatError`` if the pool is not calibrated yet."""
     if pool.params is None:
         raise CatError(
             f"pool {pool.dir} has no params.csv: calibrate it first (cat calibrate --pool)"
@@ -44,7 +45,7 @@ def binary_params(pool: LoadedPool, command: str) -> ItemParams:
     """The pool's 0/1 item parameters for ``command``, which has no version for scored
     items yet: ``CatError`` naming it on a pool of scored items."""
     params = calibrated_params(pool)
-    if isinstance(params, PolytomousParams):
+    if not isinstance(params, ItemParams):
         raise CatError(
             f"{command} works on pools of 0/1 items; pool {pool.dir} holds scored items "
             "(graded, partial-credit or open)"

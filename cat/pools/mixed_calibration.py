@@ -17,6 +17,7 @@ and no real similarity scores were at hand to settle it.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,9 +33,10 @@ from cat.pools.graded_calibration import (
     as_abilities,
     item_types_for,
 )
-from cat.pools.loading import check_output_folders
+from cat.pools.loading import check_output_folders, read_pool_questions
 from cat.pools.report_keys import FitReportHead, scored_fit_figures, value_stats
 from cat.pools.scored_data import refuse_skipped_scores
+from cat.pools.scored_pool import pool_item_types, record_scored_pool
 from cat.provenance import package_version, utc_now
 from irt.continuous_io import write_continuous_params
 from irt.continuous_kernels import DEFAULT_EPSILON
@@ -45,6 +47,7 @@ from irt.errors import DataWarning
 from irt.fit import FitProgress
 from irt.mixed import MixedParams, MixedResponses
 from irt.mixed_em import MixedCalibrator
+from irt.mixed_readers import read_mixed_responses
 from irt.mixed_scoring import mixed_scores
 from irt.mixed_se import fit_standard_errors
 from irt.params_io import write_abilities
@@ -53,6 +56,7 @@ from irt.polytomous_io import write_polytomous_params
 from irt.polytomous_priors import PolytomousPriors
 from irt.polytomous_responses import PolytomousResponses
 from irt.readers import read_scored_responses
+from itempool import PredictionErrors
 
 __all__ = [
     "CONTINUOUS_CHOICES",
@@ -87,7 +91,8 @@ class MixedCalibrationReport(FitReportHead):
     settings: dict[str, Any]
     data_notes: list[str]
     input: str
-    continuous_input: str
+    #: The continuous scores' own file (None when RESPONSES held both, with --pool).
+    continuous_input: str | None
     package_version: str
     created: str
 
@@ -99,12 +104,18 @@ class MixedCalibrationOutcome:
     report: MixedCalibrationReport
     params: MixedParams
     written: list[Path] = field(default_factory=list)
+    # The IRT design's cross-fitted errors stored in the pool (None without).
+    cross_fit: PredictionErrors | None = None
 
 
 def calibrate_mixed(
     responses: Path,
-    continuous: Path,
+    continuous: Path | None = None,
     *,
+    pool: Path | None = None,
+    cross_fit: int | None = None,
+    cross_fit_lengths: Sequence[int] = (100, 250),
+    cross_fit_progress: Callable[[str, float], None] | None = None,
     model: str = "graded",
     continuous_model: str = "auto",
     out: Path | None = None,
@@ -118,7 +129,7 @@ def calibrate_mixed(
     quad_points: int = 61,
     id_column: bool = True,
     standard_errors: str = "auto",
-    guessing: bool = False,
+    guessing: bool | None = None,
     epsilon: float = DEFAULT_EPSILON,
     progress: FitProgress | None = None,
 ) -> MixedCalibrationOutcome:
@@ -129,6 +140,12 @@ def calibrate_mixed(
     abilities to ``abilities`` and the report to ``report``. ``standard_errors``:
     "auto" (up to ``AUTO_SE_MAX_PARAMETERS`` free parameters), "oakes" or "none". EM
     is deterministic: ``seed`` is only recorded.
+
+    With ``pool`` (a pool folder with continuous items) ``responses`` holds both kinds
+    of scores, read on the scales of the pool's items (``continuous`` is not given),
+    single-choice items get the 3PL unless ``guessing`` is False, and the calibration
+    is stored in the pool (``cat.pools.scored_pool``) with the IRT design's errors
+    cross-fitted in ``cross_fit`` folds at ``cross_fit_lengths`` items.
 
     Raises:
         CatError: a setting, the data or an output folder is unusable.
@@ -146,31 +163,43 @@ def calibrate_mixed(
             f"--standard-errors {standard_errors} is not available for a mixed pool; "
             "use auto, oakes or none"
         )
-    if out is None or continuous_out is None:
-        raise CatError(
-            "say where both parts' parameters go: --out PARAMS.csv --continuous-out CONTINUOUS.csv"
+    _check_outputs(pool, continuous, out, continuous_out, cross_fit)
+    check_output_folders(out, report, abilities, continuous_out)
+    questions = read_pool_questions(pool) if pool is not None else None
+    if questions is not None:
+        data = read_mixed_responses(
+            responses,
+            continuous=[item.id for item in questions.items if item.continuous],
+            n_categories={i.id: i.max_score + 1 for i in questions.items if not i.continuous},
+            id_column=id_column,
         )
-    if out.resolve() == continuous_out.resolve():
-        raise CatError("--out and --continuous-out must be two files")
-    check_output_folders(out, report, abilities)
-    check_output_folders(continuous_out)
-    data = aligned_responses(
-        read_scored_responses(responses, id_column=id_column),
-        read_continuous_responses(continuous, id_column=id_column),
-    )
+    else:
+        assert continuous is not None
+        data = aligned_responses(
+            read_scored_responses(responses, id_column=id_column),
+            read_continuous_responses(continuous, id_column=id_column),
+        )
     answering = int(data.observed.any(axis=1).sum())
     if answering < MIN_SUBJECTS:
+        names = responses.name + ("" if continuous is None else f" and {continuous.name}")
         raise CatError(
-            f"{answering} subject(s) with answers in {responses.name} and {continuous.name}; "
-            f"a calibration needs at least {MIN_SUBJECTS}"
+            f"{answering} subject(s) with answers in {names}; a calibration needs at "
+            f"least {MIN_SUBJECTS}"
         )
-    assert data.discrete is not None and data.continuous is not None
-    types = item_types_for(data.discrete, ItemType(model), guessing)
-    discrete_priors = (
-        PolytomousPriors.weakly_informative(types) if priors else PolytomousPriors.none()
-    )
-    if not discrete_priors.identifying:
-        refuse_skipped_scores(data.discrete, responses.name)
+    if data.continuous is None:
+        raise CatError(f"{responses.name} answers none of the pool's continuous items")
+    types: list[ItemType] | None = None
+    discrete_priors = None
+    if data.discrete is not None:
+        overrides = None
+        if questions is not None:
+            overrides = pool_item_types(questions, data.discrete, ItemType(model), guessing)
+        types = item_types_for(data.discrete, ItemType(model), bool(guessing), overrides)
+        discrete_priors = (
+            PolytomousPriors.weakly_informative(types) if priors else PolytomousPriors.none()
+        )
+        if not discrete_priors.identifying:
+            refuse_skipped_scores(data.discrete, responses.name)
     candidates = list(CONTINUOUS_MODELS) if continuous_model == "auto" else [continuous_model]
     fits: dict[str, MixedCalibrator] = {}
     notes: list[str] = []
@@ -201,14 +230,37 @@ def calibrate_mixed(
     if se_method is not None:
         _tell(progress, 0.85, "standard errors (joint information)")
         params = fit_standard_errors(fit, data, se_method).apply(params)
-    assert params.discrete is not None and params.continuous is not None
-    write_polytomous_params(params.discrete, out)
-    write_continuous_params(params.continuous, continuous_out)
-    written = [out, continuous_out]
-    if abilities is not None:
+    written = []
+    if out is not None and continuous_out is not None:
+        if params.discrete is not None:
+            write_polytomous_params(params.discrete, out)
+            written.append(out)
+        assert params.continuous is not None
+        write_continuous_params(params.continuous, continuous_out)
+        written.append(continuous_out)
+    scores = None
+    if abilities is not None or pool is not None:
         _tell(progress, 0.95, "scoring the subjects (eap)")
-        write_abilities(as_abilities(mixed_scores(data, params), "eap"), abilities)
+        scores = mixed_scores(data, params)
+    if abilities is not None and scores is not None:
+        write_abilities(as_abilities(scores, "eap"), abilities)
         written.append(abilities)
+    errors = None
+    if pool is not None and questions is not None and scores is not None:
+        stored = record_scored_pool(
+            pool,
+            questions,
+            data,
+            params,
+            scores,
+            _provenance(responses, data, fit, f"{model}+{chosen}", seed),
+            cross_fit=cross_fit,
+            lengths=cross_fit_lengths,
+            seed=seed,
+            progress=cross_fit_progress,
+        )
+        errors = stored.errors
+        written.extend(stored.written)
     fit_report = _report(
         (responses, continuous),
         data,
@@ -225,7 +277,62 @@ def calibrate_mixed(
         fit_report.write_json(report)
         written.append(report)
     _tell(progress, 1.0, f"{model} + {chosen} fitted")
-    return MixedCalibrationOutcome(fit_report, params, written)
+    return MixedCalibrationOutcome(fit_report, params, written, errors)
+
+
+def _check_outputs(
+    pool: Path | None,
+    continuous: Path | None,
+    out: Path | None,
+    continuous_out: Path | None,
+    cross_fit: int | None,
+) -> None:
+    if pool is None and continuous is None:
+        raise CatError(
+            "say which scores are continuous: --continuous FILE, or a --pool whose items "
+            "say it (continuous: true)"
+        )
+    if pool is not None and continuous is not None:
+        raise CatError(
+            "with --pool, RESPONSES holds both kinds of scores (the pool's items say which "
+            "are continuous): leave out --continuous"
+        )
+    if (out is None) != (continuous_out is None) or (pool is None and out is None):
+        raise CatError(
+            "say where both parts' parameters go: --out PARAMS.csv --continuous-out "
+            "CONTINUOUS.csv" + ("" if pool is None else " (or neither, with --pool)")
+        )
+    if out is not None and continuous_out is not None and out.resolve() == continuous_out.resolve():
+        raise CatError("--out and --continuous-out must be two files")
+    if cross_fit is not None and pool is None:
+        raise CatError("--cross-fit stores its errors in a pool: give --pool DIR")
+    if cross_fit is not None and cross_fit < 2:
+        raise CatError(f"--cross-fit needs at least 2 folds, got {cross_fit}")
+
+
+def _provenance(
+    source: Path, data: MixedResponses, fit: MixedCalibrator, model: str, seed: int
+) -> dict[str, Any]:
+    """pool.json's ``calibration`` entry."""
+    kinds = list(fit.params_.item_types)
+    return {
+        "method": "em",
+        "model": model,
+        "item_types": {k: kinds.count(k) for k in sorted(set(kinds))},
+        "priors": {
+            "scored": None if fit.discrete_priors_ is None else fit.discrete_priors_.describe(),
+            "continuous": (
+                None if fit.continuous_priors_ is None else fit.continuous_priors_.describe()
+            ),
+        },
+        "seed": seed,
+        "n_subjects": data.n_subjects,
+        "n_items": data.n_items,
+        "loglik": fit.loglik_,
+        "converged": fit.converged_,
+        "scoring": "eap",
+        "source": source.name,
+    }
 
 
 def aligned_responses(
@@ -270,7 +377,7 @@ def _se_method(choice: str, n_parameters: int) -> tuple[str | None, str | None]:
 
 
 def _report(
-    sources: tuple[Path, Path],
+    sources: tuple[Path, Path | None],
     data: MixedResponses,
     fit: MixedCalibrator,
     params: MixedParams,
@@ -283,7 +390,7 @@ def _report(
     notes: list[str],
 ) -> MixedCalibrationReport:
     disc, cont = params.discrete, params.continuous
-    assert disc is not None and cont is not None and data.continuous is not None
+    assert cont is not None and data.continuous is not None
     crm = cont.is_crm
     continuous_parts = {"a": cont.a, "d": cont.d}
     if crm.any():
@@ -295,7 +402,7 @@ def _report(
     return MixedCalibrationReport(
         **scored_fit_figures(fit, f"{model}+{chosen}", data.observed, list(params.item_types)),
         parameters={
-            "scored": {"a": value_stats(disc.a)},
+            "scored": {} if disc is None else {"a": value_stats(disc.a)},
             "continuous": {k: value_stats(v) for k, v in continuous_parts.items()},
         },
         priors={
@@ -318,7 +425,7 @@ def _report(
         settings={k: described[k] for k in ("method", "n_quad", "bound", "tol", "max_iter")},
         data_notes=notes,
         input=str(sources[0]),
-        continuous_input=str(sources[1]),
+        continuous_input=None if sources[1] is None else str(sources[1]),
         package_version=package_version(),
         created=utc_now(),
     )

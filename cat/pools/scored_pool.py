@@ -22,13 +22,16 @@ from cat.engine.registry import DesignName
 from cat.errors import CatError
 from cat.pools.calibration import record_calibration
 from cat.pools.scenarios import scenarios_of
-from cat.prediction.scored_cross_fit import mean_shares, scored_cross_fit_errors
+from cat.prediction.scored_cross_fit import ScoredResponses, mean_shares, scored_cross_fit_errors
 from cat.provenance import package_version, utc_now
+from irt.continuous import ContinuousType
+from irt.mixed import MixedParams, MixedResponses
+from irt.mixed_scoring import MixedScores
 from irt.polytomous import ItemType, PolytomousParams
 from irt.polytomous_responses import PolytomousResponses
 from irt.polytomous_scoring import PolytomousScores
 from irt.readers import read_scored_responses
-from itempool import REFERENCE_ANSWERS, PredictionErrors, QuestionSet
+from itempool import CONTINUOUS_PARAMS, REFERENCE_ANSWERS, PredictionErrors, QuestionSet
 from itempool import ItemType as QuestionType
 
 __all__ = ["ScoredPoolWrite", "pool_item_types", "read_pool_scores", "record_scored_pool"]
@@ -77,9 +80,9 @@ class ScoredPoolWrite:
 def record_scored_pool(
     pool: Path,
     questions: QuestionSet,
-    data: PolytomousResponses,
-    params: PolytomousParams,
-    scores: PolytomousScores,
+    data: ScoredResponses,
+    params: PolytomousParams | MixedParams,
+    scores: PolytomousScores | MixedScores,
     provenance: dict[str, Any],
     *,
     cross_fit: int | None,
@@ -105,7 +108,7 @@ def record_scored_pool(
     ]
     errors = None
     if cross_fit is not None:
-        types = dict(zip(params.item_ids, params.item_types, strict=True))
+        types = _item_types(params)
         scenario, names = None, None
         if all(item.scenario for item in questions.items):
             found = scenarios_of(questions.items, data.item_ids)
@@ -120,8 +123,24 @@ def record_scored_pool(
         rows,
         {**provenance, "package_version": package_version(), "date": utc_now()},
         dumped,
-        data,
+        # The references' answers serve the reference designs, which take 0/1 items.
+        None if isinstance(data, MixedResponses) else data,
         None if dumped is None else {DesignName.IRT.value: dumped},
     )
-    names_written = ("params.csv", "reference.jsonl", REFERENCE_ANSWERS, "pool.json")
-    return ScoredPoolWrite(errors, [pool / name for name in names_written])
+    files: tuple[str, ...] = ("params.csv", "reference.jsonl", REFERENCE_ANSWERS, "pool.json")
+    if isinstance(params, MixedParams):
+        files = ("params.csv", CONTINUOUS_PARAMS, "reference.jsonl", "pool.json")
+        if params.discrete is None:
+            files = files[1:]
+    return ScoredPoolWrite(errors, [pool / name for name in files])
+
+
+def _item_types(params: PolytomousParams | MixedParams) -> dict[str, ItemType | ContinuousType]:
+    """Each item's model, for the cross-fit's refits."""
+    out: dict[str, ItemType | ContinuousType] = {}
+    discrete = params.discrete if isinstance(params, MixedParams) else params
+    if discrete is not None:
+        out.update(zip(discrete.item_ids, discrete.item_types, strict=True))
+    if isinstance(params, MixedParams) and params.continuous is not None:
+        out.update(zip(params.continuous.item_ids, params.continuous.item_types, strict=True))
+    return out

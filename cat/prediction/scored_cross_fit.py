@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -33,7 +34,11 @@ from cat.prediction.predictors import reference_offset
 from cat.prediction.replay import given_mask
 from cat.prediction.shares import expected_share
 from cat.prediction.validation import splits
+from irt.continuous import ContinuousType
+from irt.continuous_priors import ContinuousPriors
 from irt.errors import ConvergenceWarning
+from irt.mixed import MixedParams, MixedResponses
+from irt.mixed_em import MixedCalibrator
 from irt.polytomous import ItemType, PolytomousParams
 from irt.polytomous_em import PolytomousCalibrator
 from irt.polytomous_priors import PolytomousPriors
@@ -46,21 +51,38 @@ from itempool.prediction_errors import PredictionErrors
 PREDICTOR = "plug-in"
 
 
-def score_shares(responses: PolytomousResponses) -> FloatArray:
-    """Each answer as a share of its item's top score, (N, J); 0 where not answered."""
+#: The answers of a scored pool: scores 0..m, or with continuous scores beside them.
+ScoredResponses = PolytomousResponses | MixedResponses
+
+
+def score_shares(responses: ScoredResponses) -> FloatArray:
+    """Each answer as a share of its item's top score (a continuous score as it is),
+    (N, J); 0 where not answered."""
+    if isinstance(responses, MixedResponses):
+        parts = [] if responses.discrete is None else [score_shares(responses.discrete)]
+        if responses.continuous is not None:
+            parts.append(np.nan_to_num(responses.continuous.values, nan=0.0))
+        return np.hstack(parts)
     top = np.asarray(responses.n_categories, dtype=np.float64) - 1.0
     values = np.where(responses.observed, responses.values, 0).astype(np.float64)
     return np.asarray(values / top[None, :])
 
 
-def mean_shares(responses: PolytomousResponses) -> FloatArray:
+def _scores(responses: ScoredResponses) -> FloatArray:
+    """The answers on their own scales, (N, J) float; 0 where not answered."""
+    if isinstance(responses, MixedResponses):
+        return np.nan_to_num(responses.as_float(), nan=0.0)
+    return np.where(responses.observed, responses.values, 0).astype(np.float64)
+
+
+def mean_shares(responses: ScoredResponses) -> FloatArray:
     """Each subject's full-pool score: its mean share over the items it answered."""
     observed = responses.observed
     return np.asarray(score_shares(responses).sum(axis=1) / np.maximum(observed.sum(axis=1), 1))
 
 
 def scored_abilities(
-    params: PolytomousParams, responses: PolytomousResponses, estimator: str = "mle"
+    params: PolytomousParams | MixedParams, responses: ScoredResponses, estimator: str = "mle"
 ) -> tuple[FloatArray, FloatArray]:
     """θ and SE of every subject from all its answers, by the adaptive test's own
     estimator (``cat.engine.graded_estimators``), in blocks of subjects."""
@@ -70,6 +92,7 @@ def scored_abilities(
     theta = np.empty(responses.n_subjects)
     se = np.empty(responses.n_subjects)
     width = int(responses.observed.sum(axis=1).max())
+    values = _scores(responses)
     for lo in range(0, responses.n_subjects, 64):
         rows = slice(lo, min(lo + 64, responses.n_subjects))
         observed = responses.observed[rows]
@@ -77,7 +100,7 @@ def scored_abilities(
         order = np.argsort(~observed, axis=1, kind="stable")[:, :width]
         taken = np.take_along_axis(observed, order, axis=1)
         items = np.where(taken, order, -1)
-        scores = np.take_along_axis(responses.values[rows], order, axis=1).astype(np.float64)
+        scores = np.take_along_axis(values[rows], order, axis=1)
         answers = GradedAnswers(pool.scores, items, np.where(taken, scores, 0.0))
         theta[rows], se[rows] = chosen.estimate(answers, np.zeros(items.shape[0]))
     return theta, se
@@ -87,29 +110,55 @@ def scored_abilities(
 class ScoredCalibration:
     """A scored pool calibrated on some subjects, with the plug-in's drift on them."""
 
-    params: PolytomousParams
+    params: PolytomousParams | MixedParams
     offset: float
     pool: PoolInfo
 
 
 def calibrate_scored_split(
-    train: PolytomousResponses, item_types: Mapping[str, ItemType] | None
+    train: ScoredResponses, item_types: Mapping[str, ItemType | ContinuousType] | None
 ) -> ScoredCalibration:
     """The pool fitted to ``train`` (types of ``item_types``, mirt's defaults for the
-    rest) under ``PolytomousPriors.weakly_informative`` (a few references leave scores
-    unused), and the drift of its expected shares from the subjects' real scores."""
-    priors = PolytomousPriors.weakly_informative(resolve_item_types(item_types, train))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        fit = PolytomousCalibrator(item_types, priors=priors, standard_errors=None).fit(train)
-    params = fit.params_
+    rest; a continuous item needs its type) under weakly informative priors (a few
+    references leave scores unused), and the drift of its expected shares from the
+    subjects' real scores."""
+    params: PolytomousParams | MixedParams
+    if isinstance(train, MixedResponses):
+        params = _mixed_split(train, item_types or {})
+    else:
+        discrete = cast("Mapping[str, ItemType] | None", item_types)
+        priors = PolytomousPriors.weakly_informative(resolve_item_types(discrete, train))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fit = PolytomousCalibrator(discrete, priors=priors, standard_errors=None).fit(train)
+        params = fit.params_
     theta, _ = scored_abilities(params, train, DEFAULT_ESTIMATOR.value)
     offset = reference_offset(params, theta, mean_shares(train), train.observed)
     return ScoredCalibration(params, offset, PoolInfo.build(params))
 
 
+def _mixed_split(
+    train: MixedResponses, item_types: Mapping[str, ItemType | ContinuousType]
+) -> MixedParams:
+    discrete = {i: item_types[i] for i in train.discrete_ids if i in item_types}
+    continuous = {i: item_types[i] for i in train.continuous_ids}
+    priors = None
+    if train.discrete is not None:
+        types = resolve_item_types(cast("Mapping[str, ItemType]", discrete), train.discrete)
+        priors = PolytomousPriors.weakly_informative(types)
+    calibrator = MixedCalibrator(
+        discrete or None,
+        continuous or None,
+        discrete_priors=priors,
+        continuous_priors=ContinuousPriors.weakly_informative(),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return calibrator.fit(train).params_
+
+
 def predicted_shares(
-    calibrated: ScoredCalibration, test: PolytomousResponses, result: CATResult
+    calibrated: ScoredCalibration, test: ScoredResponses, result: CATResult
 ) -> tuple[FloatArray, BoolArray, FloatArray]:
     """Each replayed subject's predicted score, the items it was given (E, J) and the
     clipped expected shares at θ̂ less the drift (E, J)."""
@@ -123,8 +172,8 @@ def predicted_shares(
 
 
 def scored_cross_fit_errors(
-    responses: PolytomousResponses,
-    item_types: Mapping[str, ItemType] | None,
+    responses: ScoredResponses,
+    item_types: Mapping[str, ItemType | ContinuousType] | None,
     folds: int,
     lengths: Sequence[int],
     seed: int,

@@ -46,7 +46,7 @@ from cat.prediction.scored_cross_fit import (
     scored_cross_fit_errors,
 )
 from cat.prediction.validation import splits
-from irt.polytomous import ItemType
+from irt.polytomous import ItemType, PolytomousParams
 from irt.polytomous_responses import PolytomousResponses
 from irt.types import BoolArray, FloatArray, IntArray
 from itempool import PredictionErrors
@@ -213,6 +213,7 @@ def _theta_only(
         )
         ends.append(predicted_shares(calibrated, test, moved)[0])
     params = calibrated.params
+    assert isinstance(params, PolytomousParams)  # validation runs on scored items only
     observed = test.observed
     _, given, _ = predicted_shares(calibrated, test, result)
     rest = observed & ~given

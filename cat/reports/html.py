@@ -72,6 +72,14 @@ _DASH = "—"
 _ANSWERS = {1: "right", 0: "wrong", None: "skipped"}
 
 
+def _answer(response: float | None, scored: bool) -> str:
+    """An item's answer as the table shows it: right/wrong, or its score on a pool of
+    scored items (0..m, or a continuous item's value in [0, 1])."""
+    if scored and response is not None:
+        return f"{response:.3g}"
+    return _ANSWERS.get(None if response is None else int(response), _DASH)
+
+
 def _e(value: object) -> str:
     return html.escape(str(value))
 
@@ -315,7 +323,7 @@ def _items(result: AssessmentResult) -> str:
                 str(k),
                 _e(i.id),
                 _e(i.scenario or ""),
-                _ANSWERS.get(i.response, _DASH),
+                _answer(i.response, result.pool.scored),
                 _f(i.theta_after),
                 _f(i.se_after),
             ]

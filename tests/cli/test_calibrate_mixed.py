@@ -136,7 +136,7 @@ def test_subjects_are_aligned_across_the_two_files(files: dict[str, Path]) -> No
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--pool", "somewhere"], "--pool (pools do not take continuous items yet"),
+        (["--cross-fit", "3"], "--cross-fit stores its errors in a pool: give --pool DIR"),
         (["--collapse-scores"], "--collapse-scores does not apply to a mixed calibration"),
         (["--standard-errors", "xpd"], "--standard-errors xpd does not apply"),
     ],

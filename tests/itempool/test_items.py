@@ -90,6 +90,10 @@ def test_open_items_carry_references_a_numeric_answer_and_a_top_score() -> None:
     )
     assert multi.max_score == 3
     assert PoolItem(id="x", question="q", options={"A": "1", "B": "2"}, answer="A").max_score == 1
+    similarity = PoolItem.model_validate(
+        {"id": "s", "type": "open", "continuous": True, "question": "q", "references": ["r"]}
+    )
+    assert similarity.continuous and similarity.max_score == 1
 
 
 @pytest.mark.parametrize(
@@ -107,6 +111,14 @@ def test_open_items_carry_references_a_numeric_answer_and_a_top_score() -> None:
         ({"options": {"A": "1", "B": "2"}, "answer": "A", "max_score": 3}, "scores 0 or 1"),
         ({"options": {"A": "1", "B": "2"}, "answer": "A", "references": ["r"]}, "for open items"),
         ({"options": {"A": "1", "B": "2"}}, "needs its answer"),
+        (
+            {"options": {"A": "1", "B": "2"}, "answer": "A", "continuous": True},
+            "continuous is for open items",
+        ),
+        (
+            {"type": "open", "references": ["r"], "continuous": True, "max_score": 4},
+            "its max_score is 1, not 4",
+        ),
     ],
 )
 def test_bad_open_and_scored_items_are_refused(fields: dict[str, object], message: str) -> None:

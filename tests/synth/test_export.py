@@ -72,3 +72,26 @@ def test_prices_per_million_tokens(tmp_path: Path) -> None:
     path.write_text("[1]")
     with pytest.raises(SynthError, match="JSON object"):
         Prices.read(path)
+
+
+def test_a_continuous_item_keeps_its_credit_uncut(tmp_path: Path) -> None:
+    from itempool import PoolItem
+    from synth.export import graded_answers, is_scored
+
+    items = {
+        "s1": PoolItem(id="s1", type="open", continuous=True, question="q", references=("r",)),
+        "p1": PoolItem(id="p1", type="open", question="q", references=("r",)),
+    }
+    results = [
+        Result("a", "s1", "ok", None, 0.0, True, [], credit=0.62, points=1, max_score=1),
+        Result("a", "p1", "ok", None, 0.0, True, [], credit=0.62, points=2, max_score=4),
+    ]
+    # Even with a judge's points for every open answer, the continuous one keeps its credit.
+    graded = graded_answers(results, items, judge_points={("a", "s1"): 1, ("a", "p1"): 3})
+    assert is_scored(graded, list(items.values()))
+    assert graded[("a", "s1")].value(True) == 0.62 and graded[("a", "s1")].share == 0.62
+    assert graded[("a", "p1")].value(True) == 3 and graded[("a", "s1")].value(False) == 1
+    path = tmp_path / "r.jsonl"
+    values = {key: g.value(True) for key, g in graded.items()}
+    write_responses(results, ["a"], ["p1", "s1"], path, values)
+    assert json.loads(path.read_text()) == {"subject_id": "a", "responses": {"p1": 3, "s1": 0.62}}
