@@ -245,7 +245,7 @@ class AssessmentSession:
             self.skipped.append(item_id)
         else:
             self.given.append(item_id)
-            self.responses.append(response if self._continuous(item_id) else int(response))
+            self.responses.append(float(response) if self._continuous(item_id) else int(response))
         self._to_design(item_id, response)
         if not self._pending:
             if self.design is not None:
@@ -253,7 +253,7 @@ class AssessmentSession:
             self._update()
 
     def _continuous(self, item_id: str) -> bool:
-        return isinstance(self.params, MixedParams) and item_id in self._continuous_ids
+        return item_id in self._continuous_ids
 
     def _check_response(self, item_id: str, response: float | None) -> None:
         if response is None:
