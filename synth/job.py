@@ -19,13 +19,21 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from itempool import ItemType, PoolFormatError, QuestionSet, read_questions
-from synth.backend import DEFAULT_KEY_ENV, OpenAIBackend, RetryPolicy, api_key, check_reachable
+from synth.backend import (
+    DEFAULT_KEY_ENV,
+    ChatBackend,
+    OpenAIBackend,
+    RetryPolicy,
+    api_key,
+    check_reachable,
+)
 from synth.errors import SynthError
 from synth.export import choices_file, write_text_atomic
 from synth.judge import JUDGE_PROMPT_VERSION, Judge
@@ -106,6 +114,100 @@ def run_synthesis(
     the 0/1 reading anyway. ``report`` (a path) also gets the report as JSON.
 
     Raises ``SynthError`` before any call on bad input."""
+    plan = prepare_run(
+        pool_dir,
+        agents,
+        store=store,
+        out=out,
+        base_url=base_url,
+        participants=participants,
+        styles=styles,
+        limit=limit,
+        temperature=temperature,
+        seed=seed,
+        concurrency=concurrency,
+        order_threshold=order_threshold,
+        judge_model=judge_model,
+        open_grading=open_grading,
+        binary=binary,
+        report=report,
+        prices=prices,
+        timeout=timeout,
+    )
+    retry = RetryPolicy(max_attempts=max_attempts)
+    for url in plan.urls:
+        api_key(url, api_key_env)  # a missing key fails here, before any call
+        check_reachable(url)
+
+    def backends() -> dict[str, ChatBackend]:
+        return {
+            url: OpenAIBackend(url, api_key_env, timeout, retry, seed=seed + k)
+            for k, url in enumerate(plan.urls)
+        }
+
+    t0 = time.perf_counter()
+    with RunStore(plan.store) as run_store:
+        run_store.set_meta("run", plan.meta())
+        counts = run_with(plan, run_store, backends, progress)
+        return finish_run(plan, run_store, counts, t0)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run checked and ready: what is asked, of whom, how, and where it goes."""
+
+    full: QuestionSet
+    questions: QuestionSet
+    agents: list[Agent]
+    who: list[Participant]
+    judge: Judge | None
+    notes: list[str]
+    settings: RunSettings
+    prices: Prices | None
+    urls: list[str]
+    open_grading: str
+    binary: bool
+    store: Path
+    out: Path
+    choices: Path
+    report: Path | None
+
+    def meta(self) -> dict[str, Any]:
+        """The run's settings as the store records them."""
+        return _run_meta(
+            self.questions,
+            self.agents,
+            self.who,
+            self.settings,
+            self.judge,
+            self.open_grading,
+            self.binary,
+        )
+
+
+def prepare_run(
+    pool_dir: str | Path,
+    agents: str,
+    *,
+    store: str | Path,
+    out: str | Path,
+    base_url: str | None = None,
+    participants: Sequence[str] = KINDS,
+    styles: Sequence[Style] = (Style.DIRECT,),
+    limit: int | None = None,
+    temperature: float = 0.0,
+    seed: int = 0,
+    concurrency: int = 8,
+    order_threshold: float = 0.8,
+    judge_model: str | None = None,
+    open_grading: str = "metric",
+    binary: bool = False,
+    report: str | Path | None = None,
+    prices: str | Path | None = None,
+    timeout: float = 60.0,
+) -> RunPlan:
+    """Every check ``run_synthesis`` makes of its input before a call (the arguments
+    are its own), with no call made: endpoints and keys are checked by the caller."""
     store_path, out_path = Path(store), Path(out)
     report_path = None if report is None else Path(report)
     choices_path = choices_file(out_path)
@@ -115,8 +217,6 @@ def run_synthesis(
     agent_list = parse_agents(agents, base_url)
     who = make_participants(agent_list, participants, styles)
     judge, notes = _judge(judge_model, base_url, questions)
-    price_table = Prices.read(Path(prices)) if prices is not None else None
-    retry = RetryPolicy(max_attempts=max_attempts)
     settings = RunSettings(
         temperature=temperature,
         seed=seed,
@@ -124,41 +224,50 @@ def run_synthesis(
         order_threshold=order_threshold,
     )
     urls = sorted({a.base_url for a in agent_list} | ({judge.base_url} if judge else set()))
-    for url in urls:
-        api_key(url, api_key_env)  # a missing key fails here, before any call
-        check_reachable(url)
+    return RunPlan(
+        full=full,
+        questions=questions,
+        agents=agent_list,
+        who=who,
+        judge=judge,
+        notes=notes,
+        settings=settings,
+        prices=Prices.read(Path(prices)) if prices is not None else None,
+        urls=urls,
+        open_grading=open_grading,
+        binary=binary,
+        store=store_path,
+        out=out_path,
+        choices=choices_path,
+        report=report_path,
+    )
 
-    def backends() -> dict[str, OpenAIBackend]:
-        return {
-            url: OpenAIBackend(url, api_key_env, timeout, retry, seed=seed + k)
-            for k, url in enumerate(urls)
-        }
 
-    t0 = time.perf_counter()
-    with RunStore(store_path) as run_store:
-        meta = _run_meta(questions, agent_list, who, settings, judge, open_grading, binary)
-        run_store.set_meta("run", meta)
-        counts = _run(questions, who, run_store, backends, settings, price_table, progress, judge)
-        exported = export_run(
-            run_store,
-            full,
-            questions,
-            [p.name for p in who],
-            out_path,
-            judge=judge,
-            judge_counts=counts.judge,
-            open_grading=open_grading if judge is not None else "metric",
-            binary=binary,
-        )
-        totals = run_store.totals()
-    notes += exported.notes
+def finish_run(
+    plan: RunPlan, run_store: RunStore, counts: RunProgress, t0: float
+) -> SynthesisReport:
+    """Write the response matrix and the chosen options of a run whose every call is
+    answered (or failed), and its report."""
+    questions = plan.questions
+    exported = export_run(
+        run_store,
+        plan.full,
+        questions,
+        [p.name for p in plan.who],
+        plan.out,
+        judge=plan.judge,
+        judge_counts=counts.judge,
+        open_grading=plan.open_grading if plan.judge is not None else "metric",
+        binary=plan.binary,
+    )
+    totals = run_store.totals()
     result = SynthesisReport(
         pool=questions.name,
         language=questions.language,
         n_items=len(questions.items),
         n_open_items=sum(item.type is ItemType.OPEN for item in questions.items),
         max_score=max((item.max_score for item in questions.items), default=1),
-        n_answers=len(who) * len(questions.items),
+        n_answers=len(plan.who) * len(questions.items),
         participants=exported.participants,
         reflection=exported.reflection,
         new_calls=counts.new_calls,
@@ -173,15 +282,15 @@ def run_synthesis(
         scores=exported.scores,
         open_grading=exported.open_grading,
         judge=exported.judge,
-        notes=notes,
-        responses=out_path,
-        choices=choices_path,
-        store=store_path,
-        report=report_path,
+        notes=plan.notes + exported.notes,
+        responses=plan.out,
+        choices=plan.choices,
+        store=plan.store,
+        report=plan.report,
         n_written=exported.n_written,
     )
-    if report_path is not None:
-        write_text_atomic(report_path, result.model_dump_json(indent=2) + "\n")
+    if plan.report is not None:
+        write_text_atomic(plan.report, result.model_dump_json(indent=2) + "\n")
     return result
 
 
@@ -282,26 +391,38 @@ def _package_version() -> str:
         return "0+unknown"
 
 
-def _run(
-    questions: QuestionSet,
-    who: list[Participant],
+def run_with(
+    plan: RunPlan,
     store: RunStore,
-    make_backends: Callable[[], dict[str, OpenAIBackend]],
-    settings: RunSettings,
-    prices: Prices | None,
+    make_backends: Callable[[], Mapping[str, ChatBackend]],
     progress: OnProgress | None,
-    judge: Judge | None,
+    on_runner: Callable[[SynthRunner], None] | None = None,
 ) -> RunProgress:
+    """Run the plan's participants through ``store`` with the backends made (inside the
+    event loop that uses them, and closed there); ``on_runner`` sees the runner after
+    its run."""
+
     async def main() -> RunProgress:
-        # The clients are made inside the event loop that uses them, and closed there.
         backends = make_backends()
         try:
             runner = SynthRunner(
-                questions, who, store, backends, settings, prices, progress, judge=judge
+                plan.questions,
+                plan.who,
+                store,
+                backends,
+                plan.settings,
+                plan.prices,
+                progress,
+                judge=plan.judge,
             )
-            return await runner.run()
+            counts = await runner.run()
+            if on_runner is not None:
+                on_runner(runner)
+            return counts
         finally:
             for backend in backends.values():
-                await backend.close()
+                close = getattr(backend, "close", None)
+                if close is not None:
+                    await close()
 
     return asyncio.run(main())
