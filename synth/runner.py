@@ -85,6 +85,21 @@ class _CallFailedError(Exception):
     """A call spent its retry budget (the error is in the store)."""
 
 
+class CallDeferred(Exception):  # noqa: N818 (not an error: the call is answered later)
+    """Raised by a backend that does not answer now: the request goes into a batch
+    (``synth.batch_round``), and the job waits for the batch's reply in the store."""
+
+
+@dataclass(frozen=True)
+class DeferredCall:
+    """A request a batch must answer before its job can go on: its stage (generation,
+    debate, reflection) and the endpoint it was meant for."""
+
+    request: ChatRequest
+    base_url: str
+    role: str
+
+
 class SynthRunner:
     """One run: a pool, its participants, the backends by base URL, and the store."""
 
@@ -113,6 +128,8 @@ class SynthRunner:
         self.on_progress = on_progress
         self.judge = judge
         self._in_flight: dict[str, asyncio.Future[ChatReply]] = {}
+        #: The calls a batch must answer first, by key (a backend raised CallDeferred).
+        self.deferred: dict[str, DeferredCall] = {}
         self._error: Exception | None = None
         self.progress = RunProgress(
             total=sum(p.n_stages for p in self.participants) * len(pool.items)
@@ -218,6 +235,9 @@ class SynthRunner:
             result = Result(participant.name, item.id, "failed", None, 0.0, False, stages)
             self.store.put_result(result, prompts.PROMPT_VERSION)
             return
+        except CallDeferred:  # answered by a later batch round: nothing stored yet
+            self._advance(participant.n_stages - len(stages))
+            return
         verdict = self._score(final, item)
         self.store.put_result(
             graded_result(participant.name, item, verdict, stages, final), prompts.PROMPT_VERSION
@@ -238,6 +258,9 @@ class SynthRunner:
             reply = await self._call(request, base_url)
         except _CallFailedError:
             stages.append({"role": role, "model": model, "key": request.key, "failed": True})
+            raise
+        except CallDeferred:
+            self.deferred.setdefault(request.key, DeferredCall(request, base_url, role))
             raise
         parsed = self._score(reply.text, item)
         stage: dict[str, Any] = {
@@ -266,13 +289,23 @@ class SynthRunner:
         pending = self._in_flight.get(key)
         if pending is not None:
             try:
-                return await asyncio.shield(pending)
-            finally:
+                reply = await asyncio.shield(pending)
+            except CallDeferred:
+                raise  # counted with its job's remaining stages
+            except BaseException:
                 self._advance(1)
+                raise
+            self._advance(1)
+            return reply
         future: asyncio.Future[ChatReply] = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         try:
             reply = await self.backends[base_url].complete(request)
+        except CallDeferred:
+            # Identical calls waiting on this one are deferred with it.
+            future.set_exception(CallDeferred())
+            future.exception()
+            raise
         except SynthError as exc:
             self.store.put_failure(request, str(exc))
             self.progress.failed_calls += 1

@@ -14,7 +14,8 @@ from rich.table import Table
 
 from cat.cli.common import fail, handle_errors, progress_bar, say, stdout
 from synth.backend import DEFAULT_KEY_ENV
-from synth.job import OPEN_GRADINGS, SynthesisReport, run_synthesis
+from synth.batch_round import BatchRound, run_batch_round
+from synth.job import OPEN_GRADINGS, SynthesisReport, prepare_run, run_synthesis
 from synth.participants import KINDS
 from synth.prompts import Style
 from synth.runner import RunProgress
@@ -90,6 +91,27 @@ def synth(
     report_path: Path | None = typer.Option(
         None, "--report", help="Also write the run summary here (JSON)."
     ),
+    batch_out: Path | None = typer.Option(
+        None,
+        "--batch-out",
+        help="Make no call: write the next round's requests into this folder as OpenAI "
+        "batch files (vllm run-batch -i FILE -o OUT reads them), one series per model, "
+        "and stop. The custom_id of each line is its call's key in the store.",
+    ),
+    batch_in: Path | None = typer.Option(
+        None,
+        "--batch-in",
+        help="Import batch results (a result file, or a folder of them) into the store, "
+        "then write the next round's requests (--batch-out) or, once every stage is "
+        "answered, the responses as an online run does.",
+    ),
+    max_batch_attempts: int = typer.Option(
+        3,
+        "--max-batch-attempts",
+        min=1,
+        help="With --batch-in: a request whose result is an error is asked again in the "
+        "next round, up to this many errors; then it is recorded as failed.",
+    ),
 ) -> None:
     """Ask every participant (each agent alone, and each ordered pair by generation ->
     debate -> reflection) every question of a pool, grade the answers and write the
@@ -115,11 +137,52 @@ def synth(
       cat synth --pool examples/mini_pool --agents good,bad \\
           --base-url http://127.0.0.1:8765/v1 \\
           --store mini.db --out mini.jsonl
+
+    Offline, through batch files (vllm run-batch, or any engine reading OpenAI batch
+    lines): each round writes requests, the engine answers them, the next imports them.
+
+      cat synth --pool examples/mini_pool --agents good,bad --base-url http://x/v1 \\
+          --store mini.db --out mini.jsonl --batch-out batches/
+      vllm run-batch -i batches/round01-good-001.jsonl -o results/round01-good.jsonl ...
+      cat synth ... --batch-in results/ --batch-out batches/
     """
     kinds = _comma_list(participants, KINDS, "--participants")
     if open_grading not in OPEN_GRADINGS:
         raise fail(f"--open-grading takes {' or '.join(OPEN_GRADINGS)}; got {open_grading!r}")
     style_list = [Style(s) for s in _comma_list(styles, _STYLES, "--styles")]
+    if batch_out is not None or batch_in is not None:
+        with progress_bar("planning the batch round", total=None) as update:
+            plan = prepare_run(
+                pool_dir,
+                agents,
+                store=store_path,
+                out=out,
+                base_url=base_url,
+                participants=kinds,
+                styles=style_list,
+                limit=limit,
+                temperature=temperature,
+                seed=seed,
+                concurrency=concurrency,
+                order_threshold=order_threshold,
+                judge_model=judge_model,
+                open_grading=open_grading,
+                binary=binary,
+                report=report_path,
+                prices=prices,
+                timeout=timeout,
+            )
+            done = run_batch_round(
+                plan,
+                batch_in=batch_in,
+                batch_out=batch_out,
+                max_batch_attempts=max_batch_attempts,
+                progress=_progress(update),
+            )
+        _print_round(done)
+        if done.report is not None:
+            _print(done.report)
+        return
     with progress_bar("synthesising", total=None) as update:
         report = run_synthesis(
             pool_dir,
@@ -248,3 +311,19 @@ def _calls(report: SynthesisReport) -> str:
         f"{report.new_calls:,} new calls ({report.failed_calls:,} failed; "
         f"{report.stored_answers:,} of {report.n_answers:,} answers from the store)"
     )
+
+
+def _print_round(done: BatchRound) -> None:
+    if done.imported or done.errors or done.unmatched:
+        say(
+            f"imported {done.imported:,} batch results; {done.errors:,} were errors (asked "
+            f"again next round, within --max-batch-attempts); {done.unmatched:,} matched no "
+            "call still to make (answered before, or of another run)"
+        )
+    if done.report is not None:
+        say("every stage is answered: responses written")
+        return
+    stages = ", ".join(f"{stage} {n:,}" for stage, n in done.remaining.items() if n)
+    say(f"round {done.round}: {done.n_remaining:,} calls remain ({stages})")
+    for path in done.files:
+        say(f"  requests: {path}")

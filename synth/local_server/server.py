@@ -136,7 +136,7 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _parse_models(text: str) -> dict[str, float]:
+def parse_models(text: str) -> dict[str, float]:
     models: dict[str, float] = {}
     for part in text.split(","):
         if not part.strip():
@@ -156,7 +156,7 @@ def _parse_models(text: str) -> dict[str, float]:
     return models
 
 
-def _parse_judges(text: str) -> dict[str, str]:
+def parse_judges(text: str) -> dict[str, str]:
     judges: dict[str, str] = {}
     for part in text.split(","):
         if not part.strip():
@@ -177,11 +177,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--pool", type=Path, required=True, help="pool folder")
     parser.add_argument(
-        "--models", type=_parse_models, required=True, help="NAME=P,... (P = right-answer rate)"
+        "--models", type=parse_models, required=True, help="NAME=P,... (P = right-answer rate)"
     )
     parser.add_argument(
         "--judges",
-        type=_parse_judges,
+        type=parse_judges,
         default={},
         help="NAME=MODE,... scripted judges of open answers (MODE: " + ", ".join(JUDGE_MODES) + ")",
     )

@@ -1,0 +1,181 @@
+"""A run through batch files (``cat synth --batch-out DIR`` / ``--batch-in PATH``): the
+offline path of ``vllm run-batch`` or any engine that reads and writes OpenAI batch
+lines (``synth.batch_files``).
+
+The run goes round by round, because a stage needs the reply of the stage before it
+(debate the generation's, reflection the debate's). In each round the ordinary runner
+walks every job against a backend that answers nothing (``DeferringBackend``): a job
+whose calls are all in the store is graded and stored as online; the first call it
+lacks is deferred. The deferred calls are the round's requests. Results imported into
+the store answer them, and the next walk defers the following stage. A walk that defers
+nothing has answered the run: the responses are written as an online run writes them.
+
+A request whose result is an error is asked again in the next round, up to
+``max_batch_attempts`` times; then it is recorded as failed, as an online call that
+spends its retries (its answer stays missing). A request without a result line (an
+expired or cut batch) is simply asked again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from synth import prompts
+from synth.backend import ChatReply, ChatRequest
+from synth.batch_files import BatchResult, read_results, result_files, write_request_files
+from synth.errors import SynthError
+from synth.job import OnProgress, RunPlan, finish_run, run_with
+from synth.report import SynthesisReport
+from synth.runner import CallDeferred, DeferredCall, RunProgress
+from synth.store import RunStore
+
+__all__ = ["BatchRound", "DeferringBackend", "run_batch_round"]
+
+#: Errors a request may get back from batches before it is recorded as failed.
+MAX_BATCH_ATTEMPTS = 3
+#: The stages in the order a job goes through them.
+STAGES = ("generation", "debate", "reflection")
+_FAILURES = "batch_failures"
+_ROUND = "batch_round"
+
+
+class DeferringBackend:
+    """A backend that answers nothing: each request is deferred to a batch, unless
+    batches have already failed it ``budget`` times (then it fails, with their last
+    error)."""
+
+    def __init__(self, failures: Mapping[str, list[Any]], budget: int) -> None:
+        self.failures, self.budget = failures, budget
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        count, last = self.failures.get(request.key, (0, ""))
+        if count >= self.budget:
+            raise SynthError(f"{request.model}: failed in {count} batch rounds ({last})")
+        raise CallDeferred()
+
+    async def close(self) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class BatchRound:
+    """What a round did: results imported (answers, errors, lines matching no call
+    still to be made), the calls still to be made per stage, and the request files
+    written for them (none once the run is answered, when ``report`` holds the run's
+    report)."""
+
+    imported: int
+    errors: int
+    unmatched: int
+    remaining: dict[str, int]
+    files: list[Path] = field(default_factory=list)
+    round: int = 0
+    report: SynthesisReport | None = None
+
+    @property
+    def n_remaining(self) -> int:
+        return sum(self.remaining.values())
+
+
+def run_batch_round(
+    plan: RunPlan,
+    *,
+    batch_in: Path | None,
+    batch_out: Path | None,
+    max_batch_attempts: int = MAX_BATCH_ATTEMPTS,
+    progress: OnProgress | None = None,
+) -> BatchRound:
+    """Import the results in ``batch_in`` (a result file or a folder of them) into the
+    plan's store, then write the requests of the calls still to be made into
+    ``batch_out``, or, when none is left, the run's responses and report.
+
+    Raises ``SynthError`` before touching the store on bad input (an unreadable result
+    file, a missing ``batch_out`` folder), and after importing when calls remain but
+    there is no ``batch_out`` to write them to."""
+    if plan.judge is not None:
+        raise SynthError(
+            "a batch run asks no judge: run the batches without --judge-model, then the "
+            "same command online with it (only the judge's calls are new)"
+        )
+    if max_batch_attempts < 1:
+        raise SynthError(f"max batch attempts must be at least 1, got {max_batch_attempts}")
+    if batch_out is not None and not batch_out.is_dir():
+        raise SynthError(f"--batch-out {batch_out}: no such folder")
+    results = _read(batch_in) if batch_in is not None else {}
+    t0 = time.perf_counter()
+    with RunStore(plan.store) as store:
+        store.set_meta("run", plan.meta())
+        failures: dict[str, list[Any]] = dict(store.get_meta(_FAILURES) or {})
+        imported = errors = 0
+        used: set[str] = set()
+        while True:
+            counts, deferred = _walk(plan, store, failures, max_batch_attempts, progress)
+            fresh = [k for k in deferred if k in results and k not in used]
+            if not fresh:
+                break
+            for key in fresh:
+                used.add(key)
+                result, call = results[key], deferred[key]
+                if result.reply is not None:
+                    cost = _cost(plan, call, result.reply)
+                    store.put_call(call.request, result.reply, cost, prompts.PROMPT_VERSION)
+                    imported += 1
+                else:
+                    count, _ = failures.get(key, (0, ""))
+                    failures[key] = [count + 1, result.error or "error"]
+                    errors += 1
+            store.set_meta(_FAILURES, failures)
+        remaining = {stage: 0 for stage in STAGES}
+        remaining.update(Counter(call.role for call in deferred.values()))
+        unmatched = len(set(results) - used)
+        if not deferred:
+            report = finish_run(plan, store, counts, t0)
+            return BatchRound(imported, errors, unmatched, remaining, report=report)
+        if batch_out is None:
+            raise SynthError(
+                f"{len(deferred):,} calls remain ({_stages(remaining)}); give --batch-out DIR "
+                "to write their requests"
+            )
+        n = int(store.get_meta(_ROUND) or 0) + 1
+        requests = [call.request for call in deferred.values()]
+        files = write_request_files(requests, batch_out, f"round{n:02d}")
+        store.set_meta(_ROUND, n)
+    return BatchRound(imported, errors, unmatched, remaining, files, n)
+
+
+def _read(path: Path) -> dict[str, BatchResult]:
+    """Every result by call key; a later line for a key replaces an earlier one."""
+    return {result.key: result for result in read_results(result_files(path))}
+
+
+def _walk(
+    plan: RunPlan,
+    store: RunStore,
+    failures: Mapping[str, list[Any]],
+    budget: int,
+    progress: OnProgress | None,
+) -> tuple[RunProgress, dict[str, DeferredCall]]:
+    """One pass of the runner with nothing answered live: the counts, and the calls
+    deferred to a batch by key."""
+    seen: dict[str, DeferredCall] = {}
+
+    def backends() -> dict[str, DeferringBackend]:
+        return {url: DeferringBackend(failures, budget) for url in plan.urls}
+
+    counts = run_with(plan, store, backends, progress, on_runner=lambda r: seen.update(r.deferred))
+    return counts, seen
+
+
+def _cost(plan: RunPlan, call: DeferredCall, reply: ChatReply) -> float | None:
+    if plan.prices is None:
+        return None
+    return plan.prices.cost(call.request.model, reply)
+
+
+def _stages(remaining: Mapping[str, int]) -> str:
+    return ", ".join(f"{stage} {n:,}" for stage, n in remaining.items() if n)

@@ -1,0 +1,68 @@
+"""``cat synth --batch-out`` / ``--batch-in`` through the command line, answered by the
+``vllm run-batch`` stand-in run as a program (as the README runs it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from cat.cli.app import app
+from irt.readers import read_responses
+
+runner = CliRunner()
+
+
+def _synth(pool: Path, tmp: Path, *extra: str) -> str:
+    args = ["synth", "--pool", str(pool), "--agents", "good,bad", "--limit", "6"]
+    args += ["--base-url", "http://127.0.0.1:9/v1", "--store", str(tmp / "run.db")]
+    result = runner.invoke(app, [*args, "--out", str(tmp / "responses.jsonl"), *extra])
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.split())
+
+
+def _run_batch(pool: Path, request: Path, result: Path) -> None:
+    command = [sys.executable, "-m", "synth.local_server.run_batch", "-i", str(request)]
+    command += ["-o", str(result), "--pool", str(pool), "--models", "good=0.9,bad=0.3"]
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "answered, 0 errors, 0 left out" in done.stdout
+
+
+def test_three_rounds_then_the_responses(en_pool: Path, tmp_path: Path) -> None:
+    requests, results = tmp_path / "requests", tmp_path / "results"
+    requests.mkdir()
+    results.mkdir()
+    said = _synth(en_pool, tmp_path, "--batch-out", str(requests))
+    assert "round 1: 12 calls remain (generation 12)" in said
+    assert not (tmp_path / "responses.jsonl").exists()
+    for stage, n in (("debate", 2), ("reflection", 3)):
+        for request in sorted(requests.glob(f"round0{n - 1}-*.jsonl")):
+            _run_batch(en_pool, request, results / request.name)
+        said = _synth(en_pool, tmp_path, "--batch-in", str(results), "--batch-out", str(requests))
+        assert f"round {n}: 12 calls remain ({stage} 12)" in said
+    for request in sorted(requests.glob("round03-*.jsonl")):
+        _run_batch(en_pool, request, results / request.name)
+    said = _synth(en_pool, tmp_path, "--batch-in", str(results))
+    assert "every stage is answered: responses written" in said
+    assert "4 participants written to" in said
+    matrix = read_responses(tmp_path / "responses.jsonl")
+    assert matrix.n_subjects == 4 and matrix.n_items == 6
+
+
+def test_a_missing_batch_out_folder_is_refused(en_pool: Path, tmp_path: Path) -> None:
+    args = ["synth", "--pool", str(en_pool), "--agents", "good", "--base-url", "http://x/v1"]
+    args += ["--store", str(tmp_path / "r.db"), "--out", str(tmp_path / "r.jsonl")]
+    result = runner.invoke(app, [*args, "--batch-out", str(tmp_path / "nowhere")])
+    assert result.exit_code != 0
+    assert result.output.strip().splitlines() == [
+        f"error: --batch-out {tmp_path / 'nowhere'}: no such folder"
+    ]
+    assert not (tmp_path / "r.db").exists()
