@@ -20,6 +20,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 from urllib.parse import urlparse
 
@@ -55,7 +56,7 @@ class ChatRequest:
             "max_tokens": self.max_tokens,
         }
 
-    @property
+    @cached_property
     def key(self) -> str:
         canonical = json.dumps(self.payload(), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

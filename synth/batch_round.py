@@ -6,9 +6,11 @@ The run goes round by round, because a stage needs the reply of the stage before
 (debate the generation's, reflection the debate's). In each round the ordinary runner
 walks every job against a backend that answers nothing (``DeferringBackend``): a job
 whose calls are all in the store is graded and stored as online; the first call it
-lacks is deferred. The deferred calls are the round's requests. Results imported into
-the store answer them, and the next walk defers the following stage. A walk that defers
-nothing has answered the run: the responses are written as an online run writes them.
+lacks is deferred. The deferred calls are the round's requests: recorded in the store
+(``batch_requests``) before their files are written, so that a result line finds its
+request by its ``custom_id`` alone. Results are imported in one transaction, and the
+next walk defers the following stage. A walk that defers nothing has answered the run:
+the responses are written as an online run writes them.
 
 A request whose result is an error is asked again in the next round, up to
 ``max_batch_attempts`` times; then it is recorded as failed, as an online call that
@@ -23,7 +25,6 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from synth import prompts
 from synth.backend import ChatReply, ChatRequest
@@ -40,7 +41,6 @@ __all__ = ["BatchRound", "DeferringBackend", "run_batch_round"]
 MAX_BATCH_ATTEMPTS = 3
 #: The stages in the order a job goes through them.
 STAGES = ("generation", "debate", "reflection")
-_FAILURES = "batch_failures"
 _ROUND = "batch_round"
 
 
@@ -49,7 +49,7 @@ class DeferringBackend:
     batches have already failed it ``budget`` times (then it fails, with their last
     error)."""
 
-    def __init__(self, failures: Mapping[str, list[Any]], budget: int) -> None:
+    def __init__(self, failures: Mapping[str, tuple[int, str]], budget: int) -> None:
         self.failures, self.budget = failures, budget
 
     async def complete(self, request: ChatRequest) -> ChatReply:
@@ -110,29 +110,10 @@ def run_batch_round(
     t0 = time.perf_counter()
     with RunStore(plan.store) as store:
         store.set_meta("run", plan.meta())
-        failures: dict[str, list[Any]] = dict(store.get_meta(_FAILURES) or {})
-        imported = errors = 0
-        used: set[str] = set()
-        while True:
-            counts, deferred = _walk(plan, store, failures, max_batch_attempts, progress)
-            fresh = [k for k in deferred if k in results and k not in used]
-            if not fresh:
-                break
-            for key in fresh:
-                used.add(key)
-                result, call = results[key], deferred[key]
-                if result.reply is not None:
-                    cost = _cost(plan, call, result.reply)
-                    store.put_call(call.request, result.reply, cost, prompts.PROMPT_VERSION)
-                    imported += 1
-                else:
-                    count, _ = failures.get(key, (0, ""))
-                    failures[key] = [count + 1, result.error or "error"]
-                    errors += 1
-            store.set_meta(_FAILURES, failures)
+        imported, errors, unmatched = _import(plan, store, results)
+        counts, deferred = _walk(plan, store, store.batch_errors(), max_batch_attempts, progress)
         remaining = {stage: 0 for stage in STAGES}
         remaining.update(Counter(call.role for call in deferred.values()))
-        unmatched = len(set(results) - used)
         if not deferred:
             report = finish_run(plan, store, counts, t0)
             return BatchRound(imported, errors, unmatched, remaining, report=report)
@@ -142,10 +123,37 @@ def run_batch_round(
                 "to write their requests"
             )
         n = int(store.get_meta(_ROUND) or 0) + 1
-        requests = [call.request for call in deferred.values()]
-        files = write_request_files(requests, batch_out, f"round{n:02d}")
+        # Recorded before the files exist: every line written can find its request.
+        store.put_batch_requests(((c.request, c.role) for c in deferred.values()), n)
+        files = write_request_files(
+            [c.request for c in deferred.values()], batch_out, f"round{n:02d}"
+        )
         store.set_meta(_ROUND, n)
     return BatchRound(imported, errors, unmatched, remaining, files, n)
+
+
+def _import(
+    plan: RunPlan, store: RunStore, results: Mapping[str, BatchResult]
+) -> tuple[int, int, int]:
+    """Store every result that answers a batch request still open, in one transaction
+    (an import cut short stores nothing); counts of replies, errors and lines that
+    answer no open request."""
+    imported = errors = unmatched = 0
+    with store.transaction():
+        for key, result in results.items():
+            request = store.batch_request(key)
+            if request is None or store.get_call(key) is not None:
+                unmatched += 1
+            elif result.reply is not None:
+                cost = (
+                    None if plan.prices is None else plan.prices.cost(request.model, result.reply)
+                )
+                store.put_call(request, result.reply, cost, prompts.PROMPT_VERSION)
+                imported += 1
+            else:
+                store.put_batch_error(key, result.error or "error")
+                errors += 1
+    return imported, errors, unmatched
 
 
 def _read(path: Path) -> dict[str, BatchResult]:
@@ -156,7 +164,7 @@ def _read(path: Path) -> dict[str, BatchResult]:
 def _walk(
     plan: RunPlan,
     store: RunStore,
-    failures: Mapping[str, list[Any]],
+    failures: Mapping[str, tuple[int, str]],
     budget: int,
     progress: OnProgress | None,
 ) -> tuple[RunProgress, dict[str, DeferredCall]]:
@@ -169,12 +177,6 @@ def _walk(
 
     counts = run_with(plan, store, backends, progress, on_runner=lambda r: seen.update(r.deferred))
     return counts, seen
-
-
-def _cost(plan: RunPlan, call: DeferredCall, reply: ChatReply) -> float | None:
-    if plan.prices is None:
-        return None
-    return plan.prices.cost(call.request.model, reply)
 
 
 def _stages(remaining: Mapping[str, int]) -> str:

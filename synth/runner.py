@@ -81,6 +81,10 @@ class RunSettings:
             raise SynthError(f"temperature must be non-negative, got {self.temperature}")
 
 
+#: Where a stage keeps its reply text until the job's stages are parsed.
+_TEXT = "_reply_text"
+
+
 class _CallFailedError(Exception):
     """A call spent its retry budget (the error is in the store)."""
 
@@ -232,12 +236,14 @@ class SynthRunner:
                 )
         except _CallFailedError:
             self._advance(participant.n_stages - len(stages))
+            self._parse_stages(stages, item)
             result = Result(participant.name, item.id, "failed", None, 0.0, False, stages)
             self.store.put_result(result, prompts.PROMPT_VERSION)
             return
         except CallDeferred:  # answered by a later batch round: nothing stored yet
             self._advance(participant.n_stages - len(stages))
             return
+        self._parse_stages(stages, item)
         verdict = self._score(final, item)
         self.store.put_result(
             graded_result(participant.name, item, verdict, stages, final), prompts.PROMPT_VERSION
@@ -262,20 +268,23 @@ class SynthRunner:
         except CallDeferred:
             self.deferred.setdefault(request.key, DeferredCall(request, base_url, role))
             raise
-        parsed = self._score(reply.text, item)
-        stage: dict[str, Any] = {
-            "role": role,
-            "model": model,
-            "key": request.key,
-            "answer": parsed.answer,
-            "correct": parsed.correct,
-        }
-        if item.type is ItemType.OPEN or item.max_score > 1:
-            stage["credit"] = parsed.credit
-        if parsed.number is not None:
-            stage["number"] = parsed.number
-        stages.append(stage)
+        # Parsed once the job ends (``_parse_stages``): a job deferred to a batch round
+        # would parse its stored stages again in every round.
+        stages.append({"role": role, "model": model, "key": request.key, _TEXT: reply.text})
         return reply.text
+
+    def _parse_stages(self, stages: list[dict[str, Any]], item: PoolItem) -> None:
+        """Each answered stage's parsed answer, in place of its reply text."""
+        for stage in stages:
+            if _TEXT not in stage:
+                continue
+            parsed = self._score(stage.pop(_TEXT), item)
+            stage["answer"] = parsed.answer
+            stage["correct"] = parsed.correct
+            if item.type is ItemType.OPEN or item.max_score > 1:
+                stage["credit"] = parsed.credit
+            if parsed.number is not None:
+                stage["number"] = parsed.number
 
     async def _call(
         self, request: ChatRequest, base_url: str, version: str = prompts.PROMPT_VERSION

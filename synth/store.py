@@ -7,8 +7,10 @@ same command finds its calls here and never pays for them twice, so a crash, Ctr
 their retry budget (a rerun tries them again); ``results`` holds each participant's
 graded final answer per item; ``judgements`` holds the LLM judge's score of each open
 answer, keyed by (item, participant, the reply's hash, judge model, judge prompt version)
-so that a rerun never asks the judge twice. Requests are stored as their payload only: no
-API key or header is ever written.
+so that a rerun never asks the judge twice; ``batch_requests`` holds every request
+written into a batch file (``synth.batch_round``), so that a result line finds its
+request by its ``custom_id``, with the error results it got. Requests are stored as
+their payload only: no API key or header is ever written.
 
 Schema 2 (issue 15) added ``credit``, ``points``, ``max_score`` and ``reply_hash`` to
 ``results`` and the ``judgements`` table. A schema 1 store is migrated when opened: the
@@ -21,6 +23,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +88,16 @@ CREATE TABLE IF NOT EXISTS judgements (
     error TEXT,
     created TEXT NOT NULL,
     PRIMARY KEY (item_id, participant, reply_hash, judge_model, prompt_version)
+);
+CREATE TABLE IF NOT EXISTS batch_requests (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    request TEXT NOT NULL,
+    role TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    errors INTEGER NOT NULL,
+    last_error TEXT,
+    created TEXT NOT NULL
 );
 """
 
@@ -288,6 +302,68 @@ class RunStore:
             (judge_model, version),
         ).fetchall()
         return [Judgement(*row) for row in rows]
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything written inside is committed together, or not at all."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def put_batch_requests(self, calls: Iterable[tuple[ChatRequest, str]], round_no: int) -> None:
+        """Record (request, stage) pairs as written into round ``round_no``'s batch files
+        (before the files are written: a result can then always find its request)."""
+        rows = [
+            (
+                request.key,
+                request.model,
+                json.dumps(request.payload(), ensure_ascii=False),
+                role,
+                round_no,
+                0,
+                None,
+                _now(),
+            )
+            for request, role in calls
+        ]
+        with self.transaction():
+            self._db.executemany(
+                "INSERT INTO batch_requests VALUES (?,?,?,?,?,?,?,?) "
+                "ON CONFLICT(key) DO UPDATE SET round=excluded.round",
+                rows,
+            )
+
+    def batch_request(self, key: str) -> ChatRequest | None:
+        """The request a batch line's ``custom_id`` names, if a batch file asked it."""
+        row = self._db.execute("SELECT request FROM batch_requests WHERE key=?", (key,)).fetchone()
+        if row is None:
+            return None
+        payload = json.loads(row[0])
+        messages = tuple((m["role"], m["content"]) for m in payload["messages"])
+        return ChatRequest(
+            payload["model"],
+            messages,
+            payload["temperature"],
+            payload["seed"],
+            payload["max_tokens"],
+        )
+
+    def put_batch_error(self, key: str, error: str) -> None:
+        """Count one more error result of a batch request."""
+        self._db.execute(
+            "UPDATE batch_requests SET errors=errors+1, last_error=? WHERE key=?", (error, key)
+        )
+
+    def batch_errors(self) -> dict[str, tuple[int, str]]:
+        """Each batch request with error results: their count and the last error."""
+        rows = self._db.execute(
+            "SELECT key, errors, last_error FROM batch_requests WHERE errors > 0"
+        ).fetchall()
+        return {key: (count, last or "") for key, count, last in rows}
 
     def set_meta(self, name: str, value: Any) -> None:
         self._db.execute(
