@@ -15,6 +15,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 
+from synth.local_server.batches import BatchFaults, BatchService, multipart_fields
 from synth.local_server.protocol import ChatCompletions, error_body
 
 __all__ = ["CompletionsHTTPServer"]
@@ -42,8 +43,11 @@ class CompletionsHTTPServer(ThreadingHTTPServer):
     # SYNs and cost a one-second retransmit each.
     request_queue_size = 256
 
-    def __init__(self, address: tuple[str, int], api: ChatCompletions) -> None:
+    def __init__(
+        self, address: tuple[str, int], api: ChatCompletions, batches: BatchService | None = None
+    ) -> None:
         self.api = api
+        self.batches = batches or BatchService(api, BatchFaults())
         self.stopping = threading.Event()
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
@@ -98,8 +102,12 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def do_GET(self) -> None:
-        """``GET /v1/models`` and ``GET /v1/models/<id>``."""
+        """``GET /v1/models`` and ``GET /v1/models/<id>``; the Batch API's files and
+        batches (``synth.local_server.batches``)."""
         path = self.path.split("?", 1)[0].rstrip("/")
+        if path.startswith(("/v1/files", "/v1/batches")):
+            self._batch_get(path)
+            return
         api = self.server.api
         if path in _MODELS_PATHS:
             self._send(200, api.models_body)
@@ -123,6 +131,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         raw = self.rfile.read(length)
         path = self.path.split("?", 1)[0].rstrip("/")
+        if path.startswith(("/v1/files", "/v1/batches")):
+            self._batch_post(path, raw)
+            return
         if path not in _COMPLETIONS_PATHS:
             self._send(404, error_body(f"no route for POST {path}", "invalid_request_error"))
             return
@@ -150,6 +161,53 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(reply.status, reply.body, reply.headers)
             return
         self._send(reply.status, reply.body, reply.headers)
+
+    def _batch_get(self, path: str) -> None:
+        service = self.server.batches
+        parts = path.split("/")[2:]  # ["files", id, "content"] or ["batches", id]
+        found: object = None
+        if parts[0] == "files" and len(parts) == 3 and parts[2] == "content":
+            content = service.content(parts[1])
+            if content is not None:
+                self._send(200, content)
+                return
+        elif parts[0] == "files" and len(parts) == 2:
+            found = service.file(parts[1])
+        elif parts == ["batches"]:
+            found = service.list()
+        elif parts[0] == "batches" and len(parts) == 2:
+            found = service.retrieve(parts[1])
+        if found is None:
+            self._send(404, error_body(f"no such object: {path}", "invalid_request_error"))
+            return
+        self._send(200, json.dumps(found).encode("utf-8"))
+
+    def _batch_post(self, path: str, raw: bytes) -> None:
+        service = self.server.batches
+        parts = path.split("/")[2:]
+        if parts == ["files"]:
+            fields = multipart_fields(self.headers.get("Content-Type", ""), raw)
+            if "file" not in fields or "purpose" not in fields:
+                self._send(
+                    400, error_body("a file and its purpose are needed", "invalid_request_error")
+                )
+                return
+            filename, content = fields["file"]
+            meta = service.upload(
+                filename or "upload.jsonl", fields["purpose"][1].decode(), content
+            )
+            self._send(200, json.dumps(meta).encode("utf-8"))
+            return
+        if parts == ["batches"]:
+            status, body = service.create(json.loads(raw or b"{}"))
+            self._send(status, json.dumps(body).encode("utf-8"))
+            return
+        if parts[0] == "batches" and len(parts) == 3 and parts[2] == "cancel":
+            found = service.cancel(parts[1])
+            if found is not None:
+                self._send(200, json.dumps(found).encode("utf-8"))
+                return
+        self._send(404, error_body(f"no route for POST {path}", "invalid_request_error"))
 
     def _client_gone(self) -> bool:
         """Whether the client has closed or reset the connection (it sends nothing else

@@ -16,6 +16,7 @@ from typing import Final
 
 from itempool import PoolFormatError, PoolItem, read_questions
 from synth.errors import SynthError
+from synth.local_server.batches import BatchFaults, BatchService
 from synth.local_server.faults import FaultPlan
 from synth.local_server.handler import CompletionsHTTPServer
 from synth.local_server.open_answers import JUDGE_MODES
@@ -51,10 +52,13 @@ class LocalServer:
         log_path: Path | None = None,
         irt: Mapping[str, tuple[float, float, float]] | None = None,
         judges: Mapping[str, str] | None = None,
+        batch_faults: BatchFaults | None = None,
     ) -> None:
         self._simulator = Simulator(items, models, seed, irt, judges)
         self._log = RequestLog()
         self._api = ChatCompletions(self._simulator, faults, self._log)
+        #: The Batch API's files and batches (``/v1/files``, ``/v1/batches``).
+        self.batches = BatchService(self._api, batch_faults or BatchFaults(), seed)
         self._host = host
         self._port = port
         self._log_path = log_path
@@ -67,7 +71,7 @@ class LocalServer:
         if self._server is not None:
             raise SynthError("the local server is already running")
         try:
-            server = CompletionsHTTPServer((self._host, self._port), self._api)
+            server = CompletionsHTTPServer((self._host, self._port), self._api, self.batches)
         except OSError as exc:
             raise SynthError(f"cannot listen on {self._host}:{self._port} ({exc})") from exc
         self._log.open(self._log_path)

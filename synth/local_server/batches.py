@@ -1,0 +1,232 @@
+"""The local server's Batch API (``/v1/files``, ``/v1/batches``), built for the tests of
+``cat synth``'s batch path: files are uploaded and downloaded, and a batch goes through
+OpenAI's status transitions, one step each time it is retrieved:
+``validating`` → ``in_progress`` → ``completed`` (or ``failed``, ``expired``,
+``cancelled``).
+
+A batch's lines are answered by the server's simulated models (the same reply as over
+``/v1/chat/completions``). ``BatchFaults`` makes a batch come back imperfect, as real
+ones do: a share of its lines as errors (in the error file), a share left out of both
+files, a share of whole batches failed (no output) or expired (half the lines answered,
+the rest in the error file as ``batch_expired``). Every ``custom_id`` of every batch
+created is kept in ``submitted``, so a test can check that nothing was submitted twice.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from dataclasses import dataclass
+from email.parser import BytesParser
+from email.policy import HTTP
+from typing import Any
+
+from synth.local_server.protocol import ChatCompletions
+
+__all__ = ["BatchFaults", "BatchService", "multipart_fields"]
+
+
+@dataclass(frozen=True)
+class BatchFaults:
+    """Shares of lines answered as errors or left out, and of batches failed or expired."""
+
+    line_error_rate: float = 0.0
+    line_drop_rate: float = 0.0
+    fail_rate: float = 0.0
+    expire_rate: float = 0.0
+
+
+class BatchService:
+    """Files and batches in memory; thread-safe."""
+
+    def __init__(self, api: ChatCompletions, faults: BatchFaults, seed: int = 0) -> None:
+        self.api, self.faults = api, faults
+        self._rng = random.Random(f"batches {seed}")
+        self._lock = threading.Lock()
+        self._files: dict[str, tuple[dict[str, Any], bytes]] = {}
+        self._batches: dict[str, dict[str, Any]] = {}
+        #: Every custom_id of every batch created, in order (duplicates kept).
+        self.submitted: list[str] = []
+
+    # --- files ------------------------------------------------------------------------
+    def upload(self, filename: str, purpose: str, content: bytes) -> dict[str, Any]:
+        with self._lock:
+            return self._add_file(filename, purpose, content)
+
+    def _add_file(self, filename: str, purpose: str, content: bytes) -> dict[str, Any]:
+        file_id = f"file-{len(self._files) + 1:06d}"
+        meta = {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(content),
+            "created_at": int(time.time()),
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
+        }
+        self._files[file_id] = (meta, content)
+        return meta
+
+    def file(self, file_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            found = self._files.get(file_id)
+        return None if found is None else found[0]
+
+    def content(self, file_id: str) -> bytes | None:
+        with self._lock:
+            found = self._files.get(file_id)
+        return None if found is None else found[1]
+
+    # --- batches ----------------------------------------------------------------------
+    def create(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """A new batch from ``{"input_file_id", "endpoint", "completion_window",
+        "metadata"}``; (status code, body)."""
+        with self._lock:
+            found = self._files.get(str(body.get("input_file_id")))
+            if found is None or found[0]["purpose"] != "batch":
+                return 400, _error("input_file_id must name an uploaded file of purpose batch")
+            if body.get("endpoint") != "/v1/chat/completions":
+                return 400, _error("this server batches /v1/chat/completions only")
+            lines = [json.loads(line) for line in found[1].decode().splitlines() if line.strip()]
+            batch_id = f"batch_{len(self._batches) + 1:06d}"
+            batch: dict[str, Any] = {
+                "id": batch_id,
+                "object": "batch",
+                "endpoint": body["endpoint"],
+                "errors": None,
+                "input_file_id": body["input_file_id"],
+                "completion_window": body.get("completion_window", "24h"),
+                "status": "validating",
+                "output_file_id": None,
+                "error_file_id": None,
+                "created_at": int(time.time()),
+                "in_progress_at": None,
+                "expires_at": None,
+                "finalizing_at": None,
+                "completed_at": None,
+                "failed_at": None,
+                "expired_at": None,
+                "cancelling_at": None,
+                "cancelled_at": None,
+                "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+                "metadata": body.get("metadata") or None,
+            }
+            self.submitted.extend(str(line.get("custom_id")) for line in lines)
+            self._batches[batch_id] = batch
+            return 200, dict(batch)
+
+    def retrieve(self, batch_id: str) -> dict[str, Any] | None:
+        """The batch, moved one step on (``validating`` → ``in_progress`` → its end)."""
+        with self._lock:
+            batch = self._batches.get(batch_id)
+            if batch is None:
+                return None
+            if batch["status"] == "validating":
+                batch["status"] = "in_progress"
+                batch["in_progress_at"] = int(time.time())
+            elif batch["status"] == "in_progress":
+                self._finish(batch)
+            elif batch["status"] == "cancelling":
+                batch["status"] = "cancelled"
+                batch["cancelled_at"] = int(time.time())
+            return dict(batch)
+
+    def list(self, limit: int = 20) -> dict[str, Any]:
+        """The newest batches first, as ``GET /v1/batches`` lists them."""
+        with self._lock:
+            data = [dict(b) for b in reversed(self._batches.values())][:limit]
+        return {"object": "list", "data": data, "has_more": False}
+
+    def cancel(self, batch_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            batch = self._batches.get(batch_id)
+            if batch is None:
+                return None
+            if batch["status"] in ("validating", "in_progress"):
+                batch["status"] = "cancelling"
+                batch["cancelling_at"] = int(time.time())
+            return dict(batch)
+
+    def _finish(self, batch: dict[str, Any]) -> None:
+        now = int(time.time())
+        u = self._rng.random()
+        if u < self.faults.fail_rate:
+            batch["status"], batch["failed_at"] = "failed", now
+            batch["errors"] = {
+                "object": "list",
+                "data": [{"code": "server_error", "message": "the batch failed"}],
+            }
+            return
+        expired = u < self.faults.fail_rate + self.faults.expire_rate
+        lines = self._files[batch["input_file_id"]][1].decode().splitlines()
+        out, errors = [], []
+        for n, raw in enumerate(line for line in lines if line.strip()):
+            request = json.loads(raw)
+            custom_id = request["custom_id"]
+            if expired and n % 2:
+                errors.append(_error_line(custom_id, "batch_expired", "the batch expired"))
+                continue
+            v = self._rng.random()
+            if v < self.faults.line_drop_rate:
+                continue
+            if v < self.faults.line_drop_rate + self.faults.line_error_rate:
+                errors.append(_error_line(custom_id, "server_error", "the engine failed"))
+                continue
+            reply = self.api.complete(json.dumps(request["body"]).encode("utf-8"))
+            self.api.record(reply)
+            response = {
+                "status_code": reply.status,
+                "request_id": f"req_{batch['id']}_{n}",
+                "body": json.loads(reply.body),
+            }
+            out.append(
+                json.dumps(
+                    {
+                        "id": f"{batch['id']}_{n}",
+                        "custom_id": custom_id,
+                        "response": response,
+                        "error": None,
+                    }
+                )
+            )
+        counts = batch["request_counts"]
+        counts["completed"], counts["failed"] = len(out), len(errors)
+        for kind, rows in (("output", out), ("error", errors)):
+            if rows:
+                text = "".join(row + "\n" for row in rows).encode()
+                made = self._add_file(f"{batch['id']}_{kind}.jsonl", "batch_output", text)
+                batch[f"{kind}_file_id"] = made["id"]
+        batch["status"] = "expired" if expired else "completed"
+        batch["expired_at" if expired else "completed_at"] = now
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+    }
+
+
+def _error_line(custom_id: str, code: str, message: str) -> str:
+    return json.dumps(
+        {
+            "id": f"err_{custom_id[:12]}",
+            "custom_id": custom_id,
+            "response": None,
+            "error": {"code": code, "message": message},
+        }
+    )
+
+
+def multipart_fields(content_type: str, body: bytes) -> dict[str, tuple[str | None, bytes]]:
+    """The fields of a ``multipart/form-data`` body: name → (filename, bytes)."""
+    head = f"Content-Type: {content_type}\r\n\r\n".encode()
+    message = BytesParser(policy=HTTP).parsebytes(head + body)
+    fields: dict[str, tuple[str | None, bytes]] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        if isinstance(name, str) and isinstance(payload, bytes):
+            fields[name] = (part.get_filename(), payload)
+    return fields
