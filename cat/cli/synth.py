@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -150,30 +151,29 @@ def synth(
     if open_grading not in OPEN_GRADINGS:
         raise fail(f"--open-grading takes {' or '.join(OPEN_GRADINGS)}; got {open_grading!r}")
     style_list = [Style(s) for s in _comma_list(styles, _STYLES, "--styles")]
+    # What the online run and a batch round share (run_synthesis and prepare_run).
+    common: dict[str, Any] = {
+        "store": store_path,
+        "out": out,
+        "base_url": base_url,
+        "participants": kinds,
+        "styles": style_list,
+        "limit": limit,
+        "temperature": temperature,
+        "seed": seed,
+        "concurrency": concurrency,
+        "order_threshold": order_threshold,
+        "judge_model": judge_model,
+        "open_grading": open_grading,
+        "binary": binary,
+        "report": report_path,
+        "prices": prices,
+        "timeout": timeout,
+    }
     if batch_out is not None or batch_in is not None:
         with progress_bar("planning the batch round", total=None) as update:
-            plan = prepare_run(
-                pool_dir,
-                agents,
-                store=store_path,
-                out=out,
-                base_url=base_url,
-                participants=kinds,
-                styles=style_list,
-                limit=limit,
-                temperature=temperature,
-                seed=seed,
-                concurrency=concurrency,
-                order_threshold=order_threshold,
-                judge_model=judge_model,
-                open_grading=open_grading,
-                binary=binary,
-                report=report_path,
-                prices=prices,
-                timeout=timeout,
-            )
             done = run_batch_round(
-                plan,
+                prepare_run(pool_dir, agents, **common),
                 batch_in=batch_in,
                 batch_out=batch_out,
                 max_batch_attempts=max_batch_attempts,
@@ -187,23 +187,8 @@ def synth(
         report = run_synthesis(
             pool_dir,
             agents,
-            store=store_path,
-            out=out,
-            base_url=base_url,
-            participants=kinds,
-            styles=style_list,
-            limit=limit,
-            temperature=temperature,
-            seed=seed,
-            concurrency=concurrency,
-            order_threshold=order_threshold,
-            judge_model=judge_model,
-            open_grading=open_grading,
-            binary=binary,
-            report=report_path,
-            prices=prices,
+            **common,
             api_key_env=api_key_env,
-            timeout=timeout,
             max_attempts=max_attempts,
             progress=_progress(update),
         )
