@@ -51,7 +51,7 @@ class BatchResult:
     key: str
     reply: ChatReply | None
     error: str | None
-    where: str  # "FILE line N", for messages
+    where: str  # "FILE line N": for messages, and which line an error came from
 
 
 def request_line(request: ChatRequest) -> str:

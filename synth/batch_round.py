@@ -151,14 +151,20 @@ def _import(
                 store.put_call(request, result.reply, cost, prompts.PROMPT_VERSION)
                 imported += 1
             else:
-                store.put_batch_error(key, result.error or "error")
+                store.put_batch_error(key, result.error or "error", result.where)
                 errors += 1
     return imported, errors, unmatched
 
 
 def _read(path: Path) -> dict[str, BatchResult]:
-    """Every result by call key; a later line for a key replaces an earlier one."""
-    return {result.key: result for result in read_results(result_files(path))}
+    """Every result by call key: a reply wins over an error, and a later line over an
+    earlier one of the same kind."""
+    out: dict[str, BatchResult] = {}
+    for result in read_results(result_files(path)):
+        earlier = out.get(result.key)
+        if earlier is None or result.reply is not None or earlier.reply is None:
+            out[result.key] = result
+    return out
 
 
 def _walk(

@@ -97,6 +97,7 @@ CREATE TABLE IF NOT EXISTS batch_requests (
     round INTEGER NOT NULL,
     errors INTEGER NOT NULL,
     last_error TEXT,
+    error_seen TEXT,
     created TEXT NOT NULL
 );
 """
@@ -326,13 +327,14 @@ class RunStore:
                 round_no,
                 0,
                 None,
+                None,
                 _now(),
             )
             for request, role in calls
         ]
         with self.transaction():
             self._db.executemany(
-                "INSERT INTO batch_requests VALUES (?,?,?,?,?,?,?,?) "
+                "INSERT INTO batch_requests VALUES (?,?,?,?,?,?,?,?,?) "
                 "ON CONFLICT(key) DO UPDATE SET round=excluded.round",
                 rows,
             )
@@ -352,10 +354,13 @@ class RunStore:
             payload["max_tokens"],
         )
 
-    def put_batch_error(self, key: str, error: str) -> None:
-        """Count one more error result of a batch request."""
+    def put_batch_error(self, key: str, error: str, seen: str) -> None:
+        """Count an error result of a batch request, unless it is the very result line
+        counted last (``seen`` names it): importing the same file again spends nothing."""
         self._db.execute(
-            "UPDATE batch_requests SET errors=errors+1, last_error=? WHERE key=?", (error, key)
+            "UPDATE batch_requests SET errors=errors+1, last_error=?, error_seen=? "
+            "WHERE key=? AND (error_seen IS NULL OR error_seen != ?)",
+            (error, seen, key, seen),
         )
 
     def batch_errors(self) -> dict[str, tuple[int, str]]:

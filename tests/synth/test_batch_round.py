@@ -169,3 +169,20 @@ def test_a_request_line_is_a_batch_line() -> None:
             "seed": 3,
         },
     }
+
+
+def test_importing_the_same_errors_again_spends_no_attempt(en_pool: Path, tmp_path: Path) -> None:
+    out, results = tmp_path / "requests", tmp_path / "results"
+    out.mkdir()
+    results.mkdir()
+    first = run_batch_round(_plan(en_pool, tmp_path), batch_in=None, batch_out=out)
+    _answer(en_pool, first.files, results, error_rate=1.0)
+    for _ in range(4):  # the same error file, imported again and again
+        again = run_batch_round(_plan(en_pool, tmp_path), batch_in=results, batch_out=out)
+        assert again.report is None and again.remaining["generation"] == 16
+    with RunStore(tmp_path / "batch.db") as store:
+        assert {count for count, _ in store.batch_errors().values()} == {1}
+    # A reply in a later file wins over the error for the same call.
+    _answer(en_pool, again.files, results)
+    done = run_batch_round(_plan(en_pool, tmp_path), batch_in=results, batch_out=out)
+    assert done.imported == 16 and done.remaining["debate"] == 16
