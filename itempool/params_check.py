@@ -127,15 +127,19 @@ def _header(path: Path) -> list[str]:
         return []  # the reader that follows says what is wrong
 
 
+def _continuous_header(header: list[str]) -> bool:
+    return tuple(header[: len(CONTINUOUS_COLUMNS)]) == CONTINUOUS_COLUMNS
+
+
 def is_continuous_params(path: Path) -> bool:
     """Whether ``path`` holds continuous items (the ``irt.continuous_io`` layout)."""
-    return tuple(_header(path)[: len(CONTINUOUS_COLUMNS)]) == CONTINUOUS_COLUMNS
+    return _continuous_header(_header(path))
 
 
 def is_scored_params(path: Path) -> bool:
     """Whether ``path`` holds scored items (the ``irt.polytomous_io`` layout)."""
     header = _header(path)
-    return header[:2] == list(_SCORED_HEADER) and not is_continuous_params(path)
+    return header[:2] == list(_SCORED_HEADER) and not _continuous_header(header)
 
 
 def _scored_problems(
@@ -258,8 +262,9 @@ def read_pool_param_files(paths: Sequence[Path]) -> ItemParams | PolytomousParam
             f"give one params file, or two (0/1 or scored items, and continuous items); "
             f"got {len(paths)}"
         )
-    continuous = [p for p in paths if is_continuous_params(p)]
-    discrete = [p for p in paths if not is_continuous_params(p)]
+    kinds = {p: is_continuous_params(p) for p in paths}
+    continuous = [p for p in paths if kinds[p]]
+    discrete = [p for p in paths if not kinds[p]]
     if len(continuous) > 1 or len(discrete) > 1:
         kind = "continuous" if len(continuous) > 1 else "0/1 or scored"
         raise PoolFormatError(

@@ -45,7 +45,7 @@ def model_name(params: PoolParams) -> str:
     "mixed" for scored items of several types."""
     if isinstance(params, ItemParams):
         return params.model.value
-    kinds = {str(getattr(t, "value", t)) for t in params.item_types}
+    kinds = {str(t) for t in params.item_types}
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
 

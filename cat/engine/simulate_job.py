@@ -179,7 +179,7 @@ def _item_types(params: PoolParams) -> dict[str, int] | None:
     """Items per type of a scored pool (None for a binary one)."""
     if isinstance(params, ItemParams):
         return None
-    kinds = [str(getattr(t, "value", t)) for t in params.item_types]
+    kinds = [str(t) for t in params.item_types]
     return {kind: kinds.count(kind) for kind in sorted(set(kinds))}
 
 

@@ -159,16 +159,23 @@ def calibrate_continuous(
 def _se_method(choice: str, n_items: int) -> tuple[str | None, list[str]]:
     """The calibrator's ``standard_errors`` for ``choice``, and a note when "auto"
     leaves them out."""
+    method, note = oakes_unless_too_many(choice, 3 * n_items)
+    return method, [] if note is None else [note]
+
+
+def oakes_unless_too_many(choice: str, n_parameters: int) -> tuple[str | None, str | None]:
+    """``standard_errors`` "auto", "oakes" or "none" as a calibrator takes it: "auto"
+    is Oakes' observed information up to ``AUTO_SE_MAX_PARAMETERS`` free parameters
+    and none beyond, with the note that says so (shared with the mixed fit)."""
     if choice != "auto":
-        return (None if choice == "none" else choice), []
-    count = 3 * n_items
-    if count <= AUTO_SE_MAX_PARAMETERS:
-        return "oakes", []
-    return None, [
-        f"no standard errors: {count:,} free parameters are more than the "
+        return (None if choice == "none" else choice), None
+    if n_parameters <= AUTO_SE_MAX_PARAMETERS:
+        return "oakes", None
+    return None, (
+        f"no standard errors: {n_parameters:,} free parameters are more than the "
         f"{AUTO_SE_MAX_PARAMETERS:,} they are computed for by default "
         "(--standard-errors oakes computes them anyway, slowly)"
-    ]
+    )
 
 
 def _used_priors(described: dict[str, Any], parts: dict[str, Any]) -> dict[str, Any]:

@@ -25,9 +25,8 @@ from typing import Any
 import numpy as np
 
 from cat.errors import CatError
-from cat.pools.continuous_calibration import CONTINUOUS_MODELS
+from cat.pools.continuous_calibration import CONTINUOUS_MODELS, oakes_unless_too_many
 from cat.pools.graded_calibration import (
-    AUTO_SE_MAX_PARAMETERS,
     GRADED_MODELS,
     MIN_SUBJECTS,
     as_abilities,
@@ -224,7 +223,7 @@ def calibrate_mixed(
     chosen = min(fits, key=lambda name: fits[name].aic_)
     fit = fits[chosen]
     params = fit.params_
-    se_method, se_note = _se_method(standard_errors, fit.n_parameters_)
+    se_method, se_note = oakes_unless_too_many(standard_errors, fit.n_parameters_)
     if se_note:
         notes.append(se_note)
     if se_method is not None:
@@ -361,18 +360,6 @@ def aligned_responses(
             disc, subjects, discrete.item_ids, n_categories=discrete.n_categories
         ),
         ContinuousResponses.from_array(cont, subjects, continuous.item_ids),
-    )
-
-
-def _se_method(choice: str, n_parameters: int) -> tuple[str | None, str | None]:
-    if choice != "auto":
-        return (None if choice == "none" else choice), None
-    if n_parameters <= AUTO_SE_MAX_PARAMETERS:
-        return "oakes", None
-    return None, (
-        f"no standard errors: {n_parameters:,} free parameters are more than the "
-        f"{AUTO_SE_MAX_PARAMETERS:,} they are computed for by default "
-        "(--standard-errors oakes computes them anyway, slowly)"
     )
 
 
