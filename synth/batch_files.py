@@ -30,7 +30,10 @@ __all__ = [
     "MAX_BYTES",
     "MAX_REQUESTS",
     "BatchResult",
+    "model_slug",
+    "parse_results",
     "read_results",
+    "request_chunks",
     "request_line",
     "result_files",
     "split_lines",
@@ -96,17 +99,34 @@ def write_request_files(
     """Write the requests as batch files ``folder/<prefix>-<model>-NNN.jsonl``, one
     series per model (a ``vllm run-batch`` serves one model), split at the limits;
     returns the files written."""
+    written = []
+    for model, k, chunk in request_chunks(requests, max_requests, max_bytes):
+        path = folder / f"{prefix}-{model_slug(model)}-{k:03d}.jsonl"
+        path.write_text("".join(line + "\n" for line in chunk), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def request_chunks(
+    requests: Iterable[ChatRequest],
+    max_requests: int = MAX_REQUESTS,
+    max_bytes: int = MAX_BYTES,
+) -> list[tuple[str, int, list[str]]]:
+    """The requests as batch lines, by model (sorted) and split at the limits:
+    (model, chunk number from 1, lines)."""
     by_model: dict[str, list[str]] = {}
     for request in requests:
         by_model.setdefault(request.model, []).append(request_line(request))
-    written = []
-    for model in sorted(by_model):
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_") or "model"
-        for k, chunk in enumerate(split_lines(by_model[model], max_requests, max_bytes)):
-            path = folder / f"{prefix}-{slug}-{k + 1:03d}.jsonl"
-            path.write_text("".join(line + "\n" for line in chunk), encoding="utf-8")
-            written.append(path)
-    return written
+    return [
+        (model, k + 1, chunk)
+        for model in sorted(by_model)
+        for k, chunk in enumerate(split_lines(by_model[model], max_requests, max_bytes))
+    ]
+
+
+def model_slug(model: str) -> str:
+    """``model`` as a file-name part."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_") or "model"
 
 
 def result_files(path: Path) -> list[Path]:
@@ -127,11 +147,17 @@ def read_results(paths: Sequence[Path]) -> Iterator[BatchResult]:
     for path in paths:
         try:
             with path.open(encoding="utf-8") as fh:
-                for n, raw in enumerate(fh, start=1):
-                    if raw.strip():
-                        yield _result(raw, f"{path.name} line {n}")
+                yield from parse_results(fh, path.name)
         except (OSError, UnicodeDecodeError) as exc:
             raise SynthError(f"{path}: cannot read the result file ({exc})") from exc
+
+
+def parse_results(lines: Iterable[str], name: str) -> Iterator[BatchResult]:
+    """The result lines of one file called ``name`` (blank lines skipped); a line that
+    is not a batch result stops with one ``SynthError`` naming ``name`` and the line."""
+    for n, raw in enumerate(lines, start=1):
+        if raw.strip():
+            yield _result(raw, f"{name} line {n}")
 
 
 def _result(raw: str, where: str) -> BatchResult:

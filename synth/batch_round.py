@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +35,18 @@ from synth.report import SynthesisReport
 from synth.runner import CallDeferred, DeferredCall, RunProgress
 from synth.store import RunStore
 
-__all__ = ["BatchRound", "DeferringBackend", "run_batch_round"]
+__all__ = [
+    "BatchRound",
+    "DeferringBackend",
+    "check_batch_run",
+    "import_results",
+    "next_round",
+    "remaining_by_stage",
+    "results_by_key",
+    "run_batch_round",
+    "stages_text",
+    "walk",
+]
 
 #: Errors a request may get back from batches before it is recorded as failed.
 MAX_BATCH_ATTEMPTS = 3
@@ -82,6 +93,17 @@ class BatchRound:
         return sum(self.remaining.values())
 
 
+def check_batch_run(plan: RunPlan, max_batch_attempts: int) -> None:
+    """Refuse what no batch run does: a judge, or an attempt budget below 1."""
+    if plan.judge is not None:
+        raise SynthError(
+            "a batch run asks no judge: run the batches without --judge-model, then the "
+            "same command online with it (only the judge's calls are new)"
+        )
+    if max_batch_attempts < 1:
+        raise SynthError(f"max batch attempts must be at least 1, got {max_batch_attempts}")
+
+
 def run_batch_round(
     plan: RunPlan,
     *,
@@ -97,85 +119,80 @@ def run_batch_round(
     Raises ``SynthError`` before touching the store on bad input (an unreadable result
     file, a missing ``batch_out`` folder), and after importing when calls remain but
     there is no ``batch_out`` to write them to."""
-    if plan.judge is not None:
-        raise SynthError(
-            "a batch run asks no judge: run the batches without --judge-model, then the "
-            "same command online with it (only the judge's calls are new)"
-        )
-    if max_batch_attempts < 1:
-        raise SynthError(f"max batch attempts must be at least 1, got {max_batch_attempts}")
+    check_batch_run(plan, max_batch_attempts)
     if batch_out is not None and not batch_out.is_dir():
         raise SynthError(f"--batch-out {batch_out}: no such folder")
     results = _read(batch_in) if batch_in is not None else {}
     t0 = time.perf_counter()
     with RunStore(plan.store) as store:
         store.set_meta("run", plan.meta())
-        imported, errors, unmatched = _import(plan, store, results)
-        counts, deferred = _walk(plan, store, store.batch_errors(), max_batch_attempts, progress)
-        remaining = {stage: 0 for stage in STAGES}
-        remaining.update(Counter(call.role for call in deferred.values()))
+        with store.transaction():
+            imported, errors, unmatched = import_results(plan, store, results)
+        counts, deferred = walk(plan, store, max_batch_attempts, progress)
+        remaining = remaining_by_stage(deferred)
         if not deferred:
             report = finish_run(plan, store, counts, t0)
             return BatchRound(imported, errors, unmatched, remaining, report=report)
         if batch_out is None:
             raise SynthError(
-                f"{len(deferred):,} calls remain ({_stages(remaining)}); give --batch-out DIR "
+                f"{len(deferred):,} calls remain ({stages_text(remaining)}); give --batch-out DIR "
                 "to write their requests"
             )
-        n = int(store.get_meta(_ROUND) or 0) + 1
+        n = next_round(store)
         # Recorded before the files exist: every line written can find its request.
         store.put_batch_requests(((c.request, c.role) for c in deferred.values()), n)
         files = write_request_files(
             [c.request for c in deferred.values()], batch_out, f"round{n:02d}"
         )
-        store.set_meta(_ROUND, n)
     return BatchRound(imported, errors, unmatched, remaining, files, n)
 
 
-def _import(
+def import_results(
     plan: RunPlan, store: RunStore, results: Mapping[str, BatchResult]
 ) -> tuple[int, int, int]:
-    """Store every result that answers a batch request still open, in one transaction
-    (an import cut short stores nothing); counts of replies, errors and lines that
-    answer no open request."""
+    """Store every result that answers a batch request still open (call inside the
+    import's transaction, so that an import cut short stores nothing); counts of
+    replies, errors and lines that answer no open request."""
     imported = errors = unmatched = 0
-    with store.transaction():
-        for key, result in results.items():
-            request = store.batch_request(key)
-            if request is None or store.get_call(key) is not None:
-                unmatched += 1
-            elif result.reply is not None:
-                cost = (
-                    None if plan.prices is None else plan.prices.cost(request.model, result.reply)
-                )
-                store.put_call(request, result.reply, cost, prompts.PROMPT_VERSION)
-                imported += 1
-            else:
-                store.put_batch_error(key, result.error or "error", result.where)
-                errors += 1
+    for key, result in results.items():
+        request = store.batch_request(key)
+        if request is None or store.get_call(key) is not None:
+            unmatched += 1
+        elif result.reply is not None:
+            cost = (
+                None
+                if plan.prices is None
+                else plan.prices.cost(request.model, result.reply, batch=True)
+            )
+            store.put_call(request, result.reply, cost, prompts.PROMPT_VERSION)
+            imported += 1
+        else:
+            store.put_batch_error(key, result.error or "error", result.where)
+            errors += 1
     return imported, errors, unmatched
 
 
 def _read(path: Path) -> dict[str, BatchResult]:
+    return results_by_key(read_results(result_files(path)))
+
+
+def results_by_key(results: Iterable[BatchResult]) -> dict[str, BatchResult]:
     """Every result by call key: a reply wins over an error, and a later line over an
     earlier one of the same kind."""
     out: dict[str, BatchResult] = {}
-    for result in read_results(result_files(path)):
+    for result in results:
         earlier = out.get(result.key)
         if earlier is None or result.reply is not None or earlier.reply is None:
             out[result.key] = result
     return out
 
 
-def _walk(
-    plan: RunPlan,
-    store: RunStore,
-    failures: Mapping[str, tuple[int, str]],
-    budget: int,
-    progress: OnProgress | None,
+def walk(
+    plan: RunPlan, store: RunStore, budget: int, progress: OnProgress | None
 ) -> tuple[RunProgress, dict[str, DeferredCall]]:
     """One pass of the runner with nothing answered live: the counts, and the calls
-    deferred to a batch by key."""
+    deferred to a batch by key (a call that batches failed ``budget`` times fails)."""
+    failures = store.batch_errors()
     seen: dict[str, DeferredCall] = {}
 
     def backends() -> dict[str, DeferringBackend]:
@@ -185,5 +202,21 @@ def _walk(
     return counts, seen
 
 
-def _stages(remaining: Mapping[str, int]) -> str:
+def remaining_by_stage(deferred: Mapping[str, DeferredCall]) -> dict[str, int]:
+    """The deferred calls counted per stage (every stage named, 0 when none)."""
+    remaining = {stage: 0 for stage in STAGES}
+    remaining.update(Counter(call.role for call in deferred.values()))
+    return remaining
+
+
+def next_round(store: RunStore) -> int:
+    """The next round's number, recorded at once (a round cut short leaves a gap)."""
+    n = int(store.get_meta(_ROUND) or 0) + 1
+    store.set_meta(_ROUND, n)
+    return n
+
+
+def stages_text(remaining: Mapping[str, int]) -> str:
+    """ "generation 12, debate 4": the stages with calls left."""
+
     return ", ".join(f"{stage} {n:,}" for stage, n in remaining.items() if n)

@@ -41,6 +41,7 @@ from synth.participants import KINDS, Agent, Participant, make_participants, par
 from synth.pricing import Prices
 from synth.prompts import PROMPT_VERSION, Style
 from synth.report import (
+    BatchCalls,
     JudgeAgreement,
     JudgeSummary,
     ParticipantSummary,
@@ -262,6 +263,7 @@ def finish_run(
     )
     totals = run_store.totals()
     result = SynthesisReport(
+        batch=batch_calls(run_store, plan.prices),
         pool=questions.name,
         language=questions.language,
         n_items=len(questions.items),
@@ -292,6 +294,21 @@ def finish_run(
     if plan.report is not None:
         write_text_atomic(plan.report, result.model_dump_json(indent=2) + "\n")
     return result
+
+
+def batch_calls(store: RunStore, prices: Prices | None) -> BatchCalls | None:
+    """The stored calls that batches answered, with their cost at batch prices and the
+    same calls' cost online; None when batches answered none."""
+    rows = store.batch_calls()
+    if not rows:
+        return None
+    online = 0.0
+    for model, prompt_tokens, completion_tokens, _ in rows:
+        online += (
+            prices.token_cost(model, prompt_tokens, completion_tokens) if prices else 0.0
+        ) or 0.0
+    paid = sum(cost or 0.0 for *_, cost in rows)
+    return BatchCalls(calls=len(rows), cost=paid, online_cost=online)
 
 
 def _check_settings(

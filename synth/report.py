@@ -50,6 +50,16 @@ class StoreTotals(_Model):
         return self.prompt_tokens + self.completion_tokens
 
 
+class BatchCalls(_Model):
+    """The stored calls that batches answered (``--batch``, ``--batch-in``): ``cost`` at
+    batch prices, ``online_cost`` what the same calls cost online (both over the calls
+    with a price, 0 without ``--prices``)."""
+
+    calls: int
+    cost: float
+    online_cost: float
+
+
 class JudgeAgreement(_Model):
     """The judge's points against the reference metric's on the same open answers
     (``synth.agreement``): ``n`` answers, ``exact`` share with equal points,
@@ -94,6 +104,8 @@ class SynthesisReport(_Model):
     item; ``max_score`` is the highest). ``open_grading`` says whether open items' points
     come from the reference metric or the judge (``judge``, when one was given and the
     items asked include open ones). ``notes`` are worth reading but did not stop the run.
+    ``batch`` counts the stored calls answered by batches and their cost (None when
+    batches answered none).
     """
 
     pool: str
@@ -122,6 +134,7 @@ class SynthesisReport(_Model):
     store: Path
     report: Path | None
     n_written: int
+    batch: BatchCalls | None = None
 
     @property
     def all_from_store(self) -> bool:

@@ -9,8 +9,12 @@ graded final answer per item; ``judgements`` holds the LLM judge's score of each
 answer, keyed by (item, participant, the reply's hash, judge model, judge prompt version)
 so that a rerun never asks the judge twice; ``batch_requests`` holds every request
 written into a batch file (``synth.batch_round``), so that a result line finds its
-request by its ``custom_id``, with the error results it got. Requests are stored as
-their payload only: no API key or header is ever written.
+request by its ``custom_id``, with the error results it got; ``batches`` holds each
+batch of the Batch API path (``synth.batch_api``): its name, the keys it holds (written
+before its file is uploaded), its file id (after the upload), its batch id (after the
+batch is created) and whether its results are imported, so that a run killed at any
+point resumes its batches and submits nothing twice. Requests are stored as their
+payload only: no API key or header is ever written.
 
 Schema 2 (issue 15) added ``credit``, ``points``, ``max_score`` and ``reply_hash`` to
 ``results`` and the ``judgements`` table. A schema 1 store is migrated when opened: the
@@ -30,9 +34,9 @@ from typing import Any
 
 from synth.backend import ChatReply, ChatRequest
 from synth.errors import SynthError
-from synth.store_records import Judgement, Result, StoredCall
+from synth.store_records import Judgement, Result, StoredBatch, StoredCall
 
-__all__ = ["SCHEMA_VERSION", "Judgement", "Result", "RunStore", "StoredCall"]
+__all__ = ["SCHEMA_VERSION", "Judgement", "Result", "RunStore", "StoredBatch", "StoredCall"]
 
 SCHEMA_VERSION = 2
 
@@ -98,6 +102,18 @@ CREATE TABLE IF NOT EXISTS batch_requests (
     errors INTEGER NOT NULL,
     last_error TEXT,
     error_seen TEXT,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS batches (
+    name TEXT PRIMARY KEY,
+    base_url TEXT NOT NULL,
+    model TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    keys TEXT NOT NULL,
+    file_id TEXT,
+    batch_id TEXT,
+    status TEXT NOT NULL,
+    imported INTEGER NOT NULL,
     created TEXT NOT NULL
 );
 """
@@ -369,6 +385,59 @@ class RunStore:
             "SELECT key, errors, last_error FROM batch_requests WHERE errors > 0"
         ).fetchall()
         return {key: (count, last or "") for key, count, last in rows}
+
+    def batch_calls(self) -> list[tuple[str, int, int, float | None]]:
+        """(model, prompt tokens, completion tokens, cost) of every stored call that a
+        batch answered."""
+        return self._db.execute(
+            "SELECT c.model, c.prompt_tokens, c.completion_tokens, c.cost FROM calls c "
+            "JOIN batch_requests b ON b.key = c.key"
+        ).fetchall()
+
+    def put_batches(self, batches: Iterable[StoredBatch]) -> None:
+        """Record batches planned (their keys, before any upload), in one transaction."""
+        with self.transaction():
+            self._db.executemany(
+                "INSERT INTO batches VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        b.name,
+                        b.base_url,
+                        b.model,
+                        b.round,
+                        json.dumps(list(b.keys)),
+                        b.file_id,
+                        b.batch_id,
+                        b.status,
+                        int(b.imported),
+                        _now(),
+                    )
+                    for b in batches
+                ],
+            )
+
+    def update_batch(self, name: str, **fields: str | None) -> None:
+        """Set a batch's ``file_id``, ``batch_id`` or ``status`` (committed at once)."""
+        for column, value in fields.items():
+            if column not in ("file_id", "batch_id", "status"):
+                raise ValueError(f"not a batch field: {column}")
+            self._db.execute(f"UPDATE batches SET {column}=? WHERE name=?", (value, name))
+
+    def mark_batch_imported(self, name: str, status: str) -> None:
+        """The batch ended with ``status`` and its results are stored (call inside the
+        import's transaction: both are kept, or neither)."""
+        self._db.execute("UPDATE batches SET imported=1, status=? WHERE name=?", (status, name))
+
+    def open_batches(self) -> list[StoredBatch]:
+        """The batches whose results are not imported yet, in the order planned."""
+        rows = self._db.execute(
+            "SELECT name, base_url, model, round, keys, file_id, batch_id, status, imported "
+            "FROM batches WHERE imported=0 ORDER BY rowid"
+        ).fetchall()
+        return [
+            StoredBatch(name, url, model, rnd, tuple(json.loads(keys)), fid, bid, status, bool(imp))
+            for name, url, model, rnd, keys, fid, bid, status, imp in rows
+        ]
 
     def set_meta(self, name: str, value: Any) -> None:
         self._db.execute(

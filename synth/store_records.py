@@ -58,3 +58,21 @@ class Judgement:
     call_key: str | None
     rejected: int = 0
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredBatch:
+    """One batch of the Batch API path: a file of ``keys`` (call keys, in line order)
+    for ``model`` at ``base_url``. ``file_id`` is set once the file is uploaded,
+    ``batch_id`` once the batch is created; ``status`` is the batch's last known
+    status ("planned" before it exists); ``imported`` once its results are stored."""
+
+    name: str
+    base_url: str
+    model: str
+    round: int
+    keys: tuple[str, ...]
+    file_id: str | None = None
+    batch_id: str | None = None
+    status: str = "planned"
+    imported: bool = False

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from cat.cli.common import fail, handle_errors, progress_bar, say, stdout
 from synth.backend import DEFAULT_KEY_ENV
+from synth.batch_api import BatchApiRun, BatchProgress, run_batch_api
 from synth.batch_round import BatchRound, run_batch_round
 from synth.job import OPEN_GRADINGS, SynthesisReport, prepare_run, run_synthesis
 from synth.participants import KINDS
@@ -106,12 +107,23 @@ def synth(
         "then write the next round's requests (--batch-out) or, once every stage is "
         "answered, the responses as an online run does.",
     ),
+    batch: bool = typer.Option(
+        False,
+        "--batch",
+        help="Run through the endpoint's Batch API (/v1/files, /v1/batches; half the "
+        "price on OpenAI): each stage is a round of batches, uploaded, polled and "
+        "imported. Killed or stopped, the same command resumes the batches it created.",
+    ),
+    poll_seconds: float = typer.Option(
+        30.0, "--poll-seconds", min=0.0, help="With --batch: seconds between polls."
+    ),
     max_batch_attempts: int = typer.Option(
         3,
         "--max-batch-attempts",
         min=1,
-        help="With --batch-in: a request whose result is an error is asked again in the "
-        "next round, up to this many errors; then it is recorded as failed.",
+        help="With --batch or --batch-in: a request whose result is an error (or is "
+        "missing from an ended batch, with --batch) is asked again in the next round, up "
+        "to this many times; then it is recorded as failed.",
     ),
 ) -> None:
     """Ask every participant (each agent alone, and each ordered pair by generation ->
@@ -170,6 +182,22 @@ def synth(
         "prices": prices,
         "timeout": timeout,
     }
+    if batch and (batch_out is not None or batch_in is not None):
+        raise fail("--batch runs through the Batch API; --batch-out/--batch-in through files")
+    if batch:
+        plan = prepare_run(pool_dir, agents, **common)
+        with progress_bar("planning the first round", total=None) as update:
+            run = run_batch_api(
+                plan,
+                api_key_env=api_key_env,
+                max_batch_attempts=max_batch_attempts,
+                poll_seconds=poll_seconds,
+                progress=_progress(update),
+                on_batches=_batch_progress(update),
+            )
+        _print_batch_run(run)
+        _print(run.report)
+        return
     if batch_out is not None or batch_in is not None:
         with progress_bar("planning the batch round", total=None) as update:
             done = run_batch_round(
@@ -220,6 +248,32 @@ def _progress(update: Callable[..., None]) -> Callable[[RunProgress], None]:
     return show
 
 
+def _batch_progress(update: Callable[..., None]) -> Callable[[BatchProgress], None]:
+    def show(p: BatchProgress) -> None:
+        statuses = ", ".join(f"{n} {status}" for status, n in sorted(p.statuses.items()))
+        doing = "created" if p.phase == "uploading" else "ended"
+        update(
+            total=p.batches,
+            completed=p.done,
+            description=f"round {p.round}: {p.done}/{p.batches} batches {doing} · "
+            f"{p.answered:,}/{p.requests:,} requests answered · {statuses}",
+        )
+
+    return show
+
+
+def _print_batch_run(run: BatchApiRun) -> None:
+    if not run.rounds:
+        say("Batch API: nothing left to ask (every call is answered or failed in the store)")
+        return
+    resumed = f", {run.resumed} resumed from an earlier run" if run.resumed else ""
+    say(
+        f"Batch API: {run.rounds} rounds, {run.batches} batches created ({run.submitted:,} "
+        f"requests{resumed}); {run.imported:,} results imported, {run.errors:,} errors "
+        "(asked again next round, within --max-batch-attempts)"
+    )
+
+
 def _print(report: SynthesisReport) -> None:
     scored = report.max_score > 1
     table = Table(title="Synthesis")
@@ -246,6 +300,7 @@ def _print(report: SynthesisReport) -> None:
     if report.regraded_answers:
         say(f"{report.regraded_answers:,} stored answers graded again from their stored replies")
     _print_judge(report)
+    _print_batch_cost(report)
     totals = report.store_totals
     cost = f", cost {totals.cost:.4f}" if totals.cost else ""
     say(
@@ -263,6 +318,17 @@ def _print(report: SynthesisReport) -> None:
         say(f"summary written to {report.report}")
     for note in report.notes:
         say(f"note: {note}")
+
+
+def _print_batch_cost(report: SynthesisReport) -> None:
+    batch = report.batch
+    if batch is None or not batch.online_cost:
+        return
+    saved = 1.0 - batch.cost / batch.online_cost
+    say(
+        f"the {batch.calls:,} calls answered by batches cost {batch.cost:.4f} at batch "
+        f"prices against {batch.online_cost:.4f} for the same calls online ({saved:.0%} saved)"
+    )
 
 
 def _figure(value: float | None) -> str:
@@ -290,6 +356,12 @@ def _print_judge(report: SynthesisReport) -> None:
 
 def _calls(report: SynthesisReport) -> str:
     """Where this run's answers came from, true whether all, some or none were stored."""
+    if report.batch is not None and report.new_calls == 0:
+        failed = f" ({report.failed_calls:,} failed)" if report.failed_calls else ""
+        return (
+            f"{report.n_answers:,} answers from the store, {report.batch.calls:,} of its "
+            f"calls answered by batches{failed}"
+        )
     if report.all_from_store:
         return f"no new calls: all {report.n_answers:,} answers came from the store"
     return (

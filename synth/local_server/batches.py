@@ -18,7 +18,7 @@ import json
 import random
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
 from typing import Any
@@ -32,10 +32,16 @@ __all__ = ["BatchFaults", "BatchService", "multipart_fields"]
 class BatchFaults:
     """Shares of lines answered as errors or left out, and of batches failed or expired."""
 
-    line_error_rate: float = 0.0
-    line_drop_rate: float = 0.0
-    fail_rate: float = 0.0
-    expire_rate: float = 0.0
+    line_error_rate: float = field(
+        default=0.0, metadata={"help": "share of lines answered as errors"}
+    )
+    line_drop_rate: float = field(
+        default=0.0, metadata={"help": "share of lines left out of both files"}
+    )
+    fail_rate: float = field(default=0.0, metadata={"help": "share of batches failed"})
+    expire_rate: float = field(
+        default=0.0, metadata={"help": "share of batches expired (half their lines answered)"}
+    )
 
 
 class BatchService:
@@ -133,11 +139,15 @@ class BatchService:
                 batch["cancelled_at"] = int(time.time())
             return dict(batch)
 
-    def list(self, limit: int = 20) -> dict[str, Any]:
-        """The newest batches first, as ``GET /v1/batches`` lists them."""
+    def list(self, limit: int = 20, after: str | None = None) -> dict[str, Any]:
+        """The newest batches first, ``limit`` a page, from the one after ``after``, as
+        ``GET /v1/batches`` lists them (``has_more`` when a page follows)."""
         with self._lock:
-            data = [dict(b) for b in reversed(self._batches.values())][:limit]
-        return {"object": "list", "data": data, "has_more": False}
+            ids = list(reversed(self._batches))
+            start = ids.index(after) + 1 if after in self._batches else 0
+            page = [dict(self._batches[i]) for i in ids[start : start + limit]]
+            more = start + limit < len(ids)
+        return {"object": "list", "data": page, "has_more": more}
 
     def cancel(self, batch_id: str) -> dict[str, Any] | None:
         with self._lock:

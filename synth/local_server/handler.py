@@ -14,6 +14,7 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
+from urllib.parse import parse_qs, urlsplit
 
 from synth.local_server.batches import BatchFaults, BatchService, multipart_fields
 from synth.local_server.protocol import ChatCompletions, error_body
@@ -106,7 +107,7 @@ class _Handler(BaseHTTPRequestHandler):
         batches (``synth.local_server.batches``)."""
         path = self.path.split("?", 1)[0].rstrip("/")
         if path.startswith(("/v1/files", "/v1/batches")):
-            self._batch_get(path)
+            self._batch_get(path, parse_qs(urlsplit(self.path).query))
             return
         api = self.server.api
         if path in _MODELS_PATHS:
@@ -162,7 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(reply.status, reply.body, reply.headers)
 
-    def _batch_get(self, path: str) -> None:
+    def _batch_get(self, path: str, query: dict[str, list[str]]) -> None:
         service = self.server.batches
         parts = path.split("/")[2:]  # ["files", id, "content"] or ["batches", id]
         found: object = None
@@ -174,7 +175,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif parts[0] == "files" and len(parts) == 2:
             found = service.file(parts[1])
         elif parts == ["batches"]:
-            found = service.list()
+            limit = query.get("limit", ["20"])[0]
+            after = query.get("after", [None])[0]
+            found = service.list(int(limit) if limit.isdigit() else 20, after)
         elif parts[0] == "batches" and len(parts) == 2:
             found = service.retrieve(parts[1])
         if found is None:

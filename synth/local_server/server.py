@@ -200,6 +200,15 @@ def _parser() -> argparse.ArgumentParser:
             default=f.default,
             metavar="X" if f.metadata["kind"] == "rate" else "SECONDS",
         )
+    for f in fields(BatchFaults):  # --batch-line-error-rate X, ..., --batch-expire-rate X
+        parser.add_argument(
+            "--batch-" + f.name.replace("_", "-"),
+            dest="batch_" + f.name,
+            type=float,
+            default=f.default,
+            metavar="X",
+            help="Batch API: " + f.metadata["help"],
+        )
     return parser
 
 
@@ -213,6 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         faults = FaultPlan(**{f.name: getattr(args, f.name) for f in fields(FaultPlan)})
+        batch_faults = BatchFaults(
+            **{f.name: getattr(args, "batch_" + f.name) for f in fields(BatchFaults)}
+        )
         pool = read_questions(args.pool)
         server = LocalServer(
             pool.items,
@@ -223,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             port=args.port,
             log_path=args.log,
             judges=args.judges,
+            batch_faults=batch_faults,
         )
         # Handlers first: a SIGTERM right after READY must still stop cleanly.
         signal.signal(signal.SIGTERM, on_signal)
