@@ -83,10 +83,12 @@ _CREATE_TRIES = 5
 
 @dataclass(frozen=True)
 class BatchProgress:
-    """Where a round stands: ``phase`` is "uploading" (``done`` of its ``batches``
-    created so far) or "waiting" (``done`` ended); of its ``requests``, ``answered``
-    have a result line (the batches' ``request_counts``: completed and failed);
-    ``statuses`` counts the batches by their last status."""
+    """Where a round stands. ``phase`` is "uploading" (``done`` of its ``batches``
+    created so far), "submitted" (all created), "waiting" (``done`` ended) or "ended"
+    (all ended and imported). Of its ``requests`` (``stages``: how many of each
+    stage), ``answered`` have a result line (the batches' ``request_counts``: completed
+    and failed); ``statuses`` counts the batches by their last status; ``imported``
+    and ``errors`` count the result lines imported so far in the round."""
 
     round: int
     phase: str
@@ -95,6 +97,9 @@ class BatchProgress:
     requests: int
     answered: int
     statuses: dict[str, int]
+    stages: dict[str, int]
+    imported: int = 0
+    errors: int = 0
 
 
 @dataclass(frozen=True)
@@ -224,10 +229,15 @@ class _Driver:
         self.plan, self.store, self.clients = plan, store, clients
         self.budget, self.poll_seconds, self.on_batches = budget, poll_seconds, on_batches
         self.created = self.submitted = self.resumed = self.imported = self.errors = 0
+        # The round in hand: its requests by stage, and the counts when it began.
+        self._stages: dict[str, int] = {}
+        self._start = (0, 0)
 
     # --- submitting -------------------------------------------------------------------
     def submit(self, batches: list[StoredBatch], lines: Mapping[str, list[str]]) -> None:
         """Upload and create every batch not created yet, recording each step."""
+        self._stages = self.store.batch_stages(batches[0].round)
+        self._start = (self.imported, self.errors)
         for k, batch in enumerate(batches):
             if batch.batch_id is not None:
                 continue
@@ -246,6 +256,7 @@ class _Driver:
                 self.submitted += len(batch.keys)
             self.store.update_batch(batch.name, batch_id=found.id, status=found.status)
             batches[k] = replace(batch, file_id=file_id, batch_id=found.id, status=found.status)
+        self._report(batches, "submitted", len(batches))
 
     def _lines(self, batch: StoredBatch) -> list[str]:
         """A planned batch's lines again, from the requests the store recorded."""
@@ -321,18 +332,10 @@ class _Driver:
                 elif found.status != batch.status:
                     self.store.update_batch(name, status=found.status)
                     live[name] = replace(batch, status=found.status)
-            if self.on_batches is not None:
-                self.on_batches(
-                    BatchProgress(
-                        round=batches[0].round,
-                        phase="waiting",
-                        batches=len(batches),
-                        done=len(batches) - len(live),
-                        requests=sum(n for _, n, _ in counts.values()),
-                        answered=sum(a for a, _, _ in counts.values()),
-                        statuses=dict(Counter(s for *_, s in counts.values())),
-                    )
-                )
+            answered = sum(a for a, _, _ in counts.values())
+            statuses = dict(Counter(s for *_, s in counts.values()))
+            done = len(batches) - len(live)
+            self._report(batches, "waiting" if live else "ended", done, answered, statuses)
 
     def _import(self, batch: StoredBatch, found: Any) -> None:
         """Store an ended batch's results and mark it imported, in one transaction;
@@ -367,19 +370,28 @@ class _Driver:
     def _stopped(self, batch: StoredBatch, what: str, exc: BaseException) -> SynthError:
         return _stopped(batch, what, exc, [str(c.api_key) for c in self.clients.values()])
 
-    def _report(self, batches: Iterable[StoredBatch], phase: str, done: int) -> None:
+    def _report(
+        self,
+        batches: list[StoredBatch],
+        phase: str,
+        done: int,
+        answered: int = 0,
+        statuses: dict[str, int] | None = None,
+    ) -> None:
         if self.on_batches is None:
             return
-        rows = list(batches)
         self.on_batches(
             BatchProgress(
-                round=rows[0].round,
+                round=batches[0].round,
                 phase=phase,
-                batches=len(rows),
+                batches=len(batches),
                 done=done,
-                requests=sum(len(b.keys) for b in rows),
-                answered=0,
-                statuses=dict(Counter(b.status for b in rows)),
+                requests=sum(len(b.keys) for b in batches),
+                answered=answered,
+                statuses=statuses or dict(Counter(b.status for b in batches)),
+                stages=self._stages,
+                imported=self.imported - self._start[0],
+                errors=self.errors - self._start[1],
             )
         )
 

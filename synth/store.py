@@ -394,6 +394,13 @@ class RunStore:
             "JOIN batch_requests b ON b.key = c.key"
         ).fetchall()
 
+    def batch_stages(self, round_no: int) -> dict[str, int]:
+        """The batch requests of round ``round_no``, counted by stage."""
+        rows = self._db.execute(
+            "SELECT role, COUNT(*) FROM batch_requests WHERE round=? GROUP BY role", (round_no,)
+        ).fetchall()
+        return dict(rows)
+
     def put_batches(self, batches: Iterable[StoredBatch]) -> None:
         """Record batches planned (their keys, before any upload), in one transaction."""
         with self.transaction():

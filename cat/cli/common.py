@@ -74,6 +74,11 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 item``, ``2,400 items`` (``plural`` where adding an s will not do)."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
 def say(text: str) -> None:
     """Print one plain line. Messages quote ids and lists in brackets, which rich would
     read as markup; and a line must stay one line at any terminal width, for scripts

@@ -8,7 +8,15 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from cat.cli.common import check_writable, fail, handle_errors, progress_bar, say, stdout
+from cat.cli.common import (
+    check_writable,
+    counted,
+    fail,
+    handle_errors,
+    progress_bar,
+    say,
+    stdout,
+)
 from cat.pools.check import validate_pool
 from cat.pools.diff import PoolDiff, PoolSide, diff_pools
 from cat.pools.importer import QUESTION_FIELDS, Language, import_lm_eval, import_questions
@@ -33,11 +41,6 @@ _MAP_HELP = (
 )
 
 
-def _n(count: int, noun: str) -> str:
-    """``1 item``, ``2 items``."""
-    return f"{count} {noun}{'s' * (count != 1)}"
-
-
 @pool_app.command("validate", no_args_is_help=True)
 @handle_errors
 def validate_pool_cmd(
@@ -52,11 +55,11 @@ def validate_pool_cmd(
     check = validate_pool(pool_dir)
     for problem in check.problems:
         say(str(problem))
-    noted = f" ({_n(check.warnings, 'warning')})" if check.warnings else ""
+    noted = f" ({counted(check.warnings, 'warning')})" if check.warnings else ""
     if not check.ok:
-        say(f"pool {pool_dir}: {_n(check.errors, 'problem')}{noted}")
+        say(f"pool {pool_dir}: {counted(check.errors, 'problem')}{noted}")
         raise typer.Exit(2)
-    say(f"pool {pool_dir}: {_n(check.n_items or 0, 'item')}, no problems{noted}")
+    say(f"pool {pool_dir}: {counted(check.n_items or 0, 'item')}, no problems{noted}")
 
 
 @pool_app.command("info", no_args_is_help=True)
@@ -90,7 +93,7 @@ def _print_info(summary: PoolSummary) -> None:
     if pool.item_types:
         kinds = ", ".join(f"{n} {kind}" for kind, n in pool.item_types.items())
         model = f", scored items ({kinds})"
-    say(f"{pool.name}{version} ({pool.language}): {_n(pool.n_items, 'item')}{model}")
+    say(f"{pool.name}{version} ({pool.language}): {counted(pool.n_items, 'item')}{model}")
     columns = [*(t.value for t in ItemType), "total"]
     table = _table("Items per scenario and type", ["scenario", *columns])
     for scenario, row in summary.items.by_scenario.items():
@@ -181,7 +184,8 @@ def import_questions_cmd(
           --map id=question_id --map scenario=category
     """
     count = import_questions(file, _mapping(maps), out, name or out.name, language)
-    say(f"imported {_n(count, 'question')} from {file} into {out}; next: cat pool validate {out}")
+    imported = counted(count, "question")
+    say(f"imported {imported} from {file} into {out}; next: cat pool validate {out}")
 
 
 @import_app.command("lm-eval", no_args_is_help=True)
@@ -219,7 +223,9 @@ def import_lm_eval_cmd(
             filter_name=filter_name,
             progress=lambda done: update(completed=done),
         )
-    title = f"{_n(matrix.n_subjects, 'subject')} x {_n(matrix.n_items, 'item')} ({metric})"
+    title = (
+        f"{counted(matrix.n_subjects, 'subject')} x {counted(matrix.n_items, 'item')} ({metric})"
+    )
     table = _table(title, ["subject", "answered", "accuracy"])
     answered = matrix.observed.sum(axis=1)
     for sid, n, acc in zip(matrix.subject_ids, answered, matrix.accuracy(), strict=True):
@@ -253,7 +259,7 @@ def pool_diff(
 
 def _label(side: PoolSide) -> str:
     version = f" v{side.version}" if side.version else " (no version)"
-    return f"{side.name}{version} ({_n(side.n_items, 'item')})"
+    return f"{side.name}{version} ({counted(side.n_items, 'item')})"
 
 
 def _print_diff(diff: PoolDiff) -> None:

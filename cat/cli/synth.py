@@ -13,10 +13,10 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from cat.cli.common import fail, handle_errors, progress_bar, say, stdout
+from cat.cli.common import counted, fail, handle_errors, progress_bar, say, stdout
 from synth.backend import DEFAULT_KEY_ENV
 from synth.batch_api import BatchApiRun, BatchProgress, run_batch_api
-from synth.batch_round import BatchRound, run_batch_round
+from synth.batch_round import BatchRound, run_batch_round, stages_text
 from synth.job import OPEN_GRADINGS, SynthesisReport, prepare_run, run_synthesis
 from synth.participants import KINDS
 from synth.prompts import Style
@@ -151,6 +151,12 @@ def synth(
           --base-url http://127.0.0.1:8765/v1 \\
           --store mini.db --out mini.jsonl
 
+    Through the endpoint's Batch API (half the price on OpenAI): rounds of batches,
+    uploaded, polled and imported; rerun the same command to resume after a stop.
+
+      cat synth --pool DIR --agents gpt-4o-mini,gpt-4o --base-url https://api.openai.com/v1 \\
+          --store run.db --out responses.jsonl --batch --prices prices.json
+
     Offline, through batch files (vllm run-batch, or any engine reading OpenAI batch
     lines): each round writes requests, the engine answers them, the next imports them.
 
@@ -192,7 +198,7 @@ def synth(
                 api_key_env=api_key_env,
                 max_batch_attempts=max_batch_attempts,
                 poll_seconds=poll_seconds,
-                progress=_progress(update),
+                progress=_walk_progress(update),
                 on_batches=_batch_progress(update),
             )
         _print_batch_run(run)
@@ -249,14 +255,45 @@ def _progress(update: Callable[..., None]) -> Callable[[RunProgress], None]:
 
 
 def _batch_progress(update: Callable[..., None]) -> Callable[[BatchProgress], None]:
+    """A line as each round is submitted and as it ends; the bar in between."""
+
     def show(p: BatchProgress) -> None:
         statuses = ", ".join(f"{n} {status}" for status, n in sorted(p.statuses.items()))
+        if p.phase == "submitted":
+            say(
+                f"round {p.round}: {counted(p.requests, 'request')} "
+                f"({stages_text(p.stages)}) in {counted(p.batches, 'batch', 'batches')}: "
+                f"{statuses}"
+            )
+        elif p.phase == "ended":
+            say(
+                f"round {p.round} ended ({statuses}): {counted(p.imported, 'result')} "
+                f"imported, {counted(p.errors, 'error')}"
+            )
         doing = "created" if p.phase == "uploading" else "ended"
         update(
             total=p.batches,
             completed=p.done,
             description=f"round {p.round}: {p.done}/{p.batches} batches {doing} · "
             f"{p.answered:,}/{p.requests:,} requests answered · {statuses}",
+        )
+
+    return show
+
+
+def _walk_progress(update: Callable[..., None]) -> Callable[[RunProgress], None]:
+    """The walk that plans a round: every job looked up in the store."""
+    last = [0.0]
+
+    def show(p: RunProgress) -> None:
+        now = time.perf_counter()
+        if now - last[0] < 0.1 and p.done < p.total:
+            return
+        last[0] = now
+        update(
+            total=p.total,
+            completed=p.done,
+            description=f"planning the next round: {p.done:,}/{p.total:,} calls looked up",
         )
 
     return show
@@ -380,7 +417,6 @@ def _print_round(done: BatchRound) -> None:
     if done.report is not None:
         say("every stage is answered: responses written")
         return
-    stages = ", ".join(f"{stage} {n:,}" for stage, n in done.remaining.items() if n)
-    say(f"round {done.round}: {done.n_remaining:,} calls remain ({stages})")
+    say(f"round {done.round}: {done.n_remaining:,} calls remain ({stages_text(done.remaining)})")
     for path in done.files:
         say(f"  requests: {path}")

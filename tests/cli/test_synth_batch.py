@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from cat.cli.app import app
 from irt.readers import read_responses
+from synth.local_server import LocalServer
+from tests.synth.pools import EN_ITEMS
 
 runner = CliRunner()
 
@@ -65,4 +67,38 @@ def test_a_missing_batch_out_folder_is_refused(en_pool: Path, tmp_path: Path) ->
     assert result.output.strip().splitlines() == [
         f"error: --batch-out {tmp_path / 'nowhere'}: no such folder"
     ]
+    assert not (tmp_path / "r.db").exists()
+
+
+def test_batch_through_the_api_with_prices(en_pool: Path, tmp_path: Path) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(
+        '{"good": {"input": 2.0, "output": 8.0}, "bad": {"input": 1.0, "output": 4.0}}'
+    )
+    with LocalServer(EN_ITEMS, {"good": 0.9, "bad": 0.3}) as server:
+        args = ["synth", "--pool", str(en_pool), "--agents", "good,bad", "--limit", "6"]
+        args += ["--base-url", server.base_url, "--store", str(tmp_path / "run.db")]
+        args += ["--out", str(tmp_path / "responses.jsonl"), "--prices", str(prices)]
+        result = runner.invoke(app, [*args, "--batch", "--poll-seconds", "0"])
+        assert result.exit_code == 0, result.output
+        again = runner.invoke(app, [*args, "--batch", "--poll-seconds", "0"])
+        assert len(server.batches.submitted) == 36
+    said = " ".join(result.output.split())
+    assert "round 1: 12 requests (generation 12) in 2 batches: 2 validating" in said
+    assert "round 1 ended (2 completed): 12 results imported, 0 errors" in said
+    assert "round 3: 12 requests (reflection 12) in 2 batches" in said
+    assert "Batch API: 3 rounds, 6 batches created (36 requests); 36 results imported" in said
+    assert "the 36 calls answered by batches cost" in said and "(50% saved)" in said
+    assert "4 participants written to" in said
+    assert "Batch API: nothing left to ask" in again.output
+
+
+def test_batch_and_batch_files_do_not_mix(en_pool: Path, tmp_path: Path) -> None:
+    args = ["synth", "--pool", str(en_pool), "--agents", "good", "--base-url", "http://x/v1"]
+    args += ["--store", str(tmp_path / "r.db"), "--out", str(tmp_path / "r.jsonl")]
+    result = runner.invoke(app, [*args, "--batch", "--batch-out", str(tmp_path)])
+    assert result.exit_code != 0
+    assert "--batch runs through the Batch API; --batch-out/--batch-in through files" in (
+        result.output
+    )
     assert not (tmp_path / "r.db").exists()

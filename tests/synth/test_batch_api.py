@@ -74,8 +74,15 @@ def test_the_batch_run_gives_the_online_runs_responses(en_pool: Path, tmp_path: 
     assert len(submitted) == len(set(submitted)) == 48
     assert (tmp_path / "batch.jsonl").read_text() == _online(en_pool, tmp_path).read_text()
     last = seen[-1]
-    assert (last.round, last.phase, last.done, last.batches) == (3, "waiting", 2, 2)
+    assert (last.round, last.phase, last.done, last.batches) == (3, "ended", 2, 2)
     assert last.statuses == {"completed": 2} and last.answered == last.requests == 16
+    assert (last.imported, last.errors, last.stages) == (16, 0, {"reflection": 16})
+    phases = [(p.round, p.phase) for p in seen if p.phase in ("submitted", "ended")]
+    assert phases == [(n, phase) for n in (1, 2, 3) for phase in ("submitted", "ended")]
+    # Each poll moves a batch one step: validating, in_progress, then its end.
+    assert [p.statuses for p in seen if p.round == 1 and p.phase == "waiting"] == [
+        {"in_progress": 2}
+    ]
     assert run.report.batch is not None and run.report.batch.calls == 48
 
 
