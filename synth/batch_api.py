@@ -77,6 +77,8 @@ POLL_SECONDS = 30.0
 #: The metadata key naming a batch (its row in the store).
 METADATA_KEY = "cat_synth"
 _RUN_ID = "batch_run_id"
+# How much older than its file a batch may look (clocks of a provider's servers).
+_SLACK_SECONDS = 3600
 # Tries of a create whose answer did not arrive (each after a look-up by name).
 _CREATE_TRIES = 5
 
@@ -247,7 +249,7 @@ class _Driver:
                 text = lines.get(batch.name) or self._lines(batch)
                 file_id = self._upload(batch, text)
                 self.store.update_batch(batch.name, file_id=file_id, status="uploaded")
-            found = self._find(batch) if batch.file_id is not None else None
+            found = self._find(batch, file_id) if batch.file_id is not None else None
             if found is not None:
                 self.resumed += 1
             else:
@@ -286,7 +288,7 @@ class _Driver:
                 )
             except (openai.APIConnectionError, openai.InternalServerError) as exc:
                 # The batch may exist all the same: look before sending it again.
-                found = self._find(batch)
+                found = self._find(batch, file_id)
                 if found is not None:
                     return found
                 if attempt == _CREATE_TRIES:
@@ -299,12 +301,19 @@ class _Driver:
             time.sleep(min(2.0**attempt, 60.0))
         raise AssertionError("unreachable")
 
-    def _find(self, batch: StoredBatch) -> Any | None:
-        """The batch created from this row by an earlier process, if any."""
+    def _find(self, batch: StoredBatch, file_id: str) -> Any | None:
+        """The batch created from this row's file by an earlier attempt, if any."""
         with self._api(batch, "list") as client:
-            for found in client.batches.list(limit=100):  # every page, newest first
-                if (found.metadata or {}).get(METADATA_KEY) == batch.name:
+            # No batch made before its file was uploaded can be it: the listing (newest
+            # first, page by page) stops there, with an hour's slack.
+            since = client.files.retrieve(file_id).created_at - _SLACK_SECONDS
+            for found in client.batches.list(limit=100):
+                if (found.metadata or {}).get(METADATA_KEY) == batch.name and (
+                    found.input_file_id == file_id
+                ):
                     return found
+                if found.created_at < since:
+                    break
         return None
 
     # --- waiting and importing --------------------------------------------------------

@@ -283,3 +283,37 @@ def test_a_create_whose_answer_is_lost_is_found_not_sent_again(
     assert lost[0] == 2 and run.batches == 6
     assert len(submitted) == len(set(submitted)) == 48
     assert run.report.failed_calls == 0
+
+
+def test_the_look_up_by_name_stops_at_batches_older_than_the_file(
+    en_pool: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with LocalServer(EN_ITEMS, MODELS) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="x")
+        old = client.files.create(file=("old.jsonl", b"\n"), purpose="batch")
+        for _ in range(250):  # another run's batches, two hours old
+            made = client.batches.create(
+                input_file_id=old.id, endpoint="/v1/chat/completions", completion_window="24h"
+            )
+            server.batches._batches[made.id]["created_at"] -= 7200
+        pages = Counter[str]()
+        real_list = server.batches.list
+
+        def counting(limit: int = 20, after: str | None = None) -> dict[str, Any]:
+            pages[str(after)] += 1
+            return real_list(limit, after)
+
+        monkeypatch.setattr(server.batches, "list", counting)
+
+        def killed(self: Batches, **kwargs: Any) -> Any:
+            raise Killed()
+
+        with monkeypatch.context() as patch:
+            patch.setattr(Batches, "create", killed)  # uploaded and recorded; no batch yet
+            with pytest.raises(Killed):
+                _run(_plan(en_pool, tmp_path, server.base_url))
+        run = _run(_plan(en_pool, tmp_path, server.base_url))
+        submitted = server.batches.submitted
+    assert run.resumed == 0 and len(submitted) == len(set(submitted)) == 48
+    # One page: the first batch older than the file ends the look-up (not all three).
+    assert sum(pages.values()) == 1
