@@ -29,7 +29,9 @@ looked up by its name before another is tried, never blindly sent twice.
 A request whose line comes back as an error, or with no line at all (a failed,
 expired or cancelled batch, a line left out), is asked again in the next round, up to
 ``max_batch_attempts`` times; then it is recorded as failed, as an online call that
-spends its retries.
+spends its retries. A batch the provider refuses for its limit of requests in flight
+(OpenAI's enqueued-token limit, ``token_limit_exceeded``) spends no attempt while
+another batch of the same model and endpoint got answers in the round.
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ __all__ = ["ENDED", "BatchApiRun", "BatchProgress", "run_batch_api"]
 ENDED = ("completed", "failed", "expired", "cancelled")
 #: Seconds between two polls of the batches in flight.
 POLL_SECONDS = 30.0
+#: The error code of a batch refused for the provider's enqueued-token limit.
+LIMIT_CODE = "token_limit_exceeded"
 #: The metadata key naming a batch (its row in the store).
 METADATA_KEY = "cat_synth"
 _RUN_ID = "batch_run_id"
@@ -90,7 +94,8 @@ class BatchProgress:
     (all ended and imported). Of its ``requests`` (``stages``: how many of each
     stage), ``answered`` have a result line (the batches' ``request_counts``: completed
     and failed); ``statuses`` counts the batches by their last status; ``imported``
-    and ``errors`` count the result lines imported so far in the round."""
+    and ``errors`` count the result lines imported so far in the round; ``refused``
+    the batches the provider refused for its limit of requests in flight."""
 
     round: int
     phase: str
@@ -102,6 +107,7 @@ class BatchProgress:
     stages: dict[str, int]
     imported: int = 0
     errors: int = 0
+    refused: int = 0
 
 
 @dataclass(frozen=True)
@@ -234,6 +240,8 @@ class _Driver:
         # The round in hand: its requests by stage, and the counts when it began.
         self._stages: dict[str, int] = {}
         self._start = (0, 0)
+        self._refused: list[tuple[StoredBatch, Any]] = []
+        self._answered: set[tuple[str, str]] = set()  # (endpoint, model) with replies
 
     # --- submitting -------------------------------------------------------------------
     def submit(self, batches: list[StoredBatch], lines: Mapping[str, list[str]]) -> None:
@@ -344,7 +352,10 @@ class _Driver:
             answered = sum(a for a, _, _ in counts.values())
             statuses = dict(Counter(s for *_, s in counts.values()))
             done = len(batches) - len(live)
-            self._report(batches, "waiting" if live else "ended", done, answered, statuses)
+            refused = len(self._refused)
+            if not live:
+                self._settle_refused()
+            self._report(batches, "waiting" if live else "ended", done, answered, statuses, refused)
 
     def _import(self, batch: StoredBatch, found: Any) -> None:
         """Store an ended batch's results and mark it imported, in one transaction;
@@ -356,16 +367,41 @@ class _Driver:
                     text = client.files.content(file_id).text
                 results.extend(parse_results(text.splitlines(), f"{found.id} {kind}"))
         by_key = results_by_key(results)
-        why = _why_missing(found)
+        refused = _over_limit(found)
         with self.store.transaction():
             imported, errors, _ = import_results(self.plan, self.store, by_key)
-            for key in batch.keys:
-                if key not in by_key:
-                    self.store.put_batch_error(key, why, f"{found.id} missing")
-                    errors += 1
+            if refused:
+                self._refused.append((batch, found))  # charged at the round's end, or not
+            else:
+                errors += self._charge_missing(batch, found, by_key)
             self.store.mark_batch_imported(batch.name, found.status)
+        if imported:
+            self._answered.add((batch.base_url, batch.model))
         self.imported += imported
         self.errors += errors
+
+    def _charge_missing(
+        self, batch: StoredBatch, found: Any, results: Mapping[str, BatchResult]
+    ) -> int:
+        """Count an error for each of the batch's keys without a result line."""
+        why = _why_missing(found)
+        missing = [key for key in batch.keys if key not in results]
+        for key in missing:
+            self.store.put_batch_error(key, why, f"{found.id} missing")
+        return len(missing)
+
+    def _settle_refused(self) -> None:
+        """Batches the provider refused for its limit of requests in flight (OpenAI's
+        enqueued-token limit) cost their requests no attempt while other batches of the
+        same model and endpoint got answers in the round: they are simply asked again,
+        with fewer in flight. When none did, the refusals count, so that a run cannot go
+        round for ever."""
+        with self.store.transaction():
+            for batch, found in self._refused:
+                if (batch.base_url, batch.model) not in self._answered:
+                    self.errors += self._charge_missing(batch, found, {})
+        self._refused.clear()
+        self._answered.clear()
 
     # --- helpers ----------------------------------------------------------------------
     @contextmanager
@@ -386,6 +422,7 @@ class _Driver:
         done: int,
         answered: int = 0,
         statuses: dict[str, int] | None = None,
+        refused: int = 0,
     ) -> None:
         if self.on_batches is None:
             return
@@ -401,8 +438,16 @@ class _Driver:
                 stages=self._stages,
                 imported=self.imported - self._start[0],
                 errors=self.errors - self._start[1],
+                refused=refused,
             )
         )
+
+
+def _over_limit(found: Any) -> bool:
+    """Did the provider refuse the batch for its limit of requests in flight?"""
+    data = getattr(getattr(found, "errors", None), "data", None) or []
+    codes = {getattr(e, "code", None) for e in data}
+    return found.status == "failed" and codes == {LIMIT_CODE}
 
 
 def _why_missing(found: Any) -> str:

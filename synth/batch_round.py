@@ -28,7 +28,13 @@ from pathlib import Path
 
 from synth import prompts
 from synth.backend import ChatReply, ChatRequest
-from synth.batch_files import BatchResult, read_results, result_files, write_request_files
+from synth.batch_files import (
+    MAX_REQUESTS,
+    BatchResult,
+    read_results,
+    result_files,
+    write_request_files,
+)
 from synth.errors import SynthError
 from synth.job import OnProgress, RunPlan, finish_run, run_with
 from synth.report import SynthesisReport
@@ -110,11 +116,13 @@ def run_batch_round(
     batch_in: Path | None,
     batch_out: Path | None,
     max_batch_attempts: int = MAX_BATCH_ATTEMPTS,
+    max_requests: int = MAX_REQUESTS,
     progress: OnProgress | None = None,
 ) -> BatchRound:
     """Import the results in ``batch_in`` (a result file or a folder of them) into the
     plan's store, then write the requests of the calls still to be made into
-    ``batch_out``, or, when none is left, the run's responses and report.
+    ``batch_out`` (at most ``max_requests`` a file), or, when none is left, the run's
+    responses and report.
 
     Raises ``SynthError`` before touching the store on bad input (an unreadable result
     file, a missing ``batch_out`` folder), and after importing when calls remain but
@@ -142,7 +150,7 @@ def run_batch_round(
         # Recorded before the files exist: every line written can find its request.
         store.put_batch_requests(((c.request, c.role) for c in deferred.values()), n)
         files = write_request_files(
-            [c.request for c in deferred.values()], batch_out, f"round{n:02d}"
+            [c.request for c in deferred.values()], batch_out, f"round{n:02d}", max_requests
         )
     return BatchRound(imported, errors, unmatched, remaining, files, n)
 

@@ -117,6 +117,15 @@ def synth(
     poll_seconds: float = typer.Option(
         30.0, "--poll-seconds", min=0.0, help="With --batch: seconds between polls."
     ),
+    max_batch_lines: int = typer.Option(
+        50_000,
+        "--max-batch-lines",
+        min=1,
+        max=50_000,
+        help="With --batch or --batch-out: requests a batch file holds at most (files are "
+        "also split at 200 MB). Smaller files fit a provider's limit of requests in "
+        "flight (OpenAI's enqueued tokens) better.",
+    ),
     max_batch_attempts: int = typer.Option(
         3,
         "--max-batch-attempts",
@@ -198,6 +207,7 @@ def synth(
                 api_key_env=api_key_env,
                 max_batch_attempts=max_batch_attempts,
                 poll_seconds=poll_seconds,
+                max_requests=max_batch_lines,
                 progress=_walk_progress(update),
                 on_batches=_batch_progress(update),
             )
@@ -211,6 +221,7 @@ def synth(
                 batch_in=batch_in,
                 batch_out=batch_out,
                 max_batch_attempts=max_batch_attempts,
+                max_requests=max_batch_lines,
                 progress=_progress(update),
             )
         _print_round(done)
@@ -266,9 +277,15 @@ def _batch_progress(update: Callable[..., None]) -> Callable[[BatchProgress], No
                 f"{statuses}"
             )
         elif p.phase == "ended":
+            refused = (
+                f"; {counted(p.refused, 'batch', 'batches')} over the provider's limit of "
+                "requests in flight, asked again"
+                if p.refused
+                else ""
+            )
             say(
                 f"round {p.round} ended ({statuses}): {counted(p.imported, 'result')} "
-                f"imported, {counted(p.errors, 'error')}"
+                f"imported, {counted(p.errors, 'error')}{refused}"
             )
         doing = "created" if p.phase == "uploading" else "ended"
         update(

@@ -42,6 +42,14 @@ class BatchFaults:
     expire_rate: float = field(
         default=0.0, metadata={"help": "share of batches expired (half their lines answered)"}
     )
+    max_enqueued: int = field(
+        default=0,
+        metadata={
+            "help": "requests a model may have in batches in flight; a batch that would "
+            "pass it fails with token_limit_exceeded, as OpenAI's enqueued-token limit "
+            "does (0: no limit)"
+        },
+    )
 
 
 class BatchService:
@@ -55,6 +63,9 @@ class BatchService:
         self._batches: dict[str, dict[str, Any]] = {}
         #: Every custom_id of every batch created, in order (duplicates kept).
         self.submitted: list[str] = []
+        #: The batches that failed for the limit of requests in flight, by id.
+        self._refused: set[str] = set()
+        self._models: dict[str, str] = {}
 
     # --- files ------------------------------------------------------------------------
     def upload(self, filename: str, purpose: str, content: bytes) -> dict[str, Any]:
@@ -97,6 +108,7 @@ class BatchService:
                 return 400, _error("this server batches /v1/chat/completions only")
             lines = [json.loads(line) for line in found[1].decode().splitlines() if line.strip()]
             batch_id = f"batch_{len(self._batches) + 1:06d}"
+            model = str(lines[0]["body"].get("model")) if lines else ""
             batch: dict[str, Any] = {
                 "id": batch_id,
                 "object": "batch",
@@ -119,6 +131,9 @@ class BatchService:
                 "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
                 "metadata": body.get("metadata") or None,
             }
+            if self._over_limit(model, len(lines)):
+                self._refused.add(batch_id)
+            self._models[batch_id] = model
             self.submitted.extend(str(line.get("custom_id")) for line in lines)
             self._batches[batch_id] = batch
             return 200, dict(batch)
@@ -129,7 +144,20 @@ class BatchService:
             batch = self._batches.get(batch_id)
             if batch is None:
                 return None
-            if batch["status"] == "validating":
+            if batch["status"] == "validating" and batch_id in self._refused:
+                batch["status"], batch["failed_at"] = "failed", int(time.time())
+                limit = self.faults.max_enqueued
+                batch["errors"] = {
+                    "object": "list",
+                    "data": [
+                        {
+                            "code": "token_limit_exceeded",
+                            "message": f"Enqueued token limit reached for "
+                            f"{self._models[batch_id]}: limit {limit} requests in flight",
+                        }
+                    ],
+                }
+            elif batch["status"] == "validating":
                 batch["status"] = "in_progress"
                 batch["in_progress_at"] = int(time.time())
             elif batch["status"] == "in_progress":
@@ -138,6 +166,19 @@ class BatchService:
                 batch["status"] = "cancelled"
                 batch["cancelled_at"] = int(time.time())
             return dict(batch)
+
+    def _over_limit(self, model: str, n: int) -> bool:
+        """Would ``n`` more requests of ``model`` pass its limit of requests in flight?"""
+        if not self.faults.max_enqueued:
+            return False
+        in_flight: int = sum(
+            b["request_counts"]["total"]
+            for batch_id, b in self._batches.items()
+            if self._models.get(batch_id) == model
+            and batch_id not in self._refused
+            and b["status"] in ("validating", "in_progress")
+        )
+        return in_flight + n > self.faults.max_enqueued
 
     def list(self, limit: int = 20, after: str | None = None) -> dict[str, Any]:
         """The newest batches first, ``limit`` a page, from the one after ``after``, as

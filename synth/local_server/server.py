@@ -200,13 +200,13 @@ def _parser() -> argparse.ArgumentParser:
             default=f.default,
             metavar="X" if f.metadata["kind"] == "rate" else "SECONDS",
         )
-    for f in fields(BatchFaults):  # --batch-line-error-rate X, ..., --batch-expire-rate X
+    for f in fields(BatchFaults):  # --batch-line-error-rate X, ..., --batch-max-enqueued N
         parser.add_argument(
             "--batch-" + f.name.replace("_", "-"),
             dest="batch_" + f.name,
-            type=float,
+            type=type(f.default),
             default=f.default,
-            metavar="X",
+            metavar="X" if isinstance(f.default, float) else "N",
             help="Batch API: " + f.metadata["help"],
         )
     return parser

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from cat.cli.app import app
 from irt.readers import read_responses
 from synth.local_server import LocalServer
+from synth.local_server.batches import BatchFaults
 from tests.synth.pools import EN_ITEMS
 
 runner = CliRunner()
@@ -102,3 +103,28 @@ def test_batch_and_batch_files_do_not_mix(en_pool: Path, tmp_path: Path) -> None
         result.output
     )
     assert not (tmp_path / "r.db").exists()
+
+
+def test_max_batch_lines_splits_the_files(en_pool: Path, tmp_path: Path) -> None:
+    requests = tmp_path / "requests"
+    requests.mkdir()
+    said = _synth(en_pool, tmp_path, "--batch-out", str(requests), "--max-batch-lines", "4")
+    assert "round 1: 12 calls remain (generation 12)" in said
+    sizes = sorted(len(p.read_text().splitlines()) for p in requests.iterdir())
+    assert sizes == [2, 2, 4, 4]  # 6 a model: 4 + 2
+
+
+def test_batches_over_the_providers_limit_are_named(en_pool: Path, tmp_path: Path) -> None:
+    faults = BatchFaults(max_enqueued=4)
+    with LocalServer(EN_ITEMS, {"good": 0.9, "bad": 0.3}, batch_faults=faults) as server:
+        args = ["synth", "--pool", str(en_pool), "--agents", "good,bad", "--limit", "6"]
+        args += ["--base-url", server.base_url, "--store", str(tmp_path / "run.db")]
+        args += ["--out", str(tmp_path / "responses.jsonl"), "--max-batch-lines", "3"]
+        result = runner.invoke(app, [*args, "--batch", "--poll-seconds", "0"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert (
+        "round 1 ended (2 completed, 2 failed): 6 results imported, 0 errors; 2 batches "
+        "over the provider's limit of requests in flight, asked again"
+    ) in said
+    assert "4 participants written to" in said

@@ -317,3 +317,29 @@ def test_the_look_up_by_name_stops_at_batches_older_than_the_file(
     assert run.resumed == 0 and len(submitted) == len(set(submitted)) == 48
     # One page: the first batch older than the file ends the look-up (not all three).
     assert sum(pages.values()) == 1
+
+
+def test_batches_over_the_providers_limit_are_asked_again_free(
+    en_pool: Path, tmp_path: Path
+) -> None:
+    # 8 requests a model a round in files of 3, 3 and 2; at most 5 in flight a model:
+    # the second file of each model is refused while the first runs.
+    faults = BatchFaults(max_enqueued=5)
+    seen: list[BatchProgress] = []
+    with LocalServer(EN_ITEMS, MODELS, batch_faults=faults) as server:
+        plan = _plan(en_pool, tmp_path, server.base_url)
+        run = _run(plan, max_requests=3, on_batches=seen.append)
+    assert run.errors == 0 and run.report.failed_calls == 0
+    assert next(p.refused for p in seen if p.phase == "ended") == 2
+    assert (tmp_path / "batch.jsonl").read_text() == _online(en_pool, tmp_path).read_text()
+
+
+def test_batches_always_over_the_limit_spend_their_attempts(en_pool: Path, tmp_path: Path) -> None:
+    with LocalServer(EN_ITEMS, MODELS, batch_faults=BatchFaults(max_enqueued=1)) as server:
+        run = _run(_plan(en_pool, tmp_path, server.base_url), max_requests=3)
+    # No batch of a model got answers: each refusal counts, and after three the calls fail.
+    assert run.rounds == 3 and run.errors == 48 and run.report.failed_calls == 32
+    with RunStore(tmp_path / "batch.db") as store:
+        errors = store.batch_errors()
+    assert all("token_limit_exceeded" not in why for _, why in errors.values())
+    assert all("Enqueued token limit reached" in why for _, why in errors.values())
