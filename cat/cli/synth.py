@@ -208,7 +208,7 @@ def synth(
                 max_batch_attempts=max_batch_attempts,
                 poll_seconds=poll_seconds,
                 max_requests=max_batch_lines,
-                progress=_walk_progress(update),
+                progress=_progress(update, _planning_line),
                 on_batches=_batch_progress(update),
             )
         _print_batch_run(run)
@@ -247,7 +247,21 @@ def _comma_list(text: str, choices: Sequence[str], flag: str) -> list[str]:
     return values
 
 
-def _progress(update: Callable[..., None]) -> Callable[[RunProgress], None]:
+def _calls_line(p: RunProgress) -> str:
+    return (
+        f"{p.done:,}/{p.total:,} calls · {p.failed_calls} failed · {p.tokens:,} tokens · "
+        f"{p.cost:.2f} cost · {p.rate:.0f}/s"
+    )
+
+
+def _planning_line(p: RunProgress) -> str:
+    """The walk that plans a batch round: every job looked up in the store."""
+    return f"planning the next round: {p.done:,}/{p.total:,} calls looked up"
+
+
+def _progress(
+    update: Callable[..., None], describe: Callable[[RunProgress], str] = _calls_line
+) -> Callable[[RunProgress], None]:
     last = [0.0]
 
     def show(p: RunProgress) -> None:
@@ -255,12 +269,7 @@ def _progress(update: Callable[..., None]) -> Callable[[RunProgress], None]:
         if now - last[0] < 0.1 and p.done < p.total:
             return  # redrawing on every call would cost more than the calls
         last[0] = now
-        update(
-            total=p.total,
-            completed=p.done,
-            description=f"{p.done:,}/{p.total:,} calls · {p.failed_calls} failed · "
-            f"{p.tokens:,} tokens · {p.cost:.2f} cost · {p.rate:.0f}/s",
-        )
+        update(total=p.total, completed=p.done, description=describe(p))
 
     return show
 
@@ -293,24 +302,6 @@ def _batch_progress(update: Callable[..., None]) -> Callable[[BatchProgress], No
             completed=p.done,
             description=f"round {p.round}: {p.done}/{p.batches} batches {doing} · "
             f"{p.answered:,}/{p.requests:,} requests answered · {statuses}",
-        )
-
-    return show
-
-
-def _walk_progress(update: Callable[..., None]) -> Callable[[RunProgress], None]:
-    """The walk that plans a round: every job looked up in the store."""
-    last = [0.0]
-
-    def show(p: RunProgress) -> None:
-        now = time.perf_counter()
-        if now - last[0] < 0.1 and p.done < p.total:
-            return
-        last[0] = now
-        update(
-            total=p.total,
-            completed=p.done,
-            description=f"planning the next round: {p.done:,}/{p.total:,} calls looked up",
         )
 
     return show

@@ -20,12 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from synth.job import run_synthesis
 from synth.local_server import LocalServer
 from synth.local_server.batches import BatchFaults
+from tests.synth.online_run import MODELS, online_responses
 from tests.synth.pools import EN_ITEMS
 
-MODELS = {"good": 0.9, "bad": 0.3}
 SEEDS = range(10)
 #: Calls of the run: 8 items, 2 singles and 2 pairs, 3 stages (pairs share generation).
 CALLS = 48
@@ -51,20 +50,6 @@ def _state(store: Path) -> str:
         for file, batch, imported in rows
     )
     return ", ".join(f"{n} {step}" for step, n in sorted(steps.items())) or "no batch yet"
-
-
-def _online(pool: Path, tmp: Path, seed: int) -> str:
-    """The responses of the same run online, against the same simulated models."""
-    with LocalServer(EN_ITEMS, MODELS, seed=seed) as server:
-        run_synthesis(
-            pool,
-            "good,bad",
-            base_url=server.base_url,
-            store=tmp / "online.db",
-            out=tmp / "online.jsonl",
-            limit=8,
-        )
-    return (tmp / "online.jsonl").read_text()
 
 
 @pytest.mark.slow
@@ -102,6 +87,8 @@ def test_kill_9_at_random_points_then_rerun(en_pool: Path, tmp_path: Path) -> No
         assert set(submitted) == set(errors) and len(errors) == CALLS
         assert all(submitted[key] == 1 + errors[key] for key in errors), seed
         assert (answered, failed, open_batches[0]) == (CALLS, 0, 0)
-        assert (tmp / "responses.jsonl").read_text() == _online(en_pool, tmp, seed)
+        assert (tmp / "responses.jsonl").read_text() == online_responses(
+            en_pool, tmp / "online", seed
+        ).read_text()
     # The kills hit batches in flight (created, not imported), not only the start-up.
     assert any("created" in state for state in states), states

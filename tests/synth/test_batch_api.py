@@ -18,14 +18,13 @@ from openai.resources.batches import Batches
 
 from synth.batch_api import BatchApiRun, BatchProgress, run_batch_api
 from synth.errors import SynthError
-from synth.job import RunPlan, prepare_run, run_synthesis
+from synth.job import RunPlan, prepare_run
 from synth.judge import Judge
 from synth.local_server import LocalServer
 from synth.local_server.batches import BatchFaults
 from synth.store import RunStore
+from tests.synth.online_run import MODELS, online_responses
 from tests.synth.pools import EN_ITEMS
-
-MODELS = {"good": 0.9, "bad": 0.3}
 
 
 class Killed(BaseException):
@@ -49,18 +48,7 @@ def _run(plan: RunPlan, **options: object) -> BatchApiRun:
 
 
 def _online(pool: Path, tmp: Path) -> Path:
-    online = tmp / "online"
-    online.mkdir()
-    with LocalServer(EN_ITEMS, MODELS) as server:
-        run_synthesis(
-            pool,
-            "good,bad",
-            base_url=server.base_url,
-            store=online / "run.db",
-            out=online / "responses.jsonl",
-            limit=8,
-        )
-    return online / "responses.jsonl"
+    return online_responses(pool, tmp / "online")
 
 
 def test_the_batch_run_gives_the_online_runs_responses(en_pool: Path, tmp_path: Path) -> None:

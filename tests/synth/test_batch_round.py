@@ -13,14 +13,11 @@ import pytest
 from synth.batch_files import MAX_BYTES, read_results, request_line, split_lines
 from synth.batch_round import BatchRound, run_batch_round
 from synth.errors import SynthError
-from synth.job import RunPlan, prepare_run, run_synthesis
+from synth.job import RunPlan, prepare_run
 from synth.judge import Judge
-from synth.local_server import LocalServer
 from synth.local_server.run_batch import make_api, run_batch
 from synth.store import RunStore
-from tests.synth.pools import EN_ITEMS
-
-MODELS = {"good": 0.9, "bad": 0.3}
+from tests.synth.online_run import MODELS, online_responses
 
 
 def _plan(pool: Path, tmp: Path, **options: object) -> RunPlan:
@@ -65,17 +62,7 @@ def test_the_rounds_give_the_online_runs_responses(en_pool: Path, tmp_path: Path
     assert [r.imported for r in rounds] == [0, 16, 16, 16]
     last = rounds[-1].report
     assert last is not None and last.n_written == 4 and last.failed_calls == 0
-    online = tmp_path / "online"
-    online.mkdir()
-    with LocalServer(EN_ITEMS, MODELS) as server:
-        run_synthesis(
-            en_pool,
-            "good,bad",
-            base_url=server.base_url,
-            store=online / "run.db",
-            out=online / "responses.jsonl",
-            limit=8,
-        )
+    online = online_responses(en_pool, tmp_path / "online").parent
     assert (tmp_path / "batch.jsonl").read_text() == (online / "responses.jsonl").read_text()
     assert (tmp_path / "batch.choices.jsonl").read_text() == (
         online / "responses.choices.jsonl"
