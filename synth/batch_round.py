@@ -225,6 +225,5 @@ def next_round(store: RunStore) -> int:
 
 
 def stages_text(remaining: Mapping[str, int]) -> str:
-    """ "generation 12, debate 4": the stages with calls left."""
-
+    """The stages with calls left, as "generation 12, debate 4"."""
     return ", ".join(f"{stage} {n:,}" for stage, n in remaining.items() if n)

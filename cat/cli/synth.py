@@ -313,8 +313,10 @@ def _print_batch_run(run: BatchApiRun) -> None:
         return
     resumed = f", {run.resumed} resumed from an earlier run" if run.resumed else ""
     say(
-        f"Batch API: {run.rounds} rounds, {run.batches} batches created ({run.submitted:,} "
-        f"requests{resumed}); {run.imported:,} results imported, {run.errors:,} errors "
+        f"Batch API: {counted(run.rounds, 'round')}, "
+        f"{counted(run.batches, 'batch', 'batches')} created "
+        f"({counted(run.submitted, 'request')}{resumed}); "
+        f"{counted(run.imported, 'result')} imported, {counted(run.errors, 'error')} "
         "(asked again next round, within --max-batch-attempts)"
     )
 
