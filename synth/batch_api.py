@@ -70,7 +70,7 @@ from synth.report import SynthesisReport
 from synth.runner import DeferredCall
 from synth.store import RunStore, StoredBatch
 
-__all__ = ["ENDED", "BatchApiRun", "BatchProgress", "run_batch_api"]
+__all__ = ["ENDED", "BatchApiRun", "BatchProgress", "cancel_batches", "run_batch_api"]
 
 #: A batch's statuses once it will change no more.
 ENDED = ("completed", "failed", "expired", "cancelled")
@@ -151,11 +151,7 @@ def run_batch_api(
     check_batch_run(plan, max_batch_attempts)
     if poll_seconds < 0:
         raise SynthError(f"poll seconds must be 0 or more, got {poll_seconds}")
-    clients = {}
-    for url in plan.urls:
-        key = api_key(url, api_key_env)  # a missing key fails here, before any upload
-        check_reachable(url)
-        clients[url] = openai.OpenAI(api_key=key, base_url=url, timeout=timeout, max_retries=5)
+    clients = _clients(plan, api_key_env, timeout)
     t0 = time.perf_counter()
     with RunStore(plan.store) as store:
         store.set_meta("run", plan.meta())
@@ -190,6 +186,35 @@ def run_batch_api(
         errors=driver.errors,
         report=report,
     )
+
+
+def cancel_batches(
+    plan: RunPlan, *, api_key_env: str = DEFAULT_KEY_ENV, timeout: float = 600.0
+) -> list[tuple[str, str]]:
+    """Cancel the run's batches still in flight at the provider (a batch whose creation
+    was sent but not recorded is looked up first); (name, status) of each batch asked
+    to cancel. Their rows stay open: a later ``run_batch_api`` imports what they
+    answered before the cancel and asks the rest again."""
+    clients = _clients(plan, api_key_env, timeout)
+    cancelled: list[tuple[str, str]] = []
+    with RunStore(plan.store) as store:
+        driver = _Driver(plan, store, clients, MAX_BATCH_ATTEMPTS, 0.0, None)
+        for batch in store.open_batches():
+            status = driver.cancel(batch)
+            if status is not None:
+                cancelled.append((batch.name, status))
+    return cancelled
+
+
+def _clients(plan: RunPlan, api_key_env: str, timeout: float) -> dict[str, openai.OpenAI]:
+    """A client per endpoint of the plan; a missing key or an endpoint that does not
+    answer fails here, before any upload."""
+    clients = {}
+    for url in plan.urls:
+        key = api_key(url, api_key_env)
+        check_reachable(url)
+        clients[url] = openai.OpenAI(api_key=key, base_url=url, timeout=timeout, max_retries=5)
+    return clients
 
 
 def _plan_batches(
@@ -323,6 +348,24 @@ class _Driver:
                 if found.created_at < since:
                     break
         return None
+
+    def cancel(self, batch: StoredBatch) -> str | None:
+        """Ask the provider to cancel the batch if it exists and has not ended; its
+        new status, or None when there was nothing to cancel."""
+        batch_id = batch.batch_id
+        if batch_id is None and batch.file_id is not None:
+            found = self._find(batch, batch.file_id)
+            if found is not None:
+                batch_id = found.id
+                self.store.update_batch(batch.name, batch_id=batch_id, status=found.status)
+        if batch_id is None:
+            return None
+        with self._api(batch, "cancel") as client:
+            if client.batches.retrieve(batch_id).status in ENDED:
+                return None  # providers refuse to cancel an ended batch
+            status = str(client.batches.cancel(batch_id).status)
+        self.store.update_batch(batch.name, status=status)
+        return status
 
     # --- waiting and importing --------------------------------------------------------
     def wait(self, batches: list[StoredBatch]) -> None:

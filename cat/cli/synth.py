@@ -15,7 +15,7 @@ from rich.table import Table
 
 from cat.cli.common import counted, fail, handle_errors, progress_bar, say, stdout
 from synth.backend import DEFAULT_KEY_ENV
-from synth.batch_api import BatchApiRun, BatchProgress, run_batch_api
+from synth.batch_api import BatchApiRun, BatchProgress, cancel_batches, run_batch_api
 from synth.batch_round import BatchRound, run_batch_round, stages_text
 from synth.job import OPEN_GRADINGS, SynthesisReport, prepare_run, run_synthesis
 from synth.participants import KINDS
@@ -114,6 +114,13 @@ def synth(
         "price on OpenAI): each stage is a round of batches, uploaded, polled and "
         "imported. Killed or stopped, the same command resumes the batches it created.",
     ),
+    batch_cancel: bool = typer.Option(
+        False,
+        "--batch-cancel",
+        help="Cancel this run's batches still in flight at the provider, and stop. What "
+        "they answered before the cancel is imported by the next --batch run, which asks "
+        "the rest again.",
+    ),
     poll_seconds: float = typer.Option(
         30.0, "--poll-seconds", min=0.0, help="With --batch: seconds between polls."
     ),
@@ -197,8 +204,17 @@ def synth(
         "prices": prices,
         "timeout": timeout,
     }
-    if batch and (batch_out is not None or batch_in is not None):
+    if (batch or batch_cancel) and (batch_out is not None or batch_in is not None):
         raise fail("--batch runs through the Batch API; --batch-out/--batch-in through files")
+    if batch_cancel:
+        cancelled = cancel_batches(prepare_run(pool_dir, agents, **common), api_key_env=api_key_env)
+        for name, status in cancelled:
+            say(f"{name}: {status}")
+        say(
+            f"{counted(len(cancelled), 'batch', 'batches')} asked to cancel; run the same "
+            "command with --batch to import what they answered and ask the rest again"
+        )
+        return
     if batch:
         plan = prepare_run(pool_dir, agents, **common)
         with progress_bar("planning the first round", total=None) as update:

@@ -30,7 +30,9 @@ __all__ = ["BatchFaults", "BatchService", "multipart_fields"]
 
 @dataclass(frozen=True)
 class BatchFaults:
-    """Shares of lines answered as errors or left out, and of batches failed or expired."""
+    """Shares of lines answered as errors or left out, and of batches failed or expired;
+    how long a batch runs (in retrieves); how many requests of a model may be in
+    flight."""
 
     line_error_rate: float = field(
         default=0.0, metadata={"help": "share of lines answered as errors"}
@@ -41,6 +43,10 @@ class BatchFaults:
     fail_rate: float = field(default=0.0, metadata={"help": "share of batches failed"})
     expire_rate: float = field(
         default=0.0, metadata={"help": "share of batches expired (half their lines answered)"}
+    )
+    in_progress_polls: int = field(
+        default=1,
+        metadata={"help": "retrieves a batch stays in_progress before it ends (its run time)"},
     )
     max_enqueued: int = field(
         default=0,
@@ -66,6 +72,7 @@ class BatchService:
         #: The batches that failed for the limit of requests in flight, by id.
         self._refused: set[str] = set()
         self._models: dict[str, str] = {}
+        self._polls: dict[str, int] = {}  # retrieves of each batch in progress
 
     # --- files ------------------------------------------------------------------------
     def upload(self, filename: str, purpose: str, content: bytes) -> dict[str, Any]:
@@ -161,7 +168,9 @@ class BatchService:
                 batch["status"] = "in_progress"
                 batch["in_progress_at"] = int(time.time())
             elif batch["status"] == "in_progress":
-                self._finish(batch)
+                self._polls[batch_id] = self._polls.get(batch_id, 0) + 1
+                if self._polls[batch_id] >= self.faults.in_progress_polls:
+                    self._finish(batch)
             elif batch["status"] == "cancelling":
                 batch["status"] = "cancelled"
                 batch["cancelled_at"] = int(time.time())

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from openai.resources.batches import Batches
 from typer.testing import CliRunner
 
 from cat.cli.app import app
@@ -127,4 +129,30 @@ def test_batches_over_the_providers_limit_are_named(en_pool: Path, tmp_path: Pat
         "round 1 ended (2 completed, 2 failed): 6 results imported, 0 errors; 2 batches "
         "over the provider's limit of requests in flight, asked again"
     ) in said
+    assert "4 participants written to" in said
+
+
+def test_batch_cancel_cancels_the_batches_in_flight(
+    en_pool: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def stop(self: Batches, batch_id: str, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # Ctrl-C at the first poll, the batches created
+
+    with LocalServer(EN_ITEMS, {"good": 0.9, "bad": 0.3}) as server:
+        args = ["synth", "--pool", str(en_pool), "--agents", "good,bad", "--limit", "6"]
+        args += ["--base-url", server.base_url, "--store", str(tmp_path / "run.db")]
+        args += ["--out", str(tmp_path / "responses.jsonl")]
+        with monkeypatch.context() as patch:
+            patch.setattr(Batches, "retrieve", stop)
+            stopped = runner.invoke(app, [*args, "--batch", "--poll-seconds", "0"])
+        assert stopped.exit_code != 0
+        result = runner.invoke(app, [*args, "--batch-cancel"])
+        assert result.exit_code == 0, result.output
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 3 and all(line.endswith(": cancelling") for line in lines[:2])
+        assert lines[2].startswith("2 batches asked to cancel; run the same command with")
+        done = runner.invoke(app, [*args, "--batch", "--poll-seconds", "0"])
+        assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert "round 1 ended (2 cancelled): 0 results imported, 12 errors" in said
     assert "4 participants written to" in said

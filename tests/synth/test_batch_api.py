@@ -16,7 +16,7 @@ import openai
 import pytest
 from openai.resources.batches import Batches
 
-from synth.batch_api import BatchApiRun, BatchProgress, run_batch_api
+from synth.batch_api import BatchApiRun, BatchProgress, cancel_batches, run_batch_api
 from synth.errors import SynthError
 from synth.job import RunPlan, prepare_run
 from synth.judge import Judge
@@ -331,3 +331,24 @@ def test_batches_always_over_the_limit_spend_their_attempts(en_pool: Path, tmp_p
         errors = store.batch_errors()
     assert all("token_limit_exceeded" not in why for _, why in errors.values())
     assert all("Enqueued token limit reached" in why for _, why in errors.values())
+
+
+def test_cancelled_batches_are_imported_and_asked_again(
+    en_pool: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with LocalServer(EN_ITEMS, MODELS) as server:
+        plan = _plan(en_pool, tmp_path, server.base_url)
+        with monkeypatch.context() as patch:
+            _kill_on_update(patch, "batch_id", 2)  # the second batch made, not recorded
+            with pytest.raises(Killed):
+                _run(plan)
+        cancelled = cancel_batches(plan)
+        assert [status for _, status in cancelled] == ["cancelling", "cancelling"]
+        # Asked again, the provider has cancelled them: nothing is left to cancel.
+        assert cancel_batches(plan) == []
+        run = _run(plan)
+        submitted = Counter(server.batches.submitted)
+    # The round's 16 generation requests: cancelled unanswered (one attempt), asked again.
+    assert run.errors == 16 and run.report.failed_calls == 0
+    assert sum(submitted.values()) == 48 + 16 and set(submitted.values()) <= {1, 2}
+    assert (tmp_path / "batch.jsonl").read_text() == _online(en_pool, tmp_path).read_text()

@@ -108,3 +108,12 @@ def test_a_batch_can_be_cancelled_and_bad_input_is_refused() -> None:
             )
         with pytest.raises(openai.NotFoundError):
             client.batches.retrieve("batch_nope")
+
+
+def test_a_batch_runs_for_the_polls_it_is_given(tmp_path: Path) -> None:
+    faults = BatchFaults(in_progress_polls=3)
+    with LocalServer(EN_ITEMS, {"good": 0.9}, batch_faults=faults) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="x")
+        file_id, _ = _upload(client, 2)
+        statuses = _run(client, file_id)
+    assert statuses == ["validating", "in_progress", "in_progress", "in_progress", "completed"]
