@@ -151,7 +151,7 @@ def run_batch_api(
     check_batch_run(plan, max_batch_attempts)
     if poll_seconds < 0:
         raise SynthError(f"poll seconds must be 0 or more, got {poll_seconds}")
-    clients = _clients(plan, api_key_env, timeout)
+    clients = _Clients(plan.urls, api_key_env, timeout)
     t0 = time.perf_counter()
     with RunStore(plan.store) as store:
         store.set_meta("run", plan.meta())
@@ -195,7 +195,7 @@ def cancel_batches(
     was sent but not recorded is looked up first); (name, status) of each batch asked
     to cancel. Their rows stay open: a later ``run_batch_api`` imports what they
     answered before the cancel and asks the rest again."""
-    clients = _clients(plan, api_key_env, timeout)
+    clients = _Clients(plan.urls, api_key_env, timeout)
     cancelled: list[tuple[str, str]] = []
     with RunStore(plan.store) as store:
         driver = _Driver(plan, store, clients, MAX_BATCH_ATTEMPTS, 0.0, None)
@@ -206,15 +206,28 @@ def cancel_batches(
     return cancelled
 
 
-def _clients(plan: RunPlan, api_key_env: str, timeout: float) -> dict[str, openai.OpenAI]:
-    """A client per endpoint of the plan; a missing key or an endpoint that does not
-    answer fails here, before any upload."""
-    clients = {}
-    for url in plan.urls:
-        key = api_key(url, api_key_env)
-        check_reachable(url)
-        clients[url] = openai.OpenAI(api_key=key, base_url=url, timeout=timeout, max_retries=5)
-    return clients
+class _Clients:
+    """An ``openai`` client per endpoint, made on first use (a missing key or an
+    endpoint that does not answer fails then): the plan's endpoints at once, before
+    any upload, and that of a batch made by an earlier run with other endpoints."""
+
+    def __init__(self, urls: Iterable[str], api_key_env: str, timeout: float) -> None:
+        self.api_key_env, self.timeout = api_key_env, timeout
+        self._made: dict[str, openai.OpenAI] = {}
+        for url in urls:
+            self.get(url)
+
+    def get(self, url: str) -> openai.OpenAI:
+        if url not in self._made:
+            key = api_key(url, self.api_key_env)
+            check_reachable(url)
+            self._made[url] = openai.OpenAI(
+                api_key=key, base_url=url, timeout=self.timeout, max_retries=5
+            )
+        return self._made[url]
+
+    def secrets(self) -> list[str]:
+        return [str(client.api_key) for client in self._made.values()]
 
 
 def _plan_batches(
@@ -254,7 +267,7 @@ class _Driver:
         self,
         plan: RunPlan,
         store: RunStore,
-        clients: Mapping[str, openai.OpenAI],
+        clients: _Clients,
         budget: int,
         poll_seconds: float,
         on_batches: OnBatches | None,
@@ -310,7 +323,7 @@ class _Driver:
         return str(made.id)
 
     def _create(self, batch: StoredBatch, file_id: str) -> Any:
-        client = self.clients[batch.base_url].with_options(max_retries=0)
+        client = self.clients.get(batch.base_url).with_options(max_retries=0)
         for attempt in range(1, _CREATE_TRIES + 1):
             try:
                 return client.batches.create(
@@ -451,12 +464,12 @@ class _Driver:
     def _api(self, batch: StoredBatch, what: str) -> Iterator[openai.OpenAI]:
         """The batch's client; an API error inside stops the run, saying how to resume."""
         try:
-            yield self.clients[batch.base_url]
+            yield self.clients.get(batch.base_url)
         except openai.APIError as exc:
             raise self._stopped(batch, what, exc) from exc
 
     def _stopped(self, batch: StoredBatch, what: str, exc: BaseException) -> SynthError:
-        return _stopped(batch, what, exc, [str(c.api_key) for c in self.clients.values()])
+        return _stopped(batch, what, exc, self.clients.secrets())
 
     def _report(
         self,

@@ -352,3 +352,18 @@ def test_cancelled_batches_are_imported_and_asked_again(
     assert run.errors == 16 and run.report.failed_calls == 0
     assert sum(submitted.values()) == 48 + 16 and set(submitted.values()) <= {1, 2}
     assert (tmp_path / "batch.jsonl").read_text() == _online(en_pool, tmp_path).read_text()
+
+
+def test_batches_made_at_an_earlier_endpoint_are_polled_there(
+    en_pool: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with LocalServer(EN_ITEMS, MODELS) as first, LocalServer(EN_ITEMS, MODELS) as second:
+        with monkeypatch.context() as patch:
+            _kill_on_update(patch, "status", 3)  # the first round's batches created
+            with pytest.raises(Killed):
+                _run(_plan(en_pool, tmp_path, first.base_url))
+        run = _run(_plan(en_pool, tmp_path, second.base_url))
+        at_first, at_second = first.batches.submitted, second.batches.submitted
+    # Round 1 was made and answered at the first endpoint; rounds 2 and 3 at the second.
+    assert (len(at_first), len(at_second)) == (16, 32) and run.report.failed_calls == 0
+    assert (tmp_path / "batch.jsonl").read_text() == _online(en_pool, tmp_path).read_text()
