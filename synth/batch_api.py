@@ -36,6 +36,7 @@ another batch of the same model and endpoint got answers in the round.
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections import Counter
@@ -227,7 +228,9 @@ class _Clients:
         return self._made[url]
 
     def secrets(self) -> list[str]:
-        return [str(client.api_key) for client in self._made.values()]
+        """What error messages must never show: the key from the environment."""
+        key = os.environ.get(self.api_key_env, "")
+        return [key] if key else []
 
 
 def _plan_batches(

@@ -15,6 +15,7 @@ import httpx2
 import openai
 import pytest
 from openai.resources.batches import Batches
+from openai.resources.files import Files
 
 from synth.batch_api import BatchApiRun, BatchProgress, cancel_batches, run_batch_api
 from synth.errors import SynthError
@@ -367,3 +368,28 @@ def test_batches_made_at_an_earlier_endpoint_are_polled_there(
     # Round 1 was made and answered at the first endpoint; rounds 2 and 3 at the second.
     assert (len(at_first), len(at_second)) == (16, 32) and run.report.failed_calls == 0
     assert (tmp_path / "batch.jsonl").read_text() == _online(en_pool, tmp_path).read_text()
+
+
+def test_an_api_error_stops_the_run_saying_how_to_resume_without_the_key(
+    en_pool: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-123")
+
+    def refuse(self: Files, **kwargs: Any) -> Any:
+        request = httpx2.Request("POST", "http://x/v1/files")
+        response = httpx2.Response(403, request=request)
+        raise openai.PermissionDeniedError(
+            "key sk-secret-123 may not upload", response=response, body=None
+        )
+
+    with LocalServer(EN_ITEMS, MODELS) as server:
+        plan = _plan(en_pool, tmp_path, server.base_url)
+        with monkeypatch.context() as patch:
+            patch.setattr(Files, "create", refuse)
+            with pytest.raises(SynthError) as stopped:
+                _run(plan)
+        message = str(stopped.value)
+        assert "upload failed (PermissionDeniedError 403: key *** may not upload)" in message
+        assert "sk-secret" not in message and "run the same command again" in message
+        run = _run(plan)  # resumed: the batches planned are uploaded now
+        assert len(server.batches.submitted) == 48 and run.report.failed_calls == 0
