@@ -36,6 +36,11 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _NO_KEY = "not-needed"
 
 
+class CallDeferred(Exception):  # noqa: N818 (not an error: the call is answered later)
+    """Raised by a backend that does not answer now: the request goes into a batch
+    (``synth.batch_round``), and the job waits for the batch's reply in the store."""
+
+
 @dataclass(frozen=True)
 class ChatRequest:
     """One chat completion to ask for. ``key`` identifies it in the run store."""

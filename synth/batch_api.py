@@ -149,7 +149,7 @@ def run_batch_api(
     ``on_batches`` each poll. Raises ``SynthError`` before any upload on bad input or an
     endpoint that does not answer; an API error later stops the run with everything
     done so far kept (run again to resume)."""
-    check_batch_run(plan, max_batch_attempts)
+    check_batch_run(max_batch_attempts)
     if poll_seconds < 0:
         raise SynthError(f"poll seconds must be 0 or more, got {poll_seconds}")
     clients = _Clients(plan.urls, api_key_env, timeout)

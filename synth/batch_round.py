@@ -6,7 +6,8 @@ The run goes round by round, because a stage needs the reply of the stage before
 (debate the generation's, reflection the debate's). In each round the ordinary runner
 walks every job against a backend that answers nothing (``DeferringBackend``): a job
 whose calls are all in the store is graded and stored as online; the first call it
-lacks is deferred. The deferred calls are the round's requests: recorded in the store
+lacks is deferred, and so is each judge's call (``--judge-model``) on an answer stored
+by then. The deferred calls are the round's requests: recorded in the store
 (``batch_requests``) before their files are written, so that a result line finds its
 request by its ``custom_id`` alone. Results are imported in one transaction, and the
 next walk defers the following stage. A walk that defers nothing has answered the run:
@@ -15,7 +16,8 @@ the responses are written as an online run writes them.
 A request whose result is an error is asked again in the next round, up to
 ``max_batch_attempts`` times; then it is recorded as failed, as an online call that
 spends its retries (its answer stays missing). A request without a result line (an
-expired or cut batch) is simply asked again.
+expired or cut batch) is simply asked again. A judge's score refused (out of range) is
+asked again with the seed moved on, up to ``max_batch_attempts`` times too.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synth import prompts
-from synth.backend import ChatReply, ChatRequest
+from synth.backend import CallDeferred, ChatReply, ChatRequest
 from synth.batch_files import (
     MAX_REQUESTS,
     BatchResult,
@@ -38,7 +40,7 @@ from synth.batch_files import (
 from synth.errors import SynthError
 from synth.job import OnProgress, RunPlan, finish_run, run_with
 from synth.report import SynthesisReport
-from synth.runner import CallDeferred, DeferredCall, RunProgress
+from synth.runner import DeferredCall, RunProgress
 from synth.store import RunStore
 
 __all__ = [
@@ -56,8 +58,8 @@ __all__ = [
 
 #: Errors a request may get back from batches before it is recorded as failed.
 MAX_BATCH_ATTEMPTS = 3
-#: The stages in the order a job goes through them.
-STAGES = ("generation", "debate", "reflection")
+#: The stages in the order a job goes through them, then the judge's scoring.
+STAGES = ("generation", "debate", "reflection", "judge")
 _ROUND = "batch_round"
 
 
@@ -99,13 +101,8 @@ class BatchRound:
         return sum(self.remaining.values())
 
 
-def check_batch_run(plan: RunPlan, max_batch_attempts: int) -> None:
-    """Refuse what no batch run does: a judge, or an attempt budget below 1."""
-    if plan.judge is not None:
-        raise SynthError(
-            "a batch run asks no judge: run the batches without --judge-model, then the "
-            "same command online with it (only the judge's calls are new)"
-        )
+def check_batch_run(max_batch_attempts: int) -> None:
+    """Refuse an attempt budget below 1."""
     if max_batch_attempts < 1:
         raise SynthError(f"max batch attempts must be at least 1, got {max_batch_attempts}")
 
@@ -127,7 +124,7 @@ def run_batch_round(
     Raises ``SynthError`` before touching the store on bad input (an unreadable result
     file, a missing ``batch_out`` folder), and after importing when calls remain but
     there is no ``batch_out`` to write them to."""
-    check_batch_run(plan, max_batch_attempts)
+    check_batch_run(max_batch_attempts)
     if batch_out is not None and not batch_out.is_dir():
         raise SynthError(f"--batch-out {batch_out}: no such folder")
     results = _read(batch_in) if batch_in is not None else {}
@@ -206,7 +203,14 @@ def walk(
     def backends() -> dict[str, DeferringBackend]:
         return {url: DeferringBackend(failures, budget) for url in plan.urls}
 
-    counts = run_with(plan, store, backends, progress, on_runner=lambda r: seen.update(r.deferred))
+    counts = run_with(
+        plan,
+        store,
+        backends,
+        progress,
+        on_runner=lambda r: seen.update(r.deferred),
+        judge_attempts=budget,
+    )
     return counts, seen
 
 

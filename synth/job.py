@@ -414,10 +414,11 @@ def run_with(
     make_backends: Callable[[], Mapping[str, ChatBackend]],
     progress: OnProgress | None,
     on_runner: Callable[[SynthRunner], None] | None = None,
+    judge_attempts: int | None = None,
 ) -> RunProgress:
     """Run the plan's participants through ``store`` with the backends made (inside the
     event loop that uses them, and closed there); ``on_runner`` sees the runner after
-    its run."""
+    its run; ``judge_attempts`` caps the judge's refused scores (batch runs)."""
 
     async def main() -> RunProgress:
         backends = make_backends()
@@ -431,6 +432,7 @@ def run_with(
                 plan.prices,
                 progress,
                 judge=plan.judge,
+                judge_attempts=judge_attempts,
             )
             counts = await runner.run()
             if on_runner is not None:

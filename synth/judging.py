@@ -6,7 +6,9 @@ the judgement is stored under (item, participant, sha256 of the final reply, jud
 again when it failed (the call spent its retries, or the judge's score was refused), or
 when its prompt changed (an edited question, reference, rubric or max_score). A refused
 reply is in the call store, so its retry is asked with the seed moved on by the number
-of refusals so far: otherwise the rerun would read the same refusal back.
+of refusals so far: otherwise the rerun would read the same refusal back. In a batch run
+(``synth.batch_round``, ``synth.batch_api``) the judge's calls are deferred to batches
+like the answers', and a score refused ``max_attempts`` times is not asked again.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from itempool import ItemType, PoolItem, QuestionSet
-from synth.backend import ChatReply, ChatRequest
+from synth.backend import CallDeferred, ChatReply, ChatRequest
 from synth.judge import JUDGE_PROMPT_VERSION, Judge, judge_messages, parse_judge_score
 from synth.prompts import Message
 from synth.store import Judgement, Result, RunStore
@@ -66,11 +68,14 @@ class JudgePhase:
         seed: int,
         max_tokens: int | None,
         concurrency: int,
+        max_attempts: int | None = None,
     ) -> None:
         self.judge, self.pool, self.store = judge, pool, store
         self.participants = set(participants)
         self.temperature, self.seed, self.max_tokens = temperature, seed, max_tokens
         self.concurrency = concurrency
+        # A batch run goes round until nothing is asked: its refused scores must stop.
+        self.max_attempts = max_attempts
         self.counts = JudgeCounts()
         self._error: Exception | None = None
 
@@ -124,6 +129,9 @@ class JudgePhase:
                 self.counts.stored += 1
                 continue
             rejected = old.rejected if old is not None and same_prompt else 0
+            if self.max_attempts is not None and rejected >= self.max_attempts:
+                self.counts.failed += 1  # refused as often as allowed: not asked again
+                continue
             jobs.append(
                 _Job(item, result.participant, result.reply_hash, messages, prompt_hash, rejected)
             )
@@ -140,6 +148,8 @@ class JudgePhase:
             try:
                 if self._error is None:
                     await self._judge(job, call)
+            except CallDeferred:
+                pass  # a batch answers it first: judged in a later round
             except Exception as exc:  # a bug or a broken store: stop, keep what is stored
                 self._error = exc
             finally:

@@ -23,7 +23,7 @@ from typing import Any
 
 from itempool import ItemType, PoolItem, QuestionSet
 from synth import prompts
-from synth.backend import ChatBackend, ChatReply, ChatRequest
+from synth.backend import CallDeferred, ChatBackend, ChatReply, ChatRequest
 from synth.errors import SynthError
 from synth.judge import JUDGE_PROMPT_VERSION, Judge
 from synth.judging import JudgeCounts, JudgePhase
@@ -89,11 +89,6 @@ class _CallFailedError(Exception):
     """A call spent its retry budget (the error is in the store)."""
 
 
-class CallDeferred(Exception):  # noqa: N818 (not an error: the call is answered later)
-    """Raised by a backend that does not answer now: the request goes into a batch
-    (``synth.batch_round``), and the job waits for the batch's reply in the store."""
-
-
 @dataclass(frozen=True)
 class DeferredCall:
     """A request a batch must answer before its job can go on: its stage (generation,
@@ -117,6 +112,7 @@ class SynthRunner:
         prices: Prices | None = None,
         on_progress: Callable[[RunProgress], None] | None = None,
         judge: Judge | None = None,
+        judge_attempts: int | None = None,
     ) -> None:
         missing = {p.first.base_url for p in participants} | {
             p.second.base_url for p in participants if p.second is not None
@@ -130,7 +126,7 @@ class SynthRunner:
         self.backends, self.settings = backends, settings
         self.prices = prices or Prices({})
         self.on_progress = on_progress
-        self.judge = judge
+        self.judge, self.judge_attempts = judge, judge_attempts
         self._in_flight: dict[str, asyncio.Future[ChatReply]] = {}
         #: The calls a batch must answer first, by key (a backend raised CallDeferred).
         self.deferred: dict[str, DeferredCall] = {}
@@ -176,6 +172,7 @@ class SynthRunner:
                 seed=s.seed,
                 max_tokens=s.max_tokens,
                 concurrency=s.concurrency,
+                max_attempts=self.judge_attempts,
             )
             self.progress.judge = await phase.run(self._judge_call, self._grow)
         return self.progress
@@ -188,6 +185,9 @@ class SynthRunner:
             return await self._call(request, base_url, f"judge-{JUDGE_PROMPT_VERSION}")
         except _CallFailedError:
             return None
+        except CallDeferred:
+            self.deferred.setdefault(request.key, DeferredCall(request, base_url, "judge"))
+            raise
 
     def _grow(self, n: int) -> None:
         self.progress.total += n

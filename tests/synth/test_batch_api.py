@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from openai.resources.files import Files
 from synth.batch_api import BatchApiRun, BatchProgress, cancel_batches, run_batch_api
 from synth.errors import SynthError
 from synth.job import RunPlan, prepare_run
-from synth.judge import Judge
 from synth.local_server import LocalServer
 from synth.local_server.batches import BatchFaults
 from synth.store import RunStore
@@ -156,14 +154,8 @@ def test_batch_prices_are_half_unless_given(en_pool: Path, tmp_path: Path) -> No
     assert run.report.store_totals.cost == pytest.approx(total(paid), rel=1e-12)
 
 
-def test_a_judge_and_a_bad_poll_are_refused(en_pool: Path, tmp_path: Path) -> None:
+def test_a_bad_poll_is_refused(en_pool: Path, tmp_path: Path) -> None:
     with LocalServer(EN_ITEMS, MODELS) as server:
-        # The pool has no open item: a judge given would ask nothing, so set one.
-        plan = replace(
-            _plan(en_pool, tmp_path, server.base_url), judge=Judge("good", server.base_url)
-        )
-        with pytest.raises(SynthError, match="a batch run asks no judge"):
-            _run(plan)
         plan = _plan(en_pool, tmp_path, server.base_url)
         with pytest.raises(SynthError, match="poll seconds must be 0 or more"):
             run_batch_api(plan, poll_seconds=-1)

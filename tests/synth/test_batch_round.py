@@ -5,7 +5,6 @@ responses as an online run at the end."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,6 @@ from synth.batch_files import MAX_BYTES, read_results, request_line, split_lines
 from synth.batch_round import BatchRound, run_batch_round
 from synth.errors import SynthError
 from synth.job import RunPlan, prepare_run
-from synth.judge import Judge
 from synth.local_server.run_batch import make_api, run_batch
 from synth.store import RunStore
 from tests.synth.online_run import MODELS, online_responses
@@ -55,9 +53,9 @@ def test_the_rounds_give_the_online_runs_responses(en_pool: Path, tmp_path: Path
     rounds = _rounds(en_pool, tmp_path)
     # generation (the pairs share the singles'), debate, reflection, then the answers.
     assert [r.remaining for r in rounds[:3]] == [
-        {"generation": 16, "debate": 0, "reflection": 0},
-        {"generation": 0, "debate": 16, "reflection": 0},
-        {"generation": 0, "debate": 0, "reflection": 16},
+        {"generation": 16, "debate": 0, "reflection": 0, "judge": 0},
+        {"generation": 0, "debate": 16, "reflection": 0, "judge": 0},
+        {"generation": 0, "debate": 0, "reflection": 16, "judge": 0},
     ]
     assert [r.imported for r in rounds] == [0, 16, 16, 16]
     last = rounds[-1].report
@@ -122,12 +120,6 @@ def test_a_bad_result_line_names_its_file_and_line(en_pool: Path, tmp_path: Path
     bad.write_text("\n{not json\n")
     with pytest.raises(SynthError, match=r"out\.jsonl line 2: not JSON"):
         list(read_results([bad]))
-
-
-def test_a_judge_is_refused_in_a_batch_run(en_pool: Path, tmp_path: Path) -> None:
-    plan = replace(_plan(en_pool, tmp_path), judge=Judge("judge", "http://127.0.0.1:9/v1"))
-    with pytest.raises(SynthError, match="a batch run asks no judge"):
-        run_batch_round(plan, batch_in=None, batch_out=tmp_path)
 
 
 def test_files_are_split_at_the_limits() -> None:
