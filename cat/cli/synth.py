@@ -60,7 +60,10 @@ def synth(
     timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds per request."),
     max_attempts: int = typer.Option(6, "--max-attempts", min=1, help="Tries per call."),
     prices: Path | None = typer.Option(
-        None, "--prices", help='Prices per million tokens: {"model": {"input": x, "output": y}}.'
+        None,
+        "--prices",
+        help='Prices per million tokens: {"model": {"input": x, "output": y}}; calls answered '
+        'by batches pay "batch_input" and "batch_output", half the online prices unless given.',
     ),
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="Sampling temperature."),
     seed: int = typer.Option(0, "--seed", help="Sent with every request; recorded."),
