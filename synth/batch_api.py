@@ -313,10 +313,10 @@ class _Driver:
         """A planned batch's lines again, from the requests the store recorded."""
         out = []
         for key in batch.keys:
-            request = self.store.batch_request(key)
-            if request is None:
+            asked = self.store.batch_request(key)
+            if asked is None:
                 raise SynthError(f"the run store lost batch request {key} of {batch.name}")
-            out.append(request_line(request))
+            out.append(request_line(asked[0]))
         return out
 
     def _upload(self, batch: StoredBatch, lines: list[str]) -> str:

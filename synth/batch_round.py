@@ -28,7 +28,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from synth import prompts
 from synth.backend import CallDeferred, ChatReply, ChatRequest
 from synth.batch_files import (
     MAX_REQUESTS,
@@ -40,7 +39,7 @@ from synth.batch_files import (
 from synth.errors import SynthError
 from synth.job import OnProgress, RunPlan, finish_run, run_with
 from synth.report import SynthesisReport
-from synth.runner import DeferredCall, RunProgress
+from synth.runner import JUDGE_ROLE, DeferredCall, RunProgress, call_prompt_version
 from synth.store import RunStore
 
 __all__ = [
@@ -59,7 +58,7 @@ __all__ = [
 #: Errors a request may get back from batches before it is recorded as failed.
 MAX_BATCH_ATTEMPTS = 3
 #: The stages in the order a job goes through them, then the judge's scoring.
-STAGES = ("generation", "debate", "reflection", "judge")
+STAGES = ("generation", "debate", "reflection", JUDGE_ROLE)
 _ROUND = "batch_round"
 
 
@@ -160,16 +159,17 @@ def import_results(
     replies, errors and lines that answer no open request."""
     imported = errors = unmatched = 0
     for key, result in results.items():
-        request = store.batch_request(key)
-        if request is None or store.get_call(key) is not None:
+        asked = store.batch_request(key)
+        if asked is None or store.get_call(key) is not None:
             unmatched += 1
         elif result.reply is not None:
+            request, role = asked
             cost = (
                 None
                 if plan.prices is None
                 else plan.prices.cost(request.model, result.reply, batch=True)
             )
-            store.put_call(request, result.reply, cost, prompts.PROMPT_VERSION)
+            store.put_call(request, result.reply, cost, call_prompt_version(role))
             imported += 1
         else:
             store.put_batch_error(key, result.error or "error", result.where)

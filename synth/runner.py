@@ -81,6 +81,16 @@ class RunSettings:
             raise SynthError(f"temperature must be non-negative, got {self.temperature}")
 
 
+#: The stage (``DeferredCall.role``) of a judge's call.
+JUDGE_ROLE = "judge"
+
+
+def call_prompt_version(role: str) -> str:
+    """The prompt version a call of stage ``role`` is stored under: the judge's or the
+    answers'."""
+    return f"judge-{JUDGE_PROMPT_VERSION}" if role == JUDGE_ROLE else prompts.PROMPT_VERSION
+
+
 #: Where a stage keeps its reply text until the job's stages are parsed.
 _TEXT = "_reply_text"
 
@@ -92,7 +102,7 @@ class _CallFailedError(Exception):
 @dataclass(frozen=True)
 class DeferredCall:
     """A request a batch must answer before its job can go on: its stage (generation,
-    debate, reflection) and the endpoint it was meant for."""
+    debate, reflection, or the judge's) and the endpoint it was meant for."""
 
     request: ChatRequest
     base_url: str
@@ -182,12 +192,9 @@ class SynthRunner:
 
     async def _judge_call(self, request: ChatRequest, base_url: str) -> ChatReply | None:
         try:
-            return await self._call(request, base_url, f"judge-{JUDGE_PROMPT_VERSION}")
+            return await self._call(request, base_url, JUDGE_ROLE)
         except _CallFailedError:
             return None
-        except CallDeferred:
-            self.deferred.setdefault(request.key, DeferredCall(request, base_url, "judge"))
-            raise
 
     def _grow(self, n: int) -> None:
         self.progress.total += n
@@ -261,12 +268,9 @@ class SynthRunner:
         s = self.settings
         request = ChatRequest(model, messages, s.temperature, s.seed, s.max_tokens)
         try:
-            reply = await self._call(request, base_url)
+            reply = await self._call(request, base_url, role)
         except _CallFailedError:
             stages.append({"role": role, "model": model, "key": request.key, "failed": True})
-            raise
-        except CallDeferred:
-            self.deferred.setdefault(request.key, DeferredCall(request, base_url, role))
             raise
         # Parsed once the job ends (``_parse_stages``): a job deferred to a batch round
         # would parse its stored stages again in every round.
@@ -286,9 +290,9 @@ class SynthRunner:
             if parsed.number is not None:
                 stage["number"] = parsed.number
 
-    async def _call(
-        self, request: ChatRequest, base_url: str, version: str = prompts.PROMPT_VERSION
-    ) -> ChatReply:
+    async def _call(self, request: ChatRequest, base_url: str, role: str) -> ChatReply:
+        """The reply to ``request`` at ``base_url``, for a call of stage ``role``: from
+        the store, from an identical call in flight, or asked (and stored)."""
         key = request.key
         stored = self.store.get_call(key)
         if stored is not None:
@@ -311,6 +315,7 @@ class SynthRunner:
         try:
             reply = await self.backends[base_url].complete(request)
         except CallDeferred:
+            self.deferred.setdefault(key, DeferredCall(request, base_url, role))
             # Identical calls waiting on this one are deferred with it.
             future.set_exception(CallDeferred())
             future.exception()
@@ -329,7 +334,7 @@ class SynthRunner:
         # No await from here to the store's commit: no identical call can slip in between.
         future.set_result(reply)
         cost = self.prices.cost(request.model, reply)
-        self.store.put_call(request, reply, cost, version)
+        self.store.put_call(request, reply, cost, call_prompt_version(role))
         self.progress.new_calls += 1
         self.progress.tokens += reply.prompt_tokens + reply.completion_tokens
         self.progress.cost += cost or 0.0

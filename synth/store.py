@@ -355,20 +355,24 @@ class RunStore:
                 rows,
             )
 
-    def batch_request(self, key: str) -> ChatRequest | None:
-        """The request a batch line's ``custom_id`` names, if a batch file asked it."""
-        row = self._db.execute("SELECT request FROM batch_requests WHERE key=?", (key,)).fetchone()
+    def batch_request(self, key: str) -> tuple[ChatRequest, str] | None:
+        """The request a batch line's ``custom_id`` names and its stage, if a batch file
+        asked it."""
+        row = self._db.execute(
+            "SELECT request, role FROM batch_requests WHERE key=?", (key,)
+        ).fetchone()
         if row is None:
             return None
         payload = json.loads(row[0])
         messages = tuple((m["role"], m["content"]) for m in payload["messages"])
-        return ChatRequest(
+        request = ChatRequest(
             payload["model"],
             messages,
             payload["temperature"],
             payload["seed"],
             payload["max_tokens"],
         )
+        return request, row[1]
 
     def put_batch_error(self, key: str, error: str, seen: str) -> None:
         """Count an error result of a batch request, unless it is the very result line

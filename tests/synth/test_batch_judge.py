@@ -4,6 +4,7 @@ whose scores are always refused stops after the attempts allowed."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,12 @@ def _online(pool: Path, tmp: Path, judge: str) -> str:
     return (folder / "r.jsonl").read_text()
 
 
+def _calls(store: Path) -> set[tuple[str, str, str]]:
+    """Each stored call's key, model and prompt version (the judge's are its own)."""
+    with sqlite3.connect(store) as db:
+        return set(db.execute("SELECT key, model, prompt_version FROM calls").fetchall())
+
+
 def test_the_judge_goes_through_the_batch_api(pool: Path, tmp_path: Path) -> None:
     with LocalServer(OPEN_ITEMS, MODELS, judges=JUDGES) as server:
         run = run_batch_api(_plan(pool, tmp_path, server.base_url, "noisy"), poll_seconds=0)
@@ -69,6 +76,7 @@ def test_the_judge_goes_through_the_batch_api(pool: Path, tmp_path: Path) -> Non
     assert set(stages) == {"judge"}  # the last round: the pairs' answers judged
     # The noisy judge's points are the matrix's, as online.
     assert (tmp_path / "batch.jsonl").read_text() == _online(pool, tmp_path, "noisy")
+    assert _calls(tmp_path / "batch.db") == _calls(tmp_path / "online" / "run.db")
 
 
 def test_the_judge_goes_through_batch_files(pool: Path, tmp_path: Path) -> None:
@@ -85,6 +93,7 @@ def test_the_judge_goes_through_batch_files(pool: Path, tmp_path: Path) -> None:
     assert any(r.remaining["judge"] for r in done)
     assert any(path.name.startswith(f"round0{r.round}-noisy") for r in done for path in r.files)
     assert (tmp_path / "batch.jsonl").read_text() == _online(pool, tmp_path, "noisy")
+    assert _calls(tmp_path / "batch.db") == _calls(tmp_path / "online" / "run.db")
 
 
 def test_a_judge_always_refused_stops_after_the_attempts(pool: Path, tmp_path: Path) -> None:
