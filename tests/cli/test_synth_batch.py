@@ -20,10 +20,15 @@ from tests.synth.pools import EN_ITEMS
 runner = CliRunner()
 
 
-def _synth(pool: Path, tmp: Path, *extra: str) -> str:
+def _args(pool: Path, tmp: Path, url: str) -> list[str]:
+    """``cat synth`` of good and bad on the pool's first 6 items, at ``url``."""
     args = ["synth", "--pool", str(pool), "--agents", "good,bad", "--limit", "6"]
-    args += ["--base-url", "http://127.0.0.1:9/v1", "--store", str(tmp / "run.db")]
-    result = runner.invoke(app, [*args, "--out", str(tmp / "responses.jsonl"), *extra])
+    args += ["--base-url", url, "--store", str(tmp / "run.db")]
+    return [*args, "--out", str(tmp / "responses.jsonl")]
+
+
+def _synth(pool: Path, tmp: Path, *extra: str) -> str:
+    result = runner.invoke(app, [*_args(pool, tmp, "http://127.0.0.1:9/v1"), *extra])
     assert result.exit_code == 0, result.output
     return " ".join(result.output.split())
 
@@ -79,9 +84,7 @@ def test_batch_through_the_api_with_prices(en_pool: Path, tmp_path: Path) -> Non
         '{"good": {"input": 2.0, "output": 8.0}, "bad": {"input": 1.0, "output": 4.0}}'
     )
     with LocalServer(EN_ITEMS, {"good": 0.9, "bad": 0.3}) as server:
-        args = ["synth", "--pool", str(en_pool), "--agents", "good,bad", "--limit", "6"]
-        args += ["--base-url", server.base_url, "--store", str(tmp_path / "run.db")]
-        args += ["--out", str(tmp_path / "responses.jsonl"), "--prices", str(prices)]
+        args = [*_args(en_pool, tmp_path, server.base_url), "--prices", str(prices)]
         result = runner.invoke(app, [*args, "--batch", "--poll-seconds", "0"])
         assert result.exit_code == 0, result.output
         again = runner.invoke(app, [*args, "--batch", "--poll-seconds", "0"])
@@ -119,9 +122,7 @@ def test_max_batch_lines_splits_the_files(en_pool: Path, tmp_path: Path) -> None
 def test_batches_over_the_providers_limit_are_named(en_pool: Path, tmp_path: Path) -> None:
     faults = BatchFaults(max_enqueued=4)
     with LocalServer(EN_ITEMS, {"good": 0.9, "bad": 0.3}, batch_faults=faults) as server:
-        args = ["synth", "--pool", str(en_pool), "--agents", "good,bad", "--limit", "6"]
-        args += ["--base-url", server.base_url, "--store", str(tmp_path / "run.db")]
-        args += ["--out", str(tmp_path / "responses.jsonl"), "--max-batch-lines", "3"]
+        args = [*_args(en_pool, tmp_path, server.base_url), "--max-batch-lines", "3"]
         result = runner.invoke(app, [*args, "--batch", "--poll-seconds", "0"])
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
@@ -139,9 +140,7 @@ def test_batch_cancel_cancels_the_batches_in_flight(
         raise KeyboardInterrupt  # Ctrl-C at the first poll, the batches created
 
     with LocalServer(EN_ITEMS, {"good": 0.9, "bad": 0.3}) as server:
-        args = ["synth", "--pool", str(en_pool), "--agents", "good,bad", "--limit", "6"]
-        args += ["--base-url", server.base_url, "--store", str(tmp_path / "run.db")]
-        args += ["--out", str(tmp_path / "responses.jsonl")]
+        args = _args(en_pool, tmp_path, server.base_url)
         with monkeypatch.context() as patch:
             patch.setattr(Batches, "retrieve", stop)
             stopped = runner.invoke(app, [*args, "--batch", "--poll-seconds", "0"])
