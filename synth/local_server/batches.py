@@ -25,7 +25,14 @@ from typing import Any
 
 from synth.local_server.protocol import ChatCompletions
 
-__all__ = ["BatchFaults", "BatchService", "multipart_fields"]
+__all__ = [
+    "BatchFaults",
+    "BatchService",
+    "answer_line",
+    "error_line",
+    "line_fate",
+    "multipart_fields",
+]
 
 
 @dataclass(frozen=True)
@@ -224,33 +231,17 @@ class BatchService:
         out, errors = [], []
         for n, raw in enumerate(line for line in lines if line.strip()):
             request = json.loads(raw)
-            custom_id = request["custom_id"]
+            line_id = f"{batch['id']}_{n}"
             if expired and n % 2:
-                errors.append(_error_line(custom_id, "batch_expired", "the batch expired"))
+                errors.append(error_line(request, line_id, "batch_expired", "the batch expired"))
                 continue
-            v = self._rng.random()
-            if v < self.faults.line_drop_rate:
-                continue
-            if v < self.faults.line_drop_rate + self.faults.line_error_rate:
-                errors.append(_error_line(custom_id, "server_error", "the engine failed"))
-                continue
-            reply = self.api.complete(json.dumps(request["body"]).encode("utf-8"))
-            self.api.record(reply)
-            response = {
-                "status_code": reply.status,
-                "request_id": f"req_{batch['id']}_{n}",
-                "body": json.loads(reply.body),
-            }
-            out.append(
-                json.dumps(
-                    {
-                        "id": f"{batch['id']}_{n}",
-                        "custom_id": custom_id,
-                        "response": response,
-                        "error": None,
-                    }
-                )
+            fate = line_fate(
+                self._rng.random(), self.faults.line_drop_rate, self.faults.line_error_rate
             )
+            if fate == "error":
+                errors.append(error_line(request, line_id))
+            elif fate == "answered":
+                out.append(answer_line(self.api, request, line_id))
         counts = batch["request_counts"]
         counts["completed"], counts["failed"] = len(out), len(errors)
         for kind, rows in (("output", out), ("error", errors)):
@@ -268,15 +259,38 @@ def _error(message: str) -> dict[str, Any]:
     }
 
 
-def _error_line(custom_id: str, code: str, message: str) -> str:
-    return json.dumps(
-        {
-            "id": f"err_{custom_id[:12]}",
-            "custom_id": custom_id,
-            "response": None,
-            "error": {"code": code, "message": message},
-        }
-    )
+def line_fate(draw: float, drop_rate: float, error_rate: float) -> str:
+    """What becomes of a request line given a uniform ``draw``: "dropped" (left out of
+    the results), "error" or "answered"."""
+    if draw < drop_rate:
+        return "dropped"
+    return "error" if draw < drop_rate + error_rate else "answered"
+
+
+def answer_line(api: ChatCompletions, request: dict[str, Any], line_id: str) -> str:
+    """The result line of a request line answered by the simulated models (the same
+    reply as over ``/v1/chat/completions``)."""
+    reply = api.complete(json.dumps(request["body"]).encode("utf-8"))
+    api.record(reply)
+    response = {
+        "status_code": reply.status,
+        "request_id": f"req_{line_id}",
+        "body": json.loads(reply.body),
+    }
+    line = {"id": line_id, "custom_id": request["custom_id"], "response": response, "error": None}
+    return json.dumps(line, ensure_ascii=False)
+
+
+def error_line(
+    request: dict[str, Any],
+    line_id: str,
+    code: str = "server_error",
+    message: str = "the engine failed",
+) -> str:
+    """The result line of a request line that failed."""
+    error = {"code": code, "message": message}
+    line = {"id": line_id, "custom_id": request["custom_id"], "response": None, "error": error}
+    return json.dumps(line, ensure_ascii=False)
 
 
 def multipart_fields(content_type: str, body: bytes) -> dict[str, tuple[str | None, bytes]]:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from itempool import PoolFormatError, read_questions
 from synth.errors import SynthError
+from synth.local_server.batches import answer_line, error_line, line_fate
 from synth.local_server.faults import FaultPlan
 from synth.local_server.protocol import ChatCompletions
 from synth.local_server.records import RequestLog
@@ -48,26 +49,17 @@ def run_batch(
             if not raw.strip():
                 continue
             request = json.loads(raw)
-            custom_id = request["custom_id"]
-            u = rng.random()
-            if u < drop_rate:
+            line_id = f"{input_path.stem}_{n}"
+            fate = line_fate(rng.random(), drop_rate, error_rate)
+            if fate == "dropped":
                 dropped += 1
                 continue
-            out: dict[str, object] = {"id": f"batch_req_{n}", "custom_id": custom_id}
-            if u < drop_rate + error_rate:
-                out["response"] = None
-                out["error"] = {"code": "server_error", "message": "the engine failed"}
+            if fate == "error":
+                lines.append(error_line(request, line_id))
                 errors += 1
             else:
-                reply = api.complete(json.dumps(request["body"]).encode("utf-8"))
-                out["response"] = {
-                    "status_code": reply.status,
-                    "request_id": f"req_{n}",
-                    "body": json.loads(reply.body),
-                }
-                out["error"] = None
+                lines.append(answer_line(api, request, line_id))
                 answered += 1
-            lines.append(json.dumps(out, ensure_ascii=False))
     output_path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return answered, errors, dropped
 
