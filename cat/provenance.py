@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-from importlib.metadata import PackageNotFoundError, version
 
 
 def package_version() -> str:
     """This installation's version, recorded in every output file."""
+    # Imported here: the command line loads this module for --version only.
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("cat-llm")
     except PackageNotFoundError:  # running from a source tree without installing

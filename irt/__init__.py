@@ -1,25 +1,64 @@
 """Item response theory: 1PL–4PL models, calibration (EM; Bayesian via pyro) and scoring.
 
-Imports nothing of the other packages of this project.
+Imports nothing of the other packages of this project. Names are imported on first use,
+so that ``import irt.errors`` or ``irt.names`` (which the ``cat`` command line needs
+before it knows what to do) does not load numpy and scipy.
 """
 
-from irt.bayes import BayesCalibrator
-from irt.em import EMCalibrator
-from irt.errors import ConvergenceWarning, DataWarning, IRTError, ParamsError, ResponseDataError
-from irt.estep import marginal_log_likelihood
-from irt.models import (
-    ItemParams,
-    ModelKind,
-    information,
-    log_likelihood,
-    probability,
-    test_information,
-)
-from irt.params_io import read_params, write_params
-from irt.priors import ItemPriors
-from irt.readers import read_responses, write_csv, write_jsonl
-from irt.responses import ResponseMatrix
-from irt.scoring import Abilities, AbilityMethod, score_abilities
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+# A plain name rather than ``typing.TYPE_CHECKING``: type checkers treat any variable of
+# this name as true, and at run time the block below imports nothing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from irt.bayes import BayesCalibrator
+    from irt.em import EMCalibrator
+    from irt.errors import (
+        ConvergenceWarning,
+        DataWarning,
+        IRTError,
+        ParamsError,
+        ResponseDataError,
+    )
+    from irt.estep import marginal_log_likelihood
+    from irt.models import ItemParams, information, log_likelihood, probability, test_information
+    from irt.names import AbilityMethod, ModelKind
+    from irt.params_io import read_params, write_params
+    from irt.priors import ItemPriors
+    from irt.readers import read_responses, write_csv, write_jsonl
+    from irt.responses import ResponseMatrix
+    from irt.scoring import Abilities, score_abilities
+
+#: Public name → the module that defines it.
+_WHERE: dict[str, str] = {
+    "BayesCalibrator": "irt.bayes",
+    "EMCalibrator": "irt.em",
+    "ConvergenceWarning": "irt.errors",
+    "DataWarning": "irt.errors",
+    "IRTError": "irt.errors",
+    "ParamsError": "irt.errors",
+    "ResponseDataError": "irt.errors",
+    "marginal_log_likelihood": "irt.estep",
+    "ItemParams": "irt.models",
+    "information": "irt.models",
+    "log_likelihood": "irt.models",
+    "probability": "irt.models",
+    "test_information": "irt.models",
+    "AbilityMethod": "irt.names",
+    "ModelKind": "irt.names",
+    "read_params": "irt.params_io",
+    "write_params": "irt.params_io",
+    "ItemPriors": "irt.priors",
+    "read_responses": "irt.readers",
+    "write_csv": "irt.readers",
+    "write_jsonl": "irt.readers",
+    "ResponseMatrix": "irt.responses",
+    "Abilities": "irt.scoring",
+    "score_abilities": "irt.scoring",
+}
 
 __all__ = [
     "Abilities",
@@ -47,3 +86,13 @@ __all__ = [
     "write_jsonl",
     "write_params",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

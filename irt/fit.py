@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -13,16 +12,12 @@ import numpy as np
 from irt.em import EMCalibrator
 from irt.errors import IRTError
 from irt.models import ItemParams, ModelKind
+from irt.names import CalibrationMethod as CalibrationMethod
 from irt.priors import ItemPriors
 from irt.responses import ResponseMatrix
 
 #: Called with (share of the work done in [0, 1], a short status text).
 FitProgress = Callable[[float, str], None]
-
-
-class CalibrationMethod(StrEnum):
-    EM = "em"
-    BAYES = "bayes"
 
 
 @dataclass(frozen=True)

@@ -13,42 +13,16 @@ the examinee gives a finite log-likelihood instead of log(0).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, cast
 
 import numpy as np
 
 from irt.errors import ParamsError
+from irt.names import ModelKind as ModelKind
 from irt.types import FloatArray
 
 #: Probabilities are kept this far from 0 and 1 wherever they are divided by.
 PROB_EPS = 1e-12
-
-
-class ModelKind(StrEnum):
-    """The four logistic models; the value is the name used on the command line."""
-
-    ONE_PL = "1pl"
-    TWO_PL = "2pl"
-    THREE_PL = "3pl"
-    FOUR_PL = "4pl"
-
-    @classmethod
-    def _missing_(cls, value: object) -> ModelKind | None:
-        # Accept "3PL" as well as "3pl".
-        if isinstance(value, str):
-            for member in cls:
-                if member.value == value.lower():
-                    return member
-        return None
-
-    @property
-    def has_guessing(self) -> bool:
-        return self in (ModelKind.THREE_PL, ModelKind.FOUR_PL)
-
-    @property
-    def has_slipping(self) -> bool:
-        return self is ModelKind.FOUR_PL
 
 
 def _as_float_vector(name: str, values: object, n: int | None) -> FloatArray:

@@ -8,27 +8,18 @@ instead and are flagged in ``Abilities.fallback``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 
 from irt.errors import IRTError
 from irt.estep import DesignMatrices, subject_log_likelihood
 from irt.models import ItemParams, log_probabilities, theta_derivatives
+from irt.names import AbilityMethod as AbilityMethod
 from irt.responses import ResponseMatrix
 from irt.types import BoolArray, FloatArray
 
 _NEWTON_STEPS = 50
 _NEWTON_TOL = 1e-8
-
-
-class AbilityMethod(StrEnum):
-    """How θ is estimated from a subject's answers."""
-
-    EAP = "eap"
-    MAP = "map"
-    ML = "ml"
-    WLE = "wle"
 
 
 @dataclass(frozen=True)

@@ -6,30 +6,77 @@ continuous items ``continuous_params.csv``, and, for a multidimensional pool,
 ``mirt_params.csv``. ``load_pool`` is
 the one strict reader every command uses; ``check_pool`` lists every problem with its
 file and line.
+
+Names are imported on first use, so that the ``cat`` command line loads no pydantic
+models before a command needs them.
 """
 
-from itempool.checks import ITEMS, MANIFEST, REFERENCE
-from itempool.errors import PoolFormatError
-from itempool.items import ItemType, PoolItem, QuestionSet
-from itempool.loader import LoadedPool, check_pool, load_pool, read_questions
-from itempool.low_rank_file import LOW_RANK, LowRankPrior, read_low_rank, write_low_rank
-from itempool.manifest import PoolManifest, ReferenceRow
-from itempool.mirt_file import MIRT_PARAMS, MultidimensionalEntry, check_mirt_params
-from itempool.params_check import (
-    CONTINUOUS_PARAMS,
-    PARAMS,
-    check_params,
-    is_scored_params,
-    read_checked_params,
-    read_pool_params,
-)
-from itempool.prediction_errors import PredictionErrors
-from itempool.problems import Problem
-from itempool.reference_answers import (
-    REFERENCE_ANSWERS,
-    read_reference_answers,
-    write_reference_answers,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+# A plain name rather than ``typing.TYPE_CHECKING``: type checkers treat any variable of
+# this name as true, and at run time the block below imports nothing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from itempool.checks import ITEMS, MANIFEST, REFERENCE
+    from itempool.errors import PoolFormatError
+    from itempool.items import ItemType, PoolItem, QuestionSet
+    from itempool.loader import LoadedPool, check_pool, load_pool, read_questions
+    from itempool.low_rank_file import LOW_RANK, LowRankPrior, read_low_rank, write_low_rank
+    from itempool.manifest import PoolManifest, ReferenceRow
+    from itempool.mirt_file import MIRT_PARAMS, MultidimensionalEntry, check_mirt_params
+    from itempool.params_check import (
+        CONTINUOUS_PARAMS,
+        PARAMS,
+        check_params,
+        is_scored_params,
+        read_checked_params,
+        read_pool_params,
+    )
+    from itempool.prediction_errors import PredictionErrors
+    from itempool.problems import Problem
+    from itempool.reference_answers import (
+        REFERENCE_ANSWERS,
+        read_reference_answers,
+        write_reference_answers,
+    )
+
+#: Public name → the module that defines it.
+_WHERE: dict[str, str] = {
+    "CONTINUOUS_PARAMS": "itempool.params_check",
+    "ITEMS": "itempool.checks",
+    "LOW_RANK": "itempool.low_rank_file",
+    "MANIFEST": "itempool.checks",
+    "MIRT_PARAMS": "itempool.mirt_file",
+    "PARAMS": "itempool.params_check",
+    "REFERENCE": "itempool.checks",
+    "REFERENCE_ANSWERS": "itempool.reference_answers",
+    "ItemType": "itempool.items",
+    "LoadedPool": "itempool.loader",
+    "LowRankPrior": "itempool.low_rank_file",
+    "MultidimensionalEntry": "itempool.mirt_file",
+    "PoolFormatError": "itempool.errors",
+    "PoolItem": "itempool.items",
+    "PoolManifest": "itempool.manifest",
+    "PredictionErrors": "itempool.prediction_errors",
+    "Problem": "itempool.problems",
+    "QuestionSet": "itempool.items",
+    "ReferenceRow": "itempool.manifest",
+    "check_mirt_params": "itempool.mirt_file",
+    "check_params": "itempool.params_check",
+    "check_pool": "itempool.loader",
+    "is_scored_params": "itempool.params_check",
+    "load_pool": "itempool.loader",
+    "read_checked_params": "itempool.params_check",
+    "read_low_rank": "itempool.low_rank_file",
+    "read_pool_params": "itempool.params_check",
+    "read_questions": "itempool.loader",
+    "read_reference_answers": "itempool.reference_answers",
+    "write_low_rank": "itempool.low_rank_file",
+    "write_reference_answers": "itempool.reference_answers",
+}
 
 __all__ = [
     "CONTINUOUS_PARAMS",
@@ -64,3 +111,13 @@ __all__ = [
     "write_low_rank",
     "write_reference_answers",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

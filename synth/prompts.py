@@ -17,10 +17,9 @@ exactly as a choice answer is.
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from itempool import ItemType, PoolItem
 from synth.errors import SynthError
+from synth.names import Style as Style
 
 #: 1: the choice prompts. 2: open items' prompts added; every choice prompt is still
 #: byte for byte that of 1 (tests pin it), so a store written under 1 resumes without
@@ -29,13 +28,6 @@ PROMPT_VERSION = "2"
 
 #: A chat message as sent: (role, content).
 Message = tuple[str, str]
-
-
-class Style(StrEnum):
-    """How a participant is asked to answer."""
-
-    DIRECT = "direct"
-    COT = "cot"
 
 
 SYSTEM = {

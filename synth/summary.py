@@ -22,11 +22,11 @@ from synth.export import (
 )
 from synth.judge import JUDGE_PROMPT_VERSION, Judge
 from synth.judging import JudgeCounts, judged_points
+from synth.names import OPEN_GRADINGS as OPEN_GRADINGS
 from synth.report import JudgeAgreement, JudgeSummary, ParticipantSummary, ReflectionFlips
 from synth.store import Result, RunStore
 
 #: Where an open item's points come from: the reference metric or the LLM judge.
-OPEN_GRADINGS = ("metric", "judge")
 
 
 @dataclass(frozen=True)

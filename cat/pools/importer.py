@@ -16,7 +16,6 @@ import gzip
 import json
 import string
 from collections.abc import Iterator
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -25,6 +24,7 @@ from pydantic import ValidationError
 from cat.errors import CatError
 from cat.pools.jsonl import read_json_lines
 from cat.pools.lm_eval import import_lm_eval, lm_eval_task
+from cat.pools.names import QUESTION_FIELDS, Language
 from itempool import ITEMS, MANIFEST, ItemType, PoolItem
 from itempool.problems import describe_errors, numbered_csv_rows
 
@@ -38,24 +38,6 @@ __all__ = [
 ]
 
 
-class Language(StrEnum):
-    """The languages a pool's questions may be in: those prompts exist for."""
-
-    ZH = "zh"
-    EN = "en"
-
-
-#: Our fields that ``import_questions`` can fill from a column, and what each takes.
-QUESTION_FIELDS = {
-    "id": "the item id",
-    "question": "the question text",
-    "options": "one column holding a JSON list or object, or several columns: a,b,c,d",
-    "answer": "the key as letter(s), e.g. B or BD",
-    "answer_index": "the key as a 0-based option position",
-    "scenario": "the scenario (content area)",
-    "type": "single, multi or order (default: single, or multi for several letters)",
-    "meta": "columns copied into the item's meta: a,b",
-}
 _LETTERS = string.ascii_uppercase
 _ANSWER_SEPARATORS = str.maketrans("", "", " ,;|/")
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
 from cat.errors import CatError
 from cat.pools.loading import binary_params
+from cat.pools.names import Method as Method
 from irt.anchored import calibrate_with_anchors
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
@@ -30,14 +30,6 @@ from irt.models import ItemParams
 from irt.responses import MISSING, ResponseMatrix
 from irt.scoring import AbilityMethod, score_abilities
 from itempool import LoadedPool
-
-
-class Method(StrEnum):
-    """How the new responses are put on the pool's scale (see the module notes)."""
-
-    ANCHOR = "anchor"
-    CONCURRENT = "concurrent"
-
 
 #: The methods' names, as ``--method`` takes them.
 METHODS = tuple(m.value for m in Method)

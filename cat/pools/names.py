@@ -1,0 +1,37 @@
+"""The names that pool commands take as choices: the fields ``cat pool import questions``
+maps columns to, the languages prompts exist for, and the methods of ``cat recalibrate``.
+
+Kept apart from the modules that use them so that the command line can list them in its
+help without importing numpy or pydantic.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Language(StrEnum):
+    """The languages a pool's questions may be in: those prompts exist for."""
+
+    ZH = "zh"
+    EN = "en"
+
+
+#: Our fields that ``import_questions`` can fill from a column, and what each takes.
+QUESTION_FIELDS = {
+    "id": "the item id",
+    "question": "the question text",
+    "options": "one column holding a JSON list or object, or several columns: a,b,c,d",
+    "answer": "the key as letter(s), e.g. B or BD",
+    "answer_index": "the key as a 0-based option position",
+    "scenario": "the scenario (content area)",
+    "type": "single, multi or order (default: single, or multi for several letters)",
+    "meta": "columns copied into the item's meta: a,b",
+}
+
+
+class Method(StrEnum):
+    """How the new responses are put on the pool's scale (see the module notes)."""
+
+    ANCHOR = "anchor"
+    CONCURRENT = "concurrent"
