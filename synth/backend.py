@@ -3,7 +3,8 @@
 ``OpenAIBackend`` uses the ``openai`` package's async client with its own retries off and
 ours on: exponential backoff with jitter on 429, 5xx, timeouts, dropped connections and
 malformed replies, honouring ``Retry-After``; a clear ``SynthError`` once the retry budget
-is spent or at once for errors a retry cannot fix (400, 401, 403, 404). The API key is
+is spent or at once for errors a retry cannot fix (400, 401, 403, 404: a model the
+endpoint lacks is named with the models it lists). The API key is
 read from an environment variable only and never leaves the client: it is in no request
 record, log line or error message.
 """
@@ -19,6 +20,7 @@ import random
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
@@ -27,11 +29,11 @@ from urllib.parse import urlparse
 import openai
 
 from synth.errors import SynthError
+from synth.names import DEFAULT_KEY_ENV as DEFAULT_KEY_ENV
 from synth.prompts import Message
 
 log = logging.getLogger(__name__)
 
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 #: Sent when a local server needs no key (the client insists on one).
 _NO_KEY = "not-needed"
 
@@ -155,6 +157,10 @@ class OpenAIBackend:
     seed: int = 0
     _client: openai.AsyncOpenAI | None = field(default=None, init=False, repr=False)
     _rng: random.Random = field(init=False, repr=False)
+    _listing: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
+    _listed: tuple[tuple[str, ...] | None, bool] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
@@ -177,6 +183,30 @@ class OpenAIBackend:
         # Some servers echo the key back in an error message; it must not travel further.
         key = os.environ.get(self.key_env, "")
         return text.replace(key, "***") if key else text
+
+    async def _not_found(self, model: str, exc: openai.NotFoundError) -> SynthError:
+        """The error for a 404 on ``model``, in one line: the endpoint has no such
+        model, and the models it has when it lists them (the server's own reason when it
+        lists ``model``: the 404 was about something else)."""
+        listed, routed = await self._models()
+        if listed is not None and model in listed:
+            return SynthError(f"{model}: {self._scrub(_describe(exc))}")
+        text = f"the endpoint {self.base_url} has no model {model!r}"
+        if listed is not None:
+            text += f"; it has: {_names(listed)}" if listed else "; it lists none"
+        elif not routed:
+            # Neither route found: the usual cause is a base URL without its /v1.
+            text += f", nor a list at {self.base_url.rstrip('/')}/models: is the URL right?"
+        return SynthError(self._scrub(text))
+
+    async def _models(self) -> tuple[tuple[str, ...] | None, bool]:
+        """The endpoint's model names (None when it does not list them) and whether it
+        has a ``/models`` route at all; asked once per backend, as every call of a model
+        it lacks gets the same 404."""
+        async with self._listing:
+            if self._listed is None:
+                self._listed = await _list_models(self._get_client())
+            return self._listed
 
     async def close(self) -> None:
         if self._client is not None:
@@ -211,6 +241,8 @@ class OpenAIBackend:
                 )
                 await asyncio.sleep(wait)
                 continue
+            except openai.NotFoundError as exc:
+                raise await self._not_found(request.model, exc) from exc
             except openai.APIStatusError as exc:
                 raise SynthError(f"{request.model}: {self._scrub(_describe(exc))}") from exc
             except (IndexError, AttributeError) as exc:
@@ -230,6 +262,28 @@ class OpenAIBackend:
         raise SynthError(
             f"{request.model}: gave up after {self.retry.max_attempts} attempts ({last})"
         )
+
+
+#: Model names a "no such model" message lists at most (OpenAI's endpoint has 100+).
+_MAX_NAMES = 20
+
+
+async def _list_models(client: openai.AsyncOpenAI) -> tuple[tuple[str, ...] | None, bool]:
+    """The names ``GET /models`` lists, sorted (None when it fails), and whether the
+    route exists (False only for a 404). The list only improves a message: any failure,
+    a reply not shaped like a list too, leaves it out."""
+    try:
+        return tuple(sorted({m.id async for m in client.models.list()})), True
+    except openai.NotFoundError:
+        return None, False
+    except (openai.OpenAIError, ValueError, TypeError, AttributeError):
+        return None, True
+
+
+def _names(names: Sequence[str]) -> str:
+    """The names as "a, b, c", cut at ``_MAX_NAMES`` ("…, 143 in all")."""
+    shown = ", ".join(names[:_MAX_NAMES])
+    return shown if len(names) <= _MAX_NAMES else f"{shown}, … ({len(names)} in all)"
 
 
 def _retry_after(exc: BaseException) -> float | None:

@@ -117,16 +117,18 @@ def run_batch_round(
 ) -> BatchRound:
     """Import the results in ``batch_in`` (a result file or a folder of them) into the
     plan's store, then write the requests of the calls still to be made into
-    ``batch_out`` (at most ``max_requests`` a file), or, when none is left, the run's
-    responses and report.
+    ``batch_out`` (at most ``max_requests`` a file; the folder is made, with its
+    parents, if missing), or, when none is left, the run's responses and report. The
+    plan may come from ``prepare_run(..., offline=True)``: no call is made, so no agent
+    needs a URL.
 
     Raises ``SynthError`` before touching the store on bad input (an unreadable result
-    file, a missing ``batch_out`` folder), and after importing when calls remain but
-    there is no ``batch_out`` to write them to."""
+    file, a ``batch_out`` that cannot be a folder), and after importing when calls
+    remain but there is no ``batch_out`` to write them to."""
     check_batch_run(max_batch_attempts)
-    if batch_out is not None and not batch_out.is_dir():
-        raise SynthError(f"--batch-out {batch_out}: no such folder")
     results = _read(batch_in) if batch_in is not None else {}
+    if batch_out is not None:
+        _make_folder(batch_out)
     t0 = time.perf_counter()
     with RunStore(plan.store) as store:
         store.set_meta("run", plan.meta())
@@ -149,6 +151,18 @@ def run_batch_round(
             [c.request for c in deferred.values()], batch_out, f"round{n:02d}", max_requests
         )
     return BatchRound(imported, errors, unmatched, remaining, files, n)
+
+
+def _make_folder(folder: Path) -> None:
+    """Make the ``--batch-out`` folder and its parents, unless it is there already."""
+    if folder.exists() and not folder.is_dir():
+        raise SynthError(f"--batch-out {folder}: not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SynthError(
+            f"--batch-out {folder}: cannot make the folder ({exc.strerror or exc})"
+        ) from exc
 
 
 def import_results(

@@ -206,18 +206,22 @@ def prepare_run(
     report: str | Path | None = None,
     prices: str | Path | None = None,
     timeout: float = 60.0,
+    offline: bool = False,
 ) -> RunPlan:
     """Every check ``run_synthesis`` makes of its input before a call (the arguments
-    are its own), with no call made: endpoints and keys are checked by the caller."""
+    are its own), with no call made: endpoints and keys are checked by the caller.
+
+    ``offline`` plans a run through batch files (``synth.batch_round``), which calls no
+    endpoint: an agent or judge may then go without a URL."""
     store_path, out_path = Path(store), Path(out)
     report_path = None if report is None else Path(report)
     choices_path = choices_file(out_path)
     _check_settings(limit, order_threshold, timeout, open_grading, judge_model)
     _check_writable(out_path, choices_path, store_path, *([report_path] if report_path else []))
     full, questions = _questions(Path(pool_dir), limit)
-    agent_list = parse_agents(agents, base_url)
+    agent_list = parse_agents(agents, base_url, need_url=not offline)
     who = make_participants(agent_list, participants, styles)
-    judge, notes = _judge(judge_model, base_url, questions)
+    judge, notes = _judge(judge_model, base_url, questions, need_url=not offline)
     settings = RunSettings(
         temperature=temperature,
         seed=seed,
@@ -355,7 +359,7 @@ def _questions(pool_dir: Path, limit: int | None) -> tuple[QuestionSet, Question
 
 
 def _judge(
-    spec: str | None, base_url: str | None, questions: QuestionSet
+    spec: str | None, base_url: str | None, questions: QuestionSet, *, need_url: bool = True
 ) -> tuple[Judge | None, list[str]]:
     """The judge named by ``spec`` ("MODEL" or "MODEL@URL"), or None with a note when
     no item asked is open (a judge is then harmless, not an error)."""
@@ -363,7 +367,7 @@ def _judge(
         return None, []
     if "," in spec:
         raise SynthError(f"give one judge model, got {spec!r}")
-    (agent,) = parse_agents(spec, base_url)
+    (agent,) = parse_agents(spec, base_url, need_url=need_url)
     if not any(item.type is ItemType.OPEN for item in questions.items):
         n = len(questions.items)
         return None, [

@@ -79,7 +79,8 @@ _TEXT = {
 
 @dataclass(frozen=True)
 class Judge:
-    """The judge: a model name as its endpoint knows it, and the endpoint's base URL."""
+    """The judge: a model name as its endpoint knows it, and the endpoint's base URL
+    ("" for a judge only asked through batch files, which call no endpoint)."""
 
     model: str
     base_url: str
@@ -87,7 +88,7 @@ class Judge:
     def __post_init__(self) -> None:
         if not self.model:
             raise SynthError("the judge needs a model name")
-        if not self.base_url.startswith(("http://", "https://")):
+        if self.base_url and not self.base_url.startswith(("http://", "https://")):
             raise SynthError(f"judge {self.model}: base URL must start with http(s)://")
 
 

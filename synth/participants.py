@@ -12,14 +12,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from synth.errors import SynthError
+from synth.names import KINDS as KINDS
 from synth.prompts import Style
-
-KINDS = ("singles", "pairs")
 
 
 @dataclass(frozen=True)
 class Agent:
-    """A model name as the endpoint knows it, and the endpoint's base URL."""
+    """A model name as the endpoint knows it, and the endpoint's base URL ("" for an
+    agent only asked through batch files, which call no endpoint)."""
 
     model: str
     base_url: str
@@ -27,7 +27,7 @@ class Agent:
     def __post_init__(self) -> None:
         if not self.model:
             raise SynthError("an agent needs a model name")
-        if not self.base_url.startswith(("http://", "https://")):
+        if self.base_url and not self.base_url.startswith(("http://", "https://")):
             raise SynthError(f"agent {self.model}: base URL must start with http(s)://")
 
 
@@ -52,16 +52,17 @@ class Participant:
         return 1 if self.second is None else 3
 
 
-def parse_agents(spec: str, base_url: str | None) -> list[Agent]:
+def parse_agents(spec: str, base_url: str | None, *, need_url: bool = True) -> list[Agent]:
     """Agents from "m1,m2@http://host:8000/v1,...": a model takes its own URL after "@",
-    else ``base_url``."""
+    else ``base_url``. An agent without either is refused unless ``need_url`` is false
+    (a run through batch files): its URL is then ""."""
     agents: list[Agent] = []
     for part in (p.strip() for p in spec.split(",")):
         if not part:
             continue
         model, sep, url = part.partition("@")
         url = url if sep else (base_url or "")
-        if not url:
+        if not url and need_url:
             raise SynthError(f"agent {model} has no URL: give --base-url or {model}@URL")
         agents.append(Agent(model.strip(), url.strip()))
     if not agents:

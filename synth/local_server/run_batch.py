@@ -39,8 +39,8 @@ def run_batch(
     drop_rate: float = 0.0,
     seed: int = 0,
 ) -> tuple[int, int, int]:
-    """Answer every request line of ``input_path`` into ``output_path``; returns the
-    lines answered, turned into errors, and left out."""
+    """Answer every request line of ``input_path`` into ``output_path`` (its folder is
+    made if missing); returns the lines answered, turned into errors, and left out."""
     rng = random.Random(f"run-batch {seed} {input_path.name}")
     answered = errors = dropped = 0
     lines = []
@@ -60,6 +60,8 @@ def run_batch(
             else:
                 lines.append(answer_line(api, request, line_id))
                 answered += 1
+    # A round's results usually go to a folder of their own, not made beforehand.
+    output_path.parent.mkdir(parents=True, exist_ok=True)
     output_path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return answered, errors, dropped
 

@@ -20,10 +20,11 @@ from tests.synth.pools import EN_ITEMS
 runner = CliRunner()
 
 
-def _args(pool: Path, tmp: Path, url: str) -> list[str]:
-    """``cat synth`` of good and bad on the pool's first 6 items, at ``url``."""
+def _args(pool: Path, tmp: Path, url: str | None) -> list[str]:
+    """``cat synth`` of good and bad on the pool's first 6 items, at ``url`` (None: no
+    --base-url)."""
     args = ["synth", "--pool", str(pool), "--agents", "good,bad", "--limit", "6"]
-    args += ["--base-url", url, "--store", str(tmp / "run.db")]
+    args += [*(["--base-url", url] if url is not None else []), "--store", str(tmp / "run.db")]
     return [*args, "--out", str(tmp / "responses.jsonl")]
 
 
@@ -67,15 +68,52 @@ def test_three_rounds_then_the_responses(en_pool: Path, tmp_path: Path) -> None:
     assert matrix.n_subjects == 4 and matrix.n_items == 6
 
 
-def test_a_missing_batch_out_folder_is_refused(en_pool: Path, tmp_path: Path) -> None:
+def test_batch_out_makes_its_folder(en_pool: Path, tmp_path: Path) -> None:
+    requests = tmp_path / "batches" / "run1"  # neither folder there yet
+    said = _synth(en_pool, tmp_path, "--batch-out", str(requests))
+    assert "round 1: 12 calls remain (generation 12)" in said
+    names = sorted(p.name for p in requests.iterdir())
+    assert names == ["round01-bad-001.jsonl", "round01-good-001.jsonl"]
+
+
+def test_a_file_in_the_batch_out_folders_place_is_refused(en_pool: Path, tmp_path: Path) -> None:
     args = ["synth", "--pool", str(en_pool), "--agents", "good", "--base-url", "http://x/v1"]
     args += ["--store", str(tmp_path / "r.db"), "--out", str(tmp_path / "r.jsonl")]
-    result = runner.invoke(app, [*args, "--batch-out", str(tmp_path / "nowhere")])
+    (tmp_path / "batches").write_text("")
+    result = runner.invoke(app, [*args, "--batch-out", str(tmp_path / "batches")])
     assert result.exit_code != 0
     assert result.output.strip().splitlines() == [
-        f"error: --batch-out {tmp_path / 'nowhere'}: no such folder"
+        f"error: --batch-out {tmp_path / 'batches'}: not a folder"
     ]
     assert not (tmp_path / "r.db").exists()
+
+
+def test_batch_files_need_no_base_url(en_pool: Path, tmp_path: Path) -> None:
+    """The README's offline run: no endpoint named, and neither the requests' nor the
+    results' folder made beforehand (the vllm run-batch stand-in makes the latter)."""
+    requests, results = tmp_path / "batches", tmp_path / "results"
+    offline = _args(en_pool, tmp_path, None)
+    result = runner.invoke(app, [*offline, "--batch-out", str(requests)])
+    assert result.exit_code == 0, result.output
+    for n in (1, 2, 3):
+        for request in sorted(requests.glob(f"round0{n}-*.jsonl")):
+            _run_batch(en_pool, request, results / request.name)
+        more = ["--batch-out", str(requests)] if n < 3 else []
+        result = runner.invoke(app, [*offline, "--batch-in", str(results), *more])
+        assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "every stage is answered: responses written" in said
+    assert "4 participants written to" in said
+
+
+def test_calls_made_online_still_need_a_url(en_pool: Path, tmp_path: Path) -> None:
+    for how in ([], ["--batch", "--poll-seconds", "0"], ["--batch-cancel"]):
+        result = runner.invoke(app, [*_args(en_pool, tmp_path, None), *how])
+        assert result.exit_code != 0
+        assert result.output.strip().splitlines() == [
+            "error: agent good has no URL: give --base-url or good@URL"
+        ]
+    assert not (tmp_path / "run.db").exists()
 
 
 def test_batch_through_the_api_with_prices(en_pool: Path, tmp_path: Path) -> None:

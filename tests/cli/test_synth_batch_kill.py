@@ -42,6 +42,10 @@ def _state(store: Path) -> str:
     if not store.exists():
         return "no store"
     with sqlite3.connect(store) as db:
+        # A kill can come before the store has made its tables.
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        if "batches" not in tables:
+            return "no batch yet"
         rows = db.execute(
             "SELECT file_id IS NOT NULL, batch_id IS NOT NULL, imported FROM batches"
         ).fetchall()

@@ -6,9 +6,11 @@ import asyncio
 import random
 import time
 
+import openai
 import pytest
+from openai.resources.models import AsyncModels
 
-from synth.backend import ChatRequest, OpenAIBackend, RetryPolicy, api_key
+from synth.backend import ChatReply, ChatRequest, OpenAIBackend, RetryPolicy, api_key
 from synth.errors import SynthError
 from synth.local_server import FaultPlan, LocalServer
 from synth.prompts import Style, generation
@@ -17,8 +19,8 @@ from tests.synth.pools import EN_ITEMS
 REQUEST = ChatRequest("m", generation(EN_ITEMS[0], "en", Style.DIRECT))
 
 
-def _complete(backend: OpenAIBackend, request: ChatRequest = REQUEST):  # type: ignore[no-untyped-def]
-    async def go():  # type: ignore[no-untyped-def]
+def _complete(backend: OpenAIBackend, request: ChatRequest = REQUEST) -> ChatReply:
+    async def go() -> ChatReply:
         try:
             return await backend.complete(request)
         finally:
@@ -74,10 +76,58 @@ def test_errors_a_retry_cannot_fix_are_final_and_never_show_the_key(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-123")
     with LocalServer(EN_ITEMS, {"m": 1.0}) as server:
         request = ChatRequest("unknown-model", REQUEST.messages)
-        with pytest.raises(SynthError, match="unknown-model: NotFoundError 404") as info:
+        with pytest.raises(SynthError, match="has no model 'unknown-model'") as info:
             _complete(OpenAIBackend(server.base_url), request)
         assert len(server.records) == 1
     assert "sk-secret-123" not in str(info.value)
+
+
+def test_a_model_the_endpoint_lacks_is_named_with_the_models_it_has() -> None:
+    with LocalServer(EN_ITEMS, {"good": 0.9, "bad": 0.3}) as server:
+        backend = OpenAIBackend(server.base_url)
+
+        async def twice() -> list[str]:
+            messages = []
+            try:
+                for _ in range(2):  # the second 404 reuses the first's list
+                    with pytest.raises(SynthError) as info:
+                        await backend.complete(ChatRequest("nosuch", REQUEST.messages))
+                    messages.append(str(info.value))
+            finally:
+                await backend.close()
+            return messages
+
+        messages = asyncio.run(twice())
+    assert (
+        messages == [f"the endpoint {server.base_url} has no model 'nosuch'; it has: bad, good"] * 2
+    )
+
+
+def test_without_a_model_list_the_message_leaves_it_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(self: AsyncModels) -> None:
+        raise openai.OpenAIError("the list is refused")
+
+    with LocalServer(EN_ITEMS, {"good": 0.9}) as server:
+        monkeypatch.setattr(AsyncModels, "list", refused)
+        with pytest.raises(SynthError) as info:
+            _complete(OpenAIBackend(server.base_url), ChatRequest("nosuch", REQUEST.messages))
+        assert str(info.value) == f"the endpoint {server.base_url} has no model 'nosuch'"
+        # A wrong base URL: neither chat completions nor the model list is found there.
+        monkeypatch.undo()
+        root = server.base_url.removesuffix("/v1") + "/api"
+        with pytest.raises(SynthError) as info:
+            _complete(OpenAIBackend(root), ChatRequest("good", REQUEST.messages))
+    assert str(info.value) == (
+        f"the endpoint {root} has no model 'good', nor a list at {root}/models: is the URL right?"
+    )
+
+
+def test_a_long_model_list_is_cut() -> None:
+    models = {f"m{k:02d}": 0.5 for k in range(25)}
+    with LocalServer(EN_ITEMS, models) as server, pytest.raises(SynthError) as info:
+        _complete(OpenAIBackend(server.base_url), ChatRequest("nosuch", REQUEST.messages))
+    listed = ", ".join(f"m{k:02d}" for k in range(20))
+    assert str(info.value).endswith(f"; it has: {listed}, … (25 in all)")
 
 
 def test_timeouts_are_retried_then_reported() -> None:

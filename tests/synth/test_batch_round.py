@@ -13,7 +13,7 @@ from synth.batch_files import MAX_BYTES, read_results, request_line, split_lines
 from synth.batch_round import BatchRound, run_batch_round
 from synth.errors import SynthError
 from synth.job import RunPlan, prepare_run
-from synth.local_server.run_batch import make_api, run_batch
+from synth.local_server.run_batch import main, make_api, run_batch
 from synth.store import RunStore
 from tests.synth.online_run import MODELS, online_responses
 
@@ -165,3 +165,16 @@ def test_importing_the_same_errors_again_spends_no_attempt(en_pool: Path, tmp_pa
     _answer(en_pool, again.files, results)
     done = run_batch_round(_plan(en_pool, tmp_path), batch_in=results, batch_out=out)
     assert done.imported == 16 and done.remaining["debate"] == 16
+
+
+def test_run_batch_makes_the_result_files_folder(
+    en_pool: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "requests"
+    out.mkdir()
+    first = run_batch_round(_plan(en_pool, tmp_path), batch_in=None, batch_out=out)
+    request = first.files[0]
+    result = tmp_path / "results" / "round01" / request.name  # neither folder there yet
+    argv = ["-i", str(request), "-o", str(result), "--pool", str(en_pool)]
+    assert main([*argv, "--models", "good=0.9,bad=0.3"]) == 0, capsys.readouterr().err
+    assert len(result.read_text().splitlines()) == 8

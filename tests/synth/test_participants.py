@@ -23,6 +23,13 @@ def test_agents_take_the_shared_or_their_own_url() -> None:
         parse_agents("m1@ftp://x", None)
 
 
+def test_agents_of_a_run_through_batch_files_need_no_url() -> None:
+    agents = parse_agents("m1, m2@http://other:8000/v1", None, need_url=False)
+    assert [(a.model, a.base_url) for a in agents] == [("m1", ""), ("m2", "http://other:8000/v1")]
+    with pytest.raises(SynthError, match="http"):
+        parse_agents("m1@ftp://x", None, need_url=False)
+
+
 def test_singles_and_ordered_pairs_per_style() -> None:
     agents = parse_agents("a,b,c", "http://x/v1")
     everyone = make_participants(agents, styles=(Style.DIRECT, Style.COT))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -129,6 +130,9 @@ def test_a_bad_model_name_fails_its_calls_without_retrying(en_pool: Path, tmp_pa
         assert len(server.records) == 30  # 404 is final: one request per call
     with RunStore(tmp_path / "run.db") as store:
         assert all(r.status == "failed" for r in store.results())
+    with sqlite3.connect(tmp_path / "run.db") as db:
+        errors = {error for (error,) in db.execute("SELECT error FROM failures")}
+    assert errors == {f"the endpoint {server.base_url} has no model 'nosuch'; it has: good"}
 
 
 @pytest.mark.parametrize("concurrency", [1, 16])
