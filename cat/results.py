@@ -12,8 +12,8 @@ class ResultModel(BaseModel):
     """A result whose ``model_dump(mode="json")`` is the JSON file a command writes.
 
     Keys listed in ``omit_if_none`` are left out of the dump when they hold None, so
-    that a key is absent (as the CLI contract has it) rather than null where it does not
-    apply, e.g. ``rank`` without reference models."""
+    that a key is absent rather than null where it does not apply, e.g. RESULT.json's
+    ``profile`` on a unidimensional pool (keys the README lists stay, as null)."""
 
     model_config = ConfigDict(extra="forbid")
 

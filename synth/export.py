@@ -12,14 +12,13 @@ grades open items, an open answer the judge has not scored.
 from __future__ import annotations
 
 import json
-import os
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from itempool import ItemType, PoolItem
+from itempool.atomic import write_text_atomic as write_text_atomic  # synth.job's too
 from synth.scoring import OPEN_PASS
 from synth.store import Result
 
@@ -150,20 +149,6 @@ def _write_by_subject(
             lines.append(json.dumps({"subject_id": name, field: ordered}, ensure_ascii=False))
     write_text_atomic(path, "".join(line + "\n" for line in lines))
     return len(lines)
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` by ``text`` (UTF-8) atomically: a reader sees the old file or
-    the new one, never half of it."""
-    # Not mkstemp: its files are private (0600); "x" honours the umask like any output.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
-    try:
-        with tmp.open("x", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def summarize_results(

@@ -221,6 +221,29 @@ class RunStore:
         )
         self._db.execute("DELETE FROM failures WHERE key=?", (request.key,))
 
+    def call_mark(self) -> int:
+        """The row number of the newest stored call (0 when none): every call stored
+        later has a higher one (``call_rows``), since calls are never deleted (a VACUUM
+        of the file may renumber them)."""
+        (mark,) = self._db.execute("SELECT COALESCE(MAX(rowid), 0) FROM calls").fetchone()
+        return int(mark)
+
+    def call_rows(self, keys: Iterable[str]) -> dict[str, tuple[int, int, int]]:
+        """Per stored call among ``keys``: its row number (``call_mark``), prompt tokens
+        and completion tokens."""
+        wanted = list(dict.fromkeys(keys))
+        rows: dict[str, tuple[int, int, int]] = {}
+        # In slices: SQLite caps the parameters of one statement (999 in older builds).
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            found = self._db.execute(
+                "SELECT key, rowid, prompt_tokens, completion_tokens FROM calls "
+                f"WHERE key IN ({','.join('?' * len(part))})",
+                part,
+            ).fetchall()
+            rows.update({key: (rowid, p, c) for key, rowid, p, c in found})
+        return rows
+
     def put_failure(self, request: ChatRequest, error: str) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO failures VALUES (?,?,?,?)",

@@ -104,14 +104,12 @@ class DifficultyCheck(_Part):
 
 
 class AssessmentSummary(ResultModel):
-    """θ with its interval, predicted accuracy overall and per scenario, rank, person fit."""
+    """θ with its interval, predicted accuracy overall and per scenario, rank, person fit.
 
-    omit_if_none: ClassVar[tuple[str, ...]] = (
-        "scenarios",
-        "scenario_interval",
-        "difficulty_check",
-        "rank",
-    )
+    Every key the README lists for RESULT.json is always written: one that does not
+    apply is null (``scenarios`` and ``scenario_interval`` on a pool without scenarios,
+    ``rank`` without reference models), and a null ``difficulty_check`` has its reason
+    in ``difficulty_check_skipped``."""
 
     theta: float
     se: float
@@ -127,6 +125,9 @@ class AssessmentSummary(ResultModel):
     # How the per-scenario intervals were made, where not as the overall one's.
     scenario_interval: str | None = None
     difficulty_check: DifficultyCheck | None = None
+    # Why difficulty_check is null (a sibling key, so that readers of the check's own
+    # keys are unchanged); null when the check ran.
+    difficulty_check_skipped: str | None = None
     rank: Rank | None = None
 
 
@@ -201,12 +202,5 @@ class _Tail(_Part):
 class AssessmentResult(_Tail, AssessmentSummary, _Header):
     """One model's assessment: RESULT.json (header, then the summary, then the items)."""
 
-    omit_if_none: ClassVar[tuple[str, ...]] = (
-        "scenarios",
-        "scenario_interval",
-        "difficulty_check",
-        "rank",
-        "truth",
-        "usage",
-        "profile",
-    )
+    # ``truth`` and ``usage`` are listed in the README too: null where they do not apply.
+    omit_if_none: ClassVar[tuple[str, ...]] = ("profile",)

@@ -3,16 +3,19 @@ record, repeat until the stopping rule holds.
 
 ``on_step`` lets a caller show θ ± SE and the current rank after each batch, and
 ``checkpoint`` lets it save the session so that an interrupted assessment resumes where
-it stopped (``cat.assessment.assess`` does both).
+it stopped (``cat.assessment.assess`` does both). ``RunCalls`` counts the calls and
+tokens of the whole assessment, its interrupted parts included, from the run store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from cat.assessment.examinees import Examinee
 from cat.assessment.result import ItemRecord
 from cat.engine.session import AssessmentSession
+from synth.store import RunStore
 
 #: Called after each batch with the session and the item log so far.
 Step = Callable[[AssessmentSession, list[ItemRecord]], None]
@@ -52,3 +55,56 @@ def run_assessment(
         if on_step is not None:
             on_step(session, log)
     return log
+
+
+class RunCalls:
+    """The calls of one assessment, across interruptions, counted from the run store.
+
+    A fresh assessment notes the store's ``call_mark``: a call stored after it was paid
+    by this assessment, any other one came from the store. Each checkpoint saves the
+    mark and the keys of the calls so far (``state``), so that a resumed assessment's
+    ``usage`` counts its earlier parts too, calls made after their last checkpoint
+    included: those are asked again and found in the store above the mark. An examinee
+    names its calls by a ``call_keys()`` method (``EndpointExaminee`` does)."""
+
+    def __init__(
+        self, store: RunStore, examinee: Examinee, saved: Mapping[str, Any] | None = None
+    ) -> None:
+        """``saved``: the checkpoint a resumed assessment continues; None for a fresh one."""
+        self._store = store
+        self._keys_of: Callable[[], list[str]] | None = getattr(examinee, "call_keys", None)
+        self._mark: int | None
+        if saved is None:
+            self._mark, self._earlier = store.call_mark(), []
+        else:  # a checkpoint written before these keys existed has neither
+            mark = saved.get("call_mark")
+            self._mark = mark if isinstance(mark, int) else None
+            self._earlier = [str(k) for k in saved.get("call_keys") or []]
+
+    def _keys(self) -> list[str]:
+        return [*self._earlier, *(self._keys_of() if self._keys_of is not None else [])]
+
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint saves beside the session: the mark and every call so far."""
+        return {"call_mark": self._mark, "call_keys": self._keys()}
+
+    def usage(self) -> dict[str, int] | None:
+        """Tokens and calls of the whole assessment as ``Examinee.usage`` has them (a
+        call is paid once, and its repeats come from the store); None where they cannot
+        be told (an examinee that does not name its calls, or a checkpoint without them)."""
+        if self._keys_of is None or self._mark is None:
+            return None
+        keys = self._keys()
+        rows = self._store.call_rows(keys)
+        paid: set[str] = set()
+        usage = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "calls_from_store": 0}
+        for key in keys:
+            row = rows.get(key)
+            if row is None or row[0] <= self._mark or key in paid:
+                usage["calls_from_store"] += 1
+                continue
+            paid.add(key)
+            usage["prompt_tokens"] += row[1]
+            usage["completion_tokens"] += row[2]
+            usage["calls"] += 1
+        return usage

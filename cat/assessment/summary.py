@@ -159,6 +159,7 @@ def summarize(
         widened = _widen_scenarios(scenarios, run_errors, len(session.given))
         if widened is not None:
             scenarios, scenario_method = widened
+    check = _check_difficulty(session, positions, prediction_errors, design_errors)
     return AssessmentSummary(
         theta=theta,
         se=se,
@@ -172,7 +173,8 @@ def summarize(
         person_fit=_person_fit(session, positions),
         scenarios=scenarios,
         scenario_interval=scenario_method,
-        difficulty_check=_difficulty_check(session, positions, prediction_errors, design_errors),
+        difficulty_check=check if isinstance(check, DifficultyCheck) else None,
+        difficulty_check_skipped=check if isinstance(check, str) else None,
         rank=_rank(theta, se, references) if references else None,
     )
 
@@ -252,13 +254,35 @@ def _difficulty_check(
 ) -> DifficultyCheck | None:
     """The answers' difficulty gain against the references' cross-fitted gains under the
     same design (``cat.prediction.flatness``); None when the pool stores none."""
+    check = _check_difficulty(session, positions, prediction_errors, design_errors)
+    return check if isinstance(check, DifficultyCheck) else None
+
+
+def _check_difficulty(
+    session: AssessmentSession,
+    positions: IntArray,
+    prediction_errors: PredictionErrors | None,
+    design_errors: Mapping[str, PredictionErrors] | None,
+) -> DifficultyCheck | str:
+    """``_difficulty_check``, or why it cannot be made (RESULT.json's
+    ``difficulty_check_skipped``)."""
     errors = _run_errors(session, prediction_errors, design_errors)
-    if errors is None or not errors.difficulty_gain or not session.given or session.scored:
-        return None
+    if session.scored:
+        return "the check compares 0/1 answers; this pool's items are scored"
+    if not session.given:
+        return "no item was answered"
+    if errors is None:
+        return (
+            "the pool stores no cross-fitted errors of its reference models for the "
+            f"{session.config.design.value} design (cat calibrate --pool stores them)"
+        )
     stored = errors.nearest_length(len(session.given))
-    references = errors.difficulty_gain.get(str(stored), [])
+    references = (errors.difficulty_gain or {}).get(str(stored), [])
     if not references:
-        return None
+        return (
+            "the pool's cross-fitted errors hold no difficulty gains of its reference "
+            "models (calibrated by an earlier version: cat calibrate --pool again)"
+        )
     given = np.zeros((1, session.params.n_items), dtype=bool)
     given[0, positions] = True
     right = np.zeros((1, session.params.n_items))

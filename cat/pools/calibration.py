@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,7 @@ from itempool import (
     write_low_rank,
     write_reference_answers,
 )
+from itempool.atomic import write_text_atomic
 
 
 def reference_rows(responses: ResponseMatrix, abilities: Abilities) -> list[dict[str, Any]]:
@@ -136,7 +135,8 @@ def record_calibration(
     if low_rank is not None:
         write_low_rank(pool_dir, params.item_ids, low_rank.intercepts, low_rank.loadings)
         manifest["low_rank"] = low_rank_entry(low_rank)
-    _atomic_write(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    # Atomic: a crash mid-write must not leave a truncated manifest behind.
+    write_text_atomic(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
 
 
 def record_multidimensional(pool_dir: Path, params: MirtParams, entry: dict[str, Any]) -> None:
@@ -146,7 +146,8 @@ def record_multidimensional(pool_dir: Path, params: MirtParams, entry: dict[str,
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     write_mirt_params(params, pool_dir / MIRT_PARAMS)
     manifest["multidimensional"] = entry
-    _atomic_write(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    # Atomic: a crash mid-write must not leave a truncated manifest behind.
+    write_text_atomic(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
 
 
 def _pool_item_ids(pool_dir: Path) -> set[str] | None:
@@ -163,11 +164,3 @@ def _pool_item_ids(pool_dir: Path) -> set[str] | None:
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise CatError(f"{path} line {line_no}: not an item with an 'id'") from exc
     return ids
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    # A crash mid-write must not leave a truncated manifest behind.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".pool.", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)

@@ -69,41 +69,51 @@ class Predictions:
         return np.asarray(inside.mean(axis=1), dtype=np.float64)
 
     def metrics(self) -> dict[str, Any]:
-        """Each figure averaged over the repeats, with its sd over them (None with one)."""
+        """Each figure averaged over the repeats, with its sd over them (None with one).
+
+        A rank correlation that no repeat defines (fewer than 3 subjects, or truths or
+        predictions all equal) is None, with why in ``null_reasons``; never NaN."""
         rows = []
         for pred in self.predicted:
             err = pred - self.truth
-            enough = len(err) > 2
+            # Only where an order exists: scipy would return NaN, with a warning.
+            ranked = _rankable(self.truth, pred)
             rows.append(
                 (
-                    kendalltau(self.truth, pred)[0] if enough else np.nan,
-                    spearmanr(self.truth, pred)[0] if enough else np.nan,
+                    kendalltau(self.truth, pred)[0] if ranked else np.nan,
+                    spearmanr(self.truth, pred)[0] if ranked else np.nan,
                     np.mean(np.abs(err)),
                     np.sqrt(np.mean(err**2)),
                 )
             )
         table = np.array(rows, dtype=float)
-        tau, rho, mae, rmse = np.nanmean(table, axis=0)
+        tau, rho = _mean(table[:, 0]), _mean(table[:, 1])
+        # Always defined: a NaN here is kept, for the report to refuse (refuse_nan).
+        mae, rmse = float(np.mean(table[:, 2])), float(np.mean(table[:, 3]))
         coverage = self._covered(self.low, self.high)
         repeats = len(self.predicted)
 
         def sd(values: FloatArray) -> float | None:
-            return float(np.nanstd(values, ddof=1)) if repeats > 1 else None
+            finite = values[np.isfinite(values)]
+            return float(np.std(finite, ddof=1)) if repeats > 1 and finite.size > 1 else None
 
+        undefined = [k for k, value in (("kendall_tau", tau), ("spearman", rho)) if value is None]
+        why = _unranked(self.truth, self.predicted) if undefined else ""
         return {
             "policy": self.policy,
             "length": self.length,
             "predictor": self.predictor,
             "n_subjects": len(self.truth),
             "repeats": repeats,
-            "kendall_tau": float(tau),
+            "kendall_tau": tau,
             "kendall_tau_sd": sd(table[:, 0]),
-            "spearman": float(rho),
-            "mae": float(mae),
+            "spearman": rho,
+            "mae": mae,
             "mae_sd": sd(table[:, 2]),
-            "rmse": float(rmse),
+            "rmse": rmse,
             "coverage": float(coverage.mean()),
             "coverage_sd": sd(coverage),
+            "null_reasons": dict.fromkeys(undefined, why) or None,
             "mean_interval_width": float(np.mean(self.high - self.low)),
             "coverage_theta_only": (
                 float(self._covered(self.theta_low, self.theta_high).mean())
@@ -143,3 +153,31 @@ class Predictions:
 
 def _nanmean(values: FloatArray) -> float | None:
     return None if np.isnan(values).all() else float(np.nanmean(values))
+
+
+def _mean(values: FloatArray) -> float | None:
+    """The mean over the repeats that define the figure; None when none does."""
+    defined = values[~np.isnan(values)]
+    return float(defined.mean()) if defined.size else None
+
+
+def _rankable(truth: FloatArray, predicted: FloatArray) -> bool:
+    """Whether a rank correlation of ``predicted`` with ``truth`` is defined: 3 or more
+    subjects, and neither all equal (nor any NaN)."""
+    return (
+        len(truth) > 2
+        and bool(np.isfinite(truth).all() and np.isfinite(predicted).all())
+        and float(np.ptp(truth)) > 0
+        and float(np.ptp(predicted)) > 0
+    )
+
+
+def _unranked(truth: FloatArray, predicted: FloatArray) -> str:
+    """Why no repeat's rank correlation is defined (``_rankable``)."""
+    if len(truth) <= 2:
+        return f"{len(truth)} held-out subject(s): a rank correlation needs at least 3"
+    if not np.isfinite(truth).all() or not np.isfinite(predicted).all():
+        return "a prediction or a subject's accuracy is not a number"
+    if float(np.ptp(truth)) == 0:
+        return "every held-out subject has the same accuracy: there is no order to match"
+    return "the predictions are all equal: they give no order"

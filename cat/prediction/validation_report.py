@@ -1,14 +1,14 @@
 """Replay validation as one job with a typed result: what ``cat validate`` runs and writes.
 
-``validate_responses`` reads the data, runs ``cat.prediction.validation.validate`` (the
-engine of it) and gathers its figures into a ``ValidationReport``, whose
+``validate`` reads the data, runs ``cat.prediction.validation.validate`` (the engine
+of it) and gathers its figures into a ``ValidationReport``, whose
 ``model_dump(mode="json")`` is the VALID.json file key for key; scripts read it, so
 keys are only ever added, never renamed or removed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,10 +22,20 @@ from pydantic import (
     model_validator,
 )
 
-from cat.engine.registry import DEFAULT, MULTIDIMENSIONAL_DESIGNS, default_selection
+from cat import arguments as check
+from cat.arguments import PathArg, api_errors
+from cat.engine.registry import (
+    CRITERION_NAMES,
+    DEFAULT,
+    MULTIDIMENSIONAL_DESIGNS,
+    CriterionName,
+    default_selection,
+)
 from cat.errors import CatError
 from cat.pools.scenarios import read_item_scenarios
-from cat.prediction.validation import Predictions, Progress, validate
+from cat.prediction import validation
+from cat.prediction.validation import Predictions, Progress
+from cat.prediction.validation_checks import answered_subjects, refuse_nan
 from cat.prediction.verdicts import ValidationRow, Verdict, verdicts
 from cat.provenance import package_version, utc_now
 from irt.errors import IRTError
@@ -39,7 +49,7 @@ __all__ = [
     "ValidationRow",
     "ValidationSettings",
     "Verdict",
-    "validate_responses",
+    "validate",
 ]
 
 #: How the intervals and the predictors are made, as the settings record it.
@@ -162,25 +172,31 @@ class ValidationReport(BaseModel):
     settings: ValidationSettings
     subjects: list[SubjectPredictions]
     created: str = Field(description="UTC time of the run, ISO 8601.")
+    data_notes: list[str] = Field(
+        default_factory=list,
+        description="What was done to the data (subjects that answered no item are left "
+        "out), as cat calibrate's report words it.",
+    )
 
 
-def validate_responses(
-    responses: ResponseMatrix | str | Path,
+@api_errors
+def validate(
+    responses: ResponseMatrix | PathArg,
     *,
     lengths: Sequence[int] = (30, 100, 250),
-    policies: Sequence[str] = (DEFAULT,),
+    policies: Sequence[str] | str = (DEFAULT,),
     model: ModelKind | str = ModelKind.THREE_PL,
     holdout: float = 0.3,
     leave_one_out: bool = False,
     seed: int = 0,
     id_column: bool = True,
-    scenarios: str | Path | None = None,
+    scenarios: PathArg | None = None,
     folds: int | None = None,
     scenario_column: str = "scenario",
     progress: Progress | None = None,
     repeats: int = 5,
     interval_folds: int = 5,
-    criterion: str | None = None,
+    criterion: CriterionName | str | None = None,
 ) -> ValidationReport:
     """Calibrate ``model`` on some subjects of ``responses`` (a matrix, or a .jsonl or
     wide .csv file; ``id_column`` says whether a CSV's first column holds subject ids),
@@ -204,11 +220,30 @@ def validate_responses(
     design picks items (``cat.engine.registry.CriterionName``; its default when None).
 
     Raises:
-        CatError: unreadable data, an unknown model or policy, or settings that leave
-            too few subjects on either side.
+        CatError: unreadable data, an unknown model or policy, a setting of the wrong
+            type or out of range (the message names the argument), or settings that
+            leave too few subjects on either side.
     """
-    if seed < 0:
-        raise CatError(f"the seed must be a non-negative whole number, got {seed}")
+    if not isinstance(responses, ResponseMatrix):
+        responses = check.as_path(responses, "responses")
+    scenarios = check.as_optional_path(scenarios, "scenarios")
+    lengths = _lengths(lengths)
+    if isinstance(policies, str):
+        policies = [policies]
+    if not isinstance(policies, Iterable) or not all(isinstance(p, str) for p in policies):
+        raise CatError(f"policies must be a list of policy names, got {policies!r}")
+    policies = list(policies)
+    progress = check.callback(progress, "progress")
+    holdout = check.number(holdout, "holdout")
+    leave_one_out = check.flag(leave_one_out, "leave_one_out")
+    seed = check.seed(seed)
+    id_column = check.flag(id_column, "id_column")
+    if folds is not None:
+        folds = check.whole(folds, "folds", 2)
+    repeats = check.whole(repeats, "repeats", 1)
+    interval_folds = check.whole(interval_folds, "interval_folds", 2)
+    if criterion is not None:
+        criterion = check.name(criterion, "criterion", CRITERION_NAMES)
     name = str(model).lower()
     multidimensional = name if name in MULTIDIMENSIONAL_DESIGNS else None
     kind = ModelKind.THREE_PL if multidimensional else _model_kind(model)
@@ -217,12 +252,13 @@ def validate_responses(
             f"--model {multidimensional} needs each item's scenario: give --scenarios ITEMS"
         )
     matrix, source = _load(responses, id_column)
+    matrix, notes = answered_subjects(matrix)
     item_scenarios = (
         None
         if scenarios is None
         else read_item_scenarios(scenarios, matrix.item_ids, scenario_column)
     )
-    predictions = validate(
+    predictions = validation.validate(
         matrix,
         kind,
         list(policies),
@@ -256,21 +292,38 @@ def validate_responses(
         n_items=matrix.n_items,
         package_version=package_version(),
     )
-    return _report(predictions, settings, matrix.subject_ids)
+    return _report(predictions, settings, matrix.subject_ids, notes)
 
 
 def _report(
-    predictions: list[Predictions], settings: ValidationSettings, ids: tuple[str, ...]
+    predictions: list[Predictions],
+    settings: ValidationSettings,
+    ids: tuple[str, ...],
+    notes: list[str] | None = None,
 ) -> ValidationReport:
-    """The report of ``predictions``: a row each, the verdicts, every held-out subject."""
+    """The report of ``predictions``: a row each, the verdicts, every held-out subject;
+    ``CatError`` rather than a NaN figure in it (``validation_checks.refuse_nan``)."""
     rows = [ValidationRow.model_validate(p.metrics()) for p in predictions]
+    subjects = _subjects(predictions, ids)
+    for row in rows:
+        refuse_nan(row, f"{row.policy}/{row.predictor} at {row.length} items")
+    for subject in subjects:
+        refuse_nan(subject, f"held-out subject {subject.subject_id}")
     return ValidationReport(
         results=rows,
         verdicts=verdicts(rows),
         settings=settings,
-        subjects=_subjects(predictions, ids),
+        subjects=subjects,
         created=utc_now(),
+        data_notes=notes or [],
     )
+
+
+def _lengths(lengths: object) -> list[int]:
+    """The test lengths asked for: whole numbers, each at least 1."""
+    if isinstance(lengths, str) or not isinstance(lengths, Iterable):
+        raise CatError(f"lengths must be a list of test lengths, got {lengths!r}")
+    return [check.whole(n, "lengths", 1) for n in lengths]
 
 
 def _model_kind(model: ModelKind | str) -> ModelKind:
@@ -325,7 +378,7 @@ def validate_scored_responses(
     repeats: int = 5,
     interval_folds: int = 5,
 ) -> ValidationReport:
-    """``validate_responses`` on scores 0..m (``irt.readers.read_scored_responses``):
+    """``validate`` on scores 0..m (``irt.readers.read_scored_responses``):
     every item with 3+ scores is fitted by ``model`` ("graded", "gpcm" or
     "sequential"), a 0/1 item by the 2PL, and the held-out subjects are replayed as
     ``cat.prediction.scored_validation`` describes. The report has the same keys."""
@@ -342,6 +395,7 @@ def validate_scored_responses(
         data = read_scored_responses(responses, id_column=id_column)
     except IRTError as exc:
         raise CatError(str(exc)) from exc
+    data, notes = answered_subjects(data)
     types = dict(zip(data.item_ids, item_types_for(data, ItemType(model), False), strict=True))
     item_scenarios = (
         None
@@ -382,4 +436,4 @@ def validate_scored_responses(
         n_items=data.n_items,
         package_version=package_version(),
     )
-    return _report(predictions, settings, data.subject_ids)
+    return _report(predictions, settings, data.subject_ids, notes)

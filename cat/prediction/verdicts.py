@@ -28,9 +28,11 @@ class ValidationRow(BaseModel):
     )
     n_subjects: int
     repeats: int = Field(1, description="Draws of a random row (--repeats), else 1.")
-    kendall_tau: float
+    kendall_tau: float | None = Field(
+        description="None where no repeat defines it (null_reasons says why)."
+    )
     kendall_tau_sd: float | None = Field(None, description="Its sd over the repeats.")
-    spearman: float
+    spearman: float | None = Field(description="None where no repeat defines it.")
     mae: float
     mae_sd: float | None = Field(None, description="Its sd over the repeats.")
     rmse: float
@@ -57,6 +59,11 @@ class ValidationRow(BaseModel):
         None, description="Per scenario, the MAE of the predicted scenario accuracy."
     )
     scenario_mae_mean: float | None = None
+    null_reasons: dict[str, str] | None = Field(
+        None,
+        description="Why a figure is null, by its key (kendall_tau, spearman): e.g. fewer "
+        "than 3 held-out subjects, or all of them equally accurate.",
+    )
 
 
 class Verdict(BaseModel):
@@ -70,8 +77,8 @@ class Verdict(BaseModel):
         description='The row compared, whose figures are the default_* keys: "default" '
         "(what cat assess runs), or another policy a caller asked about.",
     )
-    default_kendall_tau: float
-    best_random_kendall_tau: float
+    default_kendall_tau: float | None = Field(description="None where not defined.")
+    best_random_kendall_tau: float | None
     best_random_kendall_tau_row: str = Field(description='"policy/predictor" or "random-raw".')
     kendall_tau: Outcome = Field(description="The default's τ against the best random τ.")
     default_mae: float
@@ -92,8 +99,10 @@ class Verdict(BaseModel):
         )
 
 
-def _short(x: float, digits: int) -> str:
-    """``x`` without the leading zero (".935", "-.120")."""
+def _short(x: float | None, digits: int) -> str:
+    """``x`` without the leading zero (".935", "-.120"); "n/a" for None."""
+    if x is None:
+        return "n/a"
     text = f"{x:.{digits}f}"
     return text.replace("0.", ".", 1) if abs(x) < 1 else text
 
@@ -102,8 +111,8 @@ def _name(row: ValidationRow) -> str:
     return RANDOM_RAW if row.policy == RANDOM_RAW else f"{row.policy}/{row.predictor}"
 
 
-def _outcome(ours: float, theirs: float, higher_is_better: bool) -> Outcome:
-    if math.isnan(ours) or math.isnan(theirs):
+def _outcome(ours: float | None, theirs: float | None, higher_is_better: bool) -> Outcome:
+    if ours is None or theirs is None or math.isnan(ours) or math.isnan(theirs):
         return "n/a"
     if ours == theirs:
         return "tied"
@@ -127,8 +136,8 @@ def verdicts(
 
 
 def _verdict(length: int, ours: ValidationRow, random: list[ValidationRow]) -> Verdict:
-    with_tau = [r for r in random if not math.isnan(r.kendall_tau)] or random
-    by_tau = max(with_tau, key=lambda r: r.kendall_tau)
+    with_tau = [r for r in random if r.kendall_tau is not None] or random
+    by_tau = max(with_tau, key=lambda r: -math.inf if r.kendall_tau is None else r.kendall_tau)
     by_mae = min(random, key=lambda r: r.mae)
     tau = _outcome(ours.kendall_tau, by_tau.kendall_tau, higher_is_better=True)
     mae = _outcome(ours.mae, by_mae.mae, higher_is_better=False)

@@ -20,12 +20,14 @@ from cat.assessment.result import AssessmentResult
 from cat.engine.selection import PoolParams, pool_information
 from cat.reports.labels import model_label, reference_label, tex_safe
 from cat.reports.values import finite, model_interval, references
+from irt.models import ItemParams
 from irt.types import FloatArray
 
 __all__ = [
     "BAND_REACH",
     "THETA_CAP",
     "RankingPlot",
+    "answer_marks",
     "information_figure",
     "ranking_figure",
     "save",
@@ -39,11 +41,17 @@ BAND_REACH = 1.0  # how far the view follows a band beyond the outermost θ̂
 _Z90 = 1.645
 _MODEL_COLOUR = "#d95f02"
 _REF_COLOUR = "#4c6a92"
-_ANSWER_MARKS = (  # value of ``response``, height on the axes, colour, legend label
-    (1, 0.07, "#1b9e77", "right"),
-    (0, 0.03, "#c0392b", "wrong"),
-    (None, 0.05, "0.55", "skipped"),
-)
+# Per mark of an answer (``answer_marks``): height on the axes, colour, legend label.
+_ANSWER_MARKS = {
+    "right": (0.07, "#1b9e77", "right"),
+    "wrong": (0.03, "#c0392b", "wrong"),
+    "full": (0.085, "#1b9e77", "full marks"),
+    "partial": (0.065, "#e6ab02", "partial"),
+    "zero": (0.025, "#c0392b", "zero"),
+    "skipped": (0.045, "0.55", "skipped"),
+}
+_BINARY_MARKS = ("right", "wrong", "skipped")
+_SCORED_MARKS = ("full", "partial", "zero", "skipped")
 _WIDTH = 7.5  # inches, as wide as the page's column shows them
 _RANKING_PLOT_WIDTH = 6.2  # inches left to the ranking's axes beside its labels
 
@@ -76,8 +84,35 @@ def theta_limits(theta: FloatArray, half: FloatArray, final: float) -> tuple[flo
     return low - 3.0 * pad, high + pad  # the answer ticks take the bottom tenth
 
 
-def theta_figure(result: AssessmentResult) -> Figure:
-    """θ̂ after each item with its ±1.645 SE band; ticks at the bottom mark the answers."""
+def answer_marks(result: AssessmentResult, params: PoolParams | None = None) -> list[str]:
+    """How the θ plot marks each item given: "right", "wrong" or "skipped" on a pool of
+    0/1 items; on a pool of scored items by the score as a share of the item's top
+    score in ``params``: "full" (full marks), "partial", "zero" or "skipped" (an item
+    ``params`` lacks, or every item without them, counts a score of 1 as full marks)."""
+    if not result.pool.scored:
+        kinds = {1: "right", 0: "wrong"}
+        return [
+            "skipped" if i.response is None else kinds.get(int(i.response), "wrong")
+            for i in result.items
+        ]
+    tops: dict[str, float] = {}
+    if params is not None and not isinstance(params, ItemParams):
+        tops = dict(zip(params.item_ids, params.max_scores.astype(float).tolist(), strict=True))
+    marks = []
+    for item in result.items:
+        if item.response is None:
+            marks.append("skipped")
+            continue
+        share = float(item.response) / max(tops.get(item.id, 1.0), 1e-12)
+        # A hair of slack: a continuous item's 0.9999999 of 1 is full marks.
+        marks.append("full" if share >= 1 - 1e-9 else "zero" if share <= 1e-9 else "partial")
+    return marks
+
+
+def theta_figure(result: AssessmentResult, params: PoolParams | None = None) -> Figure:
+    """θ̂ after each item with its ±1.645 SE band; ticks at the bottom mark the answers:
+    right or wrong, or on a pool of scored items full marks, partial or zero by each
+    item's top score in ``params`` (``answer_marks``)."""
     fig = Figure(figsize=(_WIDTH, 3.6), dpi=DPI, layout="constrained")
     ax = fig.add_subplot()
     ax.set_xlabel("items answered")
@@ -105,8 +140,10 @@ def theta_figure(result: AssessmentResult) -> Figure:
     limits = theta_limits(theta, half, final)
     if limits is not None:
         ax.set_ylim(*limits)
-    for value, y, colour, label in _ANSWER_MARKS:
-        hit = np.array([i.response == value for i in items])
+    marks = np.array(answer_marks(result, params))
+    for kind in _SCORED_MARKS if result.pool.scored else _BINARY_MARKS:
+        y, colour, label = _ANSWER_MARKS[kind]
+        hit = marks == kind
         if hit.any():
             ax.scatter(
                 step[hit],
@@ -120,7 +157,7 @@ def theta_figure(result: AssessmentResult) -> Figure:
     ax.set_xlim(0.5, len(items) + 0.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     # Below the figure, so it neither hides the early, wide part of the band nor the title.
-    fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncols=4)
+    fig.legend(loc="outside lower center", fontsize=8, frameon=False, ncols=5)
     return fig
 
 

@@ -104,6 +104,17 @@ def test_info_table_and_json(tmp_path: Path) -> None:
     assert [r["subject_id"] for r in ref["top"]] == ["m-high", "m-mid", "m-low"]
 
 
+def test_info_reference_title_stays_one_line_at_80_columns(tmp_path: Path) -> None:
+    """The reference table's title is no wider than the table (rich wraps it to the
+    table's width, not the terminal's); the θ range is its caption."""
+    pool = write_clean_pool(tmp_path / "pool")
+    result = runner.invoke(app, ["pool", "info", str(pool)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = [line.strip() for line in result.output.splitlines()]
+    assert "Reference subjects: 3, the top 3" in lines
+    assert "θ from -1.20 to +1.70" in lines
+
+
 def test_info_without_calibration_and_on_a_broken_pool(tmp_path: Path) -> None:
     pool = write_clean_pool(tmp_path / "pool", calibrated=False)
     out = tmp_path / "info.json"

@@ -95,7 +95,14 @@ def test_the_file_is_the_model_dump_and_lists_the_settings(tmp_path: Path) -> No
     written = json.loads(out.read_text())
     report = ValidationReport.model_validate(written)  # extra="forbid": no key unknown
     assert json.loads(json.dumps(report.model_dump(mode="json"))) == written
-    assert list(written) == ["results", "verdicts", "settings", "subjects", "created"]
+    assert list(written) == [
+        "results",
+        "verdicts",
+        "settings",
+        "subjects",
+        "created",
+        "data_notes",
+    ]
     settings = written["settings"]
     assert settings["package_version"] and settings["responses"] == str(path)
     assert settings["model"] == "3pl" and settings["lengths"] == [5, 10]
@@ -196,3 +203,36 @@ def test_model_bifactor_replays_the_bifactor_design_beside_the_others(tmp_path: 
     assert same["mae"] < 0.15 and same["n_subjects"] == 24
     refused = runner.invoke(app, [*base, "--criterion", "kl"])
     assert refused.exit_code == 2 and "is for a multidimensional design" in refused.output
+
+
+def test_a_subject_without_answers_is_left_out_and_no_figure_is_nan(tmp_path: Path) -> None:
+    """A subject that answered no item is dropped with one note (cat calibrate's
+    words) instead of turning every figure into nan; nothing is printed or written as
+    nan."""
+    rng = np.random.default_rng(3)
+    data = simulate_responses(random_params(25, rng, "2pl"), rng.normal(size=12), rng)
+    path = tmp_path / "r.jsonl"
+    write_jsonl(data, path)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"subject_id": "silent", "responses": {}}) + "\n")
+    out = tmp_path / "valid.json"
+    result = runner.invoke(
+        app,
+        [
+            *("validate", str(path), "--model", "2pl", "--lengths", "5"),
+            *("--policies", "mfi", "--repeats", "1", "--interval-folds", "2"),
+            *("--seed", "1", "--out", str(out)),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    note = "1 of 13 subjects answered no item (e.g. silent); left out"
+    assert f"note: {note}" in result.output
+    assert "nan" not in result.output.lower() and "empty slice" not in result.output
+    text = out.read_text()
+    assert "NaN" not in text
+    report = json.loads(text)
+    assert report["data_notes"] == [note] and report["settings"]["n_subjects"] == 12
+    assert "silent" not in {s["subject_id"] for s in report["subjects"]}
+    for row in report["results"]:
+        assert row["kendall_tau"] is not None and row["mae"] >= 0
+        assert row["mean_interval_width"] >= 0

@@ -58,7 +58,7 @@ def test_the_report_keeps_the_keys_and_names_the_model(scores: object, tmp_path:
     write_scored_jsonl(scores, path)  # type: ignore[arg-type]
     report = validate_scored_responses(path, lengths=[20], holdout=0.5, repeats=2, seed=1)
     dumped = report.model_dump(mode="json")
-    assert set(dumped) == {"results", "verdicts", "settings", "subjects", "created"}
+    assert set(dumped) == {"results", "verdicts", "settings", "subjects", "created", "data_notes"}
     assert dumped["settings"]["model"] == "graded"
     assert dumped["settings"]["interval"].startswith("90%: prediction ± the split-conformal")
     assert {"policy", "length", "kendall_tau", "spearman", "mae", "rmse", "coverage"} <= set(

@@ -13,6 +13,7 @@ import pytest
 from cat.assessment.result import AssessmentResult
 from cat.reports.html import write_report
 from tests.cat.reports.build import PARAMS, make_result, result_data
+from tests.cat.scored_pools import scored_params
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 IMAGES = ("theta.png", "ranking.png", "information.png")
@@ -161,3 +162,21 @@ def test_reference_without_se_and_no_warnings(tmp_path: Path) -> None:
     _check_images(tmp_path, page)
     assert "通义千问-72b" in page
     assert "0.21 – 0.61" in page
+
+
+def test_settings_list_the_seed_once(tmp_path: Path) -> None:
+    page = write_report(make_result(), PARAMS, tmp_path).read_text(encoding="utf-8")
+    settings = page.split("<h2>Settings</h2>")[1]
+    assert settings.count("<th>seed</th>") == 1
+
+
+def test_a_scored_pool_says_how_its_answers_are_marked(tmp_path: Path) -> None:
+    params = scored_params(30, 0)
+    data = result_data()
+    data["pool"]["scored"] = True
+    for item, item_id in zip(data["items"], params.item_ids, strict=True):
+        item["id"] = item_id
+    page = write_report(AssessmentResult.model_validate(data), params, tmp_path).read_text(
+        encoding="utf-8"
+    )
+    assert "(full marks, partial, zero)" in page and "right and wrong" not in page

@@ -11,8 +11,16 @@ from matplotlib.figure import Figure
 
 from cat.assessment.result import AssessmentResult
 from cat.reports.labels import MODEL_CHARS, model_label, reference_label, shorten, tex_safe
-from cat.reports.plots import BAND_REACH, THETA_CAP, ranking_figure, theta_figure, theta_limits
+from cat.reports.plots import (
+    BAND_REACH,
+    THETA_CAP,
+    answer_marks,
+    ranking_figure,
+    theta_figure,
+    theta_limits,
+)
 from tests.cat.reports.build import make_result, result_data
+from tests.cat.scored_pools import scored_params
 
 REPLAY = "replay:/very/long/path/to/some/benchmark/run/responses.jsonl#Qwen2.5-7B-Instruct"
 
@@ -155,3 +163,51 @@ def test_theta_figure_marks_skipped_items() -> None:
         "wrong",
         "skipped",
     ]
+
+
+def _ticks(fig: Figure) -> dict[str, int]:
+    """The answer ticks of the θ plot: how many under each legend label."""
+    return {
+        str(c.get_label()): len(np.asarray(c.get_offsets()))
+        for c in fig.axes[0].collections
+        if not str(c.get_label()).startswith("_")
+    }
+
+
+def test_theta_figure_marks_scores_by_their_share_of_the_top_score() -> None:
+    """On a pool of scored items every answer gets a tick, by its share of the item's
+    top score: a 1 of 4 is partial (not "right"), a 4 of 4 full marks."""
+    params = scored_params(9, 0)  # top scores 3, 4, 1, 4, 3, 1, 3, 4, 1
+    responses = [3, 1, 1, 4, None, 0, 2, 0, 1]
+    data = result_data(n_items=9, n_refs=3)
+    data["pool"]["scored"] = True
+    for item, item_id, response in zip(data["items"], params.item_ids, responses, strict=True):
+        item["id"], item["response"] = item_id, response
+    result = AssessmentResult.model_validate(data)
+    assert answer_marks(result, params) == [
+        "full",
+        "partial",
+        "full",
+        "full",
+        "skipped",
+        "zero",
+        "partial",
+        "zero",
+        "full",
+    ]
+    fig = theta_figure(result, params)
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "final θ = 0.41",
+        "full marks",
+        "partial",
+        "zero",
+        "skipped",
+    ]
+    assert _ticks(fig) == {"full marks": 4, "partial": 2, "zero": 2, "skipped": 1}
+
+
+def test_theta_figure_keeps_right_and_wrong_on_a_pool_of_0_1_items() -> None:
+    result = make_result(n_items=10, n_refs=3)
+    right = sum(i.response == 1 for i in result.items)
+    assert _ticks(theta_figure(result)) == {"right": right, "wrong": 10 - right}
