@@ -17,6 +17,9 @@ from irt.errors import ResponseDataError
 from irt.responses import MISSING
 
 # The spellings written by us, pandas and R; looked up as they are, which is the fast path.
+# NaN is not among them: pandas writes a missing answer as an empty cell and R as NA, so a
+# NaN cell is a number some step failed to compute (a grader's 0/0), not an unanswered
+# item, and reading it as missing would drop an answer without a word.
 _CODES: dict[str, int] = {
     "0": 0,
     "1": 1,
@@ -26,7 +29,6 @@ _CODES: dict[str, int] = {
     "True": 1,
     "": MISSING,
     "NA": MISSING,
-    "NaN": MISSING,
 }
 # Scores as written by us ("2") and by pandas for a column with gaps ("2.0"); larger
 # scores go through the loose path, which is slower but finds them all the same.
@@ -64,6 +66,8 @@ def _loose_score(cell: str) -> int | None:
         return None
     return int(whole[1])
 
+
+_NAN_HINT = " (NaN is not read as missing: leave the cell empty or write NA)"
 
 _BINARY = Scale(np.int8, _CODES, _loose_binary, "0, 1 or empty")
 _SCORED = Scale(np.int16, _SCORE_CODES, _loose_score, f"a whole number 0..{MAX_SCORE} or empty")
@@ -184,6 +188,7 @@ def _loose_codes(cells: list[str], items: list[str], where: str, scale: Scale) -
         if code is None:
             raise ResponseDataError(
                 f"{where}, column {item!r}: value {cell!r} is not {scale.expected}"
+                + (_NAN_HINT if cell.strip().lstrip("+-").lower() == "nan" else "")
             )
         codes.append(code)
     return codes

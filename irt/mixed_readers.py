@@ -101,8 +101,9 @@ def read_mixed_responses(
         item = parsed.item_ids[j]
         top = n_categories[item] - 1
         column = values[:, j]
-        fine = (column == np.round(column)) & (column <= top)
-        _check_column(parsed, name, j, fine, f"item {item!r} takes whole scores 0..{top}")
+        whole = column == np.round(column)
+        _check_column(parsed, name, j, whole, f"item {item!r} takes whole scores 0..{top}")
+        _check_top(parsed, name, j, top)
     subjects = parsed.subject_ids
     discrete = None
     if disc_cols:
@@ -127,6 +128,18 @@ def _check_column(parsed: ParsedResponses, name: str, j: int, fine: object, rule
         raise ResponseDataError(
             f"{name} line {parsed.lines[row]}: score of subject {parsed.subject_ids[row]!r} "
             f"on item {parsed.item_ids[j]!r} is {column[row]:g}; {rule}"
+        )
+
+
+def _check_top(parsed: ParsedResponses, name: str, j: int, top: int) -> None:
+    """Refuse a score above the top one the pool gives item ``j``, as
+    ``irt.readers.read_scored_responses`` words it."""
+    above = np.flatnonzero(parsed.values[:, j] > top)  # NaN (missing) compares False
+    if above.size:
+        row = int(above[0])
+        raise ResponseDataError(
+            f"{name} line {parsed.lines[row]}: item {parsed.item_ids[j]!r} allows scores "
+            f"0..{top}, got {parsed.values[row, j]:g} (subject {parsed.subject_ids[row]!r})"
         )
 
 

@@ -74,7 +74,9 @@ def read_responses(path: str | Path, *, id_column: bool = True) -> ResponseMatri
 
     JSONL holds one subject a line, ``{"subject_id": ..., "responses": {item: 0|1}}``;
     items keep the order in which they first appear. Wide CSV has a header row of item
-    ids, one subject a row, and cells ``0``/``1`` (empty, ``NA`` or ``NaN`` = missing).
+    ids, one subject a row, and cells ``0``/``1`` (empty or ``NA`` = missing; ``NaN`` is
+    refused, naming its line and column: it is a value some step failed to compute, not
+    an unanswered item, and JSONL refuses ``NaN`` and ``"nan"`` alike).
     ``id_column`` says whether the first CSV column holds subject ids; without one the
     subjects are named ``s0001``, ``s0002``, ... (JSONL ignores it).
 
@@ -96,8 +98,9 @@ def read_scored_responses(
 
     JSONL answers are whole numbers 0 or more (``true``/``false`` count as 1/0; ``2.0``,
     negative numbers, ``null`` and strings are refused); CSV cells are whole numbers
-    (``2`` or ``2.0``, as pandas writes a column with gaps) or empty, ``NA``, ``NaN`` for
-    missing. A 0/1 file reads as scores with two categories an item.
+    (``2`` or ``2.0``, as pandas writes a column with gaps) or empty or ``NA`` for
+    missing (``NaN`` is refused, as in ``read_responses``). A 0/1 file reads as scores
+    with two categories an item.
 
     An item's number of categories is its highest score in the file + 1 (at least 2),
     unless ``n_categories`` (item id -> count) gives it, as it must for an item whose
@@ -170,7 +173,9 @@ def _given_categories(n_categories: Mapping[str, int] | None) -> dict[str, int]:
 
 def _category_counts(parsed: ParsedResponses, given: dict[str, int], name: str) -> tuple[int, ...]:
     """Each item's number of categories, given or read off the data; () leaves them to
-    ``PolytomousResponses``. A score at or above its given count names its line."""
+    ``PolytomousResponses``. A score at or above its given count names its line: where
+    a pool or params file states an item's scores, a score beyond them is a grading
+    error, not a category the data found."""
     if not given:
         return ()
     items = parsed.item_ids
@@ -188,9 +193,8 @@ def _category_counts(parsed: ParsedResponses, given: dict[str, int], name: str) 
     if bad.any():
         r, j = (int(k) for k in np.argwhere(bad)[0])
         raise ResponseDataError(
-            f"{name} line {parsed.lines[r]}: score {int(values[r, j])} of subject "
-            f"{parsed.subject_ids[r]!r} on item {items[j]!r} is out of range; "
-            f"n_categories gives the item {counts[j]} categories, scores 0..{counts[j] - 1}"
+            f"{name} line {parsed.lines[r]}: item {items[j]!r} allows scores "
+            f"0..{counts[j] - 1}, got {int(values[r, j])} (subject {parsed.subject_ids[r]!r})"
         )
     return tuple(int(k) for k in counts)
 

@@ -24,6 +24,7 @@ from irt.models import ItemParams, ModelKind
 from irt.params_io import read_params
 from irt.polytomous import ItemType, PolytomousParams
 from irt.polytomous_io import read_polytomous_params
+from itempool.checks import MANIFEST, check_manifest
 from itempool.errors import PoolFormatError
 from itempool.problems import Problem, numbered_csv_rows
 
@@ -87,6 +88,9 @@ def check_params(
     if missing:
         for_model = f" (a {model.value} pool needs them)" if model is not None else ""
         return [Problem(name, rows[0][0], f"missing column(s) {', '.join(missing)}{for_model}")]
+    cut = _cut_guessing(header, rows) if model is None else None
+    if cut is not None:
+        return [Problem(name, rows[0][0], f"missing column(s) c ({cut})")]
     problems: list[Problem] = []
     col = {column: k for k, column in enumerate(header)}
     seen: dict[str, int] = {}
@@ -113,6 +117,33 @@ def check_params(
     if len(rows) == 1:
         problems.append(Problem(name, None, "no items"))
     return problems
+
+
+def _cut_guessing(header: list[str], rows: list[tuple[int, list[str]]]) -> str | None:
+    """Why a file with no model to go by lacks its c column, or None if nothing says so.
+
+    Without c a file reads as c = 0 everywhere: numbers that look right and are wrong.
+    ``write_params`` puts c beside d in every file, and a se_c with values comes from a
+    fit that estimated c; so a file with either and no c had its c column cut away."""
+    if "c" in header:
+        return None
+    if "se_c" in header:
+        k = header.index("se_c")
+        if any(len(row) > k and row[k].strip() for _, row in rows[1:]):
+            return "the file has se_c values, so c was estimated"
+    if "d" in header:
+        return "a file with d has c beside it: cat calibrate writes both"
+    return None
+
+
+def pool_model(path: Path) -> ModelKind | None:
+    """The model of the pool whose folder holds ``path`` (its ``pool.json`` beside it),
+    or None when there is no readable manifest there or it names none."""
+    manifest = Path(path).parent / MANIFEST
+    if not manifest.is_file():
+        return None
+    found = check_manifest(manifest, [])
+    return None if found is None else found.model
 
 
 #: How a params file of scored items begins.
@@ -244,9 +275,11 @@ def _where(path: Path, problem: Problem) -> str:
 
 def read_pool_params(path: Path, model: ModelKind | None = None) -> ItemParams | PolytomousParams:
     """``read_checked_params``, or the scored items of a file in the
-    ``irt.polytomous_io`` layout (``PoolFormatError`` naming its file and line)."""
+    ``irt.polytomous_io`` layout (``PoolFormatError`` naming its file and line). A
+    file in a pool's folder is held to that pool's model (``pool_model``) unless
+    ``model`` is given, as ``load_pool`` holds it."""
     if not is_scored_params(path):
-        return read_checked_params(path, model)
+        return read_checked_params(path, model or pool_model(path))
     errors = [p for p in check_params(Path(path)) if not p.warning]
     if errors:
         raise PoolFormatError(_where(path, errors[0]))

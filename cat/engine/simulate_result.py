@@ -32,6 +32,17 @@ class SimulationSummary(BaseModel):
     wall_seconds: float = Field(
         description="Wall time of the whole run, Sympson-Hetter calibration included."
     )
+    # Defaults: files written before these keys still read back.
+    effective_length: int | None = Field(
+        default=None,
+        description="The longest test the pool allows: settings.length, or the pool's "
+        "size when that is smaller (the tests cannot go on past it).",
+    )
+    pool_exhausted: int = Field(
+        default=0,
+        description="Examinees whose test stopped because no item was left to give (the "
+        "pool ran out, or exposure control held back the rest) before settings.length.",
+    )
 
 
 class ExposureControl(BaseModel):

@@ -31,6 +31,7 @@ from cat.pools.graded_report import GradedCalibrationReport, graded_report
 from cat.pools.loading import check_output_folders, read_pool_questions
 from cat.pools.scored_data import collapsed_scores, refuse_skipped_scores, scored_data_notes
 from cat.pools.scored_pool import pool_item_types, read_pool_scores, record_scored_pool
+from cat.prediction.cross_fit import fold_count
 from irt.continuous_scoring import ContinuousScores
 from irt.fit import FitProgress
 from irt.mixed_scoring import MixedScores
@@ -105,6 +106,7 @@ def calibrate_scored(
     cross_fit: int | None = None,
     cross_fit_lengths: Sequence[int] = (100, 250),
     cross_fit_progress: Callable[[str, float], None] | None = None,
+    cross_fit_fallback: bool = False,
 ) -> GradedCalibrationOutcome:
     """Fit ``model`` ("graded", "gpcm" or "sequential") to the scores in ``responses``
     (``irt.readers.read_scored_responses``' files) and write the item parameters to
@@ -117,9 +119,10 @@ def calibrate_scored(
     ``guessing`` is False, and stores the calibration there
     (``cat.pools.scored_pool``), with the IRT design's errors cross-fitted in
     ``cross_fit`` folds at ``cross_fit_lengths`` items (none when None;
-    ``cross_fit_progress(what, fraction done)`` follows them). ``priors``: True for
-    ``PolytomousPriors.weakly_informative``, False for none (plain marginal ML), or the
-    priors to use. ``standard_errors``: one of ``SE_CHOICES`` ("auto": see
+    ``cross_fit_progress(what, fraction done)`` follows them; with ``cross_fit_fallback``,
+    the folds being a default, too few subjects for them give leave-one-out and a note).
+    ``priors``: True for ``PolytomousPriors.weakly_informative``, False for none (plain
+    marginal ML), or the priors to use. ``standard_errors``: one of ``SE_CHOICES`` ("auto": see
     ``AUTO_SE_MAX_PARAMETERS``). ``collapse_scores`` renumbers each item's observed
     scores 0..K−1 as R mirt does (scores 1..4 become 0..3); without it, an item with a
     score nobody gave below its top one is fitted as it is under priors that identify
@@ -155,6 +158,9 @@ def calibrate_scored(
     check_output_folders(out, report, abilities)
     questions = read_pool_questions(pool) if pool is not None else None
     data = _read(responses, id_column, questions)
+    fold_note = None
+    if cross_fit is not None:
+        cross_fit, fold_note = fold_count(data.n_subjects, cross_fit, not cross_fit_fallback)
     data, renumbered = collapsed_scores(data) if collapse_scores else (data, {})
     overrides: Mapping[str, ItemType | str] | None = item_types
     if questions is not None:
@@ -175,7 +181,7 @@ def calibrate_scored(
         "collapse_scores": collapse_scores,
         "scoring": method.value,
     }
-    notes = scored_data_notes(data, renumbered) + ([se_note] if se_note else [])
+    notes = scored_data_notes(data, renumbered) + [n for n in (se_note, fold_note) if n]
     fit_report = graded_report(
         responses,
         data,

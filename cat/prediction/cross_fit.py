@@ -27,7 +27,7 @@ from cat.prediction.replay import IRT, design_key, replay_split
 from cat.prediction.validation import splits
 from irt.models import ModelKind
 from irt.responses import ResponseMatrix
-from irt.types import FloatArray
+from irt.types import FloatArray, IntArray
 from itempool.prediction_errors import PredictionErrors
 
 
@@ -61,7 +61,7 @@ def cross_fit_errors(
     lengths = sorted({min(length, responses.n_items) for length in lengths})
     rng = np.random.default_rng(seed)
     kind = ModelKind(model)
-    parts = splits(responses.n_subjects, None, False, rng, folds)
+    parts = fold_splits(responses.n_subjects, folds, rng)
     truth = responses.accuracy()
     signed: dict[tuple[str, int], list[FloatArray]] = {}
     gains: dict[tuple[str, int], list[FloatArray]] = {}
@@ -130,13 +130,64 @@ def cross_fit_errors(
     return out
 
 
+#: The fewest subjects a cross-fit runs on: leaving one out then calibrates on 2, the
+#: fewest the reference designs' low-rank model takes.
+MIN_CROSS_FIT_SUBJECTS = 3
+
+
 def check_folds(n_subjects: int, folds: int) -> None:
-    """Refuse a cross-fit whose folds would hold fewer than 2 subjects each."""
-    if n_subjects < 2 * folds:
+    """Refuse a cross-fit whose folds would hold fewer than 2 subjects each, unless it
+    leaves one subject out at a time (``folds`` = ``n_subjects``); the message names the
+    values that would work."""
+    if n_subjects < MIN_CROSS_FIT_SUBJECTS:
         raise CatError(
-            f"--cross-fit {folds} needs at least {2 * folds} subjects, "
-            f"the responses have {n_subjects}"
+            f"a cross-fit needs at least {MIN_CROSS_FIT_SUBJECTS} subjects (each fold is "
+            f"calibrated on the others), the responses have {n_subjects}; use --no-cross-fit"
         )
+    if folds == n_subjects or n_subjects >= 2 * folds:
+        return
+    leave_one_out = f"--cross-fit {n_subjects} (leave-one-out)"
+    works = (
+        f"use --cross-fit {n_subjects // 2} or fewer, or {leave_one_out}"
+        if n_subjects >= 4
+        else f"use {leave_one_out}"
+    )
+    raise CatError(
+        f"--cross-fit {folds} needs at least {2 * folds} subjects, "
+        f"the responses have {n_subjects}; {works}"
+    )
+
+
+def fold_count(n_subjects: int, folds: int, chosen: bool) -> tuple[int | None, str | None]:
+    """The folds a cross-fit of ``n_subjects`` runs (None: none can), and a one-line
+    note when they are not ``folds``. Folds the user ``chosen`` are kept, or refused by
+    ``check_folds``; the default's give way to leave-one-out (``n_subjects`` folds)
+    where too few subjects would fill them, and to no cross-fit below
+    ``MIN_CROSS_FIT_SUBJECTS``: a default must work for every pool that can be
+    calibrated."""
+    if chosen or n_subjects >= 2 * folds:
+        check_folds(n_subjects, folds)
+        return folds, None
+    if n_subjects < MIN_CROSS_FIT_SUBJECTS:
+        return None, (
+            f"{n_subjects} subjects are too few to cross-fit (it needs "
+            f"{MIN_CROSS_FIT_SUBJECTS}): no cross-fitted errors are stored, and cat assess "
+            "will give an interval from theta alone"
+        )
+    return n_subjects, (
+        f"{n_subjects} subjects are too few for {folds} cross-fit folds of 2 or more; "
+        f"the cross-fit leaves one subject out at a time ({n_subjects} folds)"
+    )
+
+
+def fold_splits(
+    n_subjects: int, folds: int, rng: np.random.Generator
+) -> list[tuple[IntArray, IntArray]]:
+    """(train rows, held-out rows) of each fold: ``folds`` random folds of 2 or more
+    subjects, or one subject each when ``folds`` = ``n_subjects`` (leave-one-out)."""
+    if folds == n_subjects:
+        return splits(n_subjects, None, True, rng)
+    return splits(n_subjects, None, False, rng, folds)
 
 
 def errors_by_name(errors: FloatArray, names: tuple[str, ...]) -> dict[str, list[float]]:

@@ -28,12 +28,11 @@ from cat.engine.registry import (
 from cat.engine.selection import PoolInfo
 from cat.engine.simulation import CATDesign, CATResult, replay_cat
 from cat.engine.stopping import StoppingRule
-from cat.prediction.cross_fit import check_folds, errors_by_name
+from cat.prediction.cross_fit import check_folds, errors_by_name, fold_splits
 from cat.prediction.per_scenario import scenario_accuracy, scenario_masks
 from cat.prediction.predictors import reference_offset
 from cat.prediction.replay import given_mask
 from cat.prediction.shares import expected_share
-from cat.prediction.validation import splits
 from irt.continuous import ContinuousType
 from irt.continuous_priors import ContinuousPriors
 from irt.errors import ConvergenceWarning
@@ -194,7 +193,7 @@ def scored_cross_fit_errors(
     shares = score_shares(responses)
     signed: dict[int, list[FloatArray]] = {length: [] for length in lengths}
     by_scenario: dict[int, list[FloatArray]] = {length: [] for length in lengths}
-    parts = splits(responses.n_subjects, None, False, rng, folds)
+    parts = fold_splits(responses.n_subjects, folds, rng)
     policy = policy or default_selection(scenario)
     for n, (train_rows, test_rows) in enumerate(parts):
         if progress is not None:

@@ -103,6 +103,86 @@ def test_no_priors_gives_plain_ml(responses: Path, tmp_path: Path) -> None:
     assert json.loads(report.read_text())["priors"] == {}
 
 
+@pytest.fixture
+def few_subjects(tmp_path: Path) -> Path:
+    """25 subjects on 30 2PL items: too few to hold a 2PL without priors."""
+    rng = np.random.default_rng(0)
+    data = simulate_responses(random_params(30, rng, "2pl"), rng.normal(size=25), rng)
+    path = tmp_path / "few.jsonl"
+    write_jsonl(data, path)
+    return path
+
+
+def test_estimates_that_ran_off_warn_and_name_the_priors_option(
+    few_subjects: Path, tmp_path: Path
+) -> None:
+    args = ["calibrate", str(few_subjects), "--model", "2pl", "--out", str(tmp_path / "p.csv")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = [" ".join(line.split()) for line in result.output.splitlines()]
+    ran_off = [line for line in lines if "ran off" in line]
+    assert ran_off == [
+        "warning: 4 of 30 items have estimates that ran off (|b| > 6, a > 6 or a < 0), "
+        "worst i0017 (a = 30.00, b = 1.43), i0021 (a = 30.00, b = -0.90), i0007 "
+        "(a = 12.81, b = -0.25): the data cannot place them; fit with priors on a and b "
+        "(cat calibrate --priors), or on more subjects"
+    ]
+    # The option it names does what it says.
+    report = tmp_path / "r.json"
+    result = runner.invoke(app, [*args, "--priors", "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    assert "ran off" not in result.output
+    assert set(json.loads(report.read_text())["priors"]) == {"a", "b"}
+
+
+def _few_references(tmp_path: Path, n: int) -> tuple[Path, Path]:
+    """The answers of ``n`` reference models to 30 items, and an empty pool of them."""
+    rng = np.random.default_rng(0)
+    data = simulate_responses(random_params(30, rng, "3pl"), rng.normal(size=n), rng)
+    path = tmp_path / "refs.jsonl"
+    write_jsonl(data, path)
+    return path, write_pool(tmp_path / "pool", [_item(f"i{k:04d}") for k in range(30)])
+
+
+def test_the_default_cross_fit_leaves_one_out_when_few_references(tmp_path: Path) -> None:
+    answers, pool = _few_references(tmp_path, 8)
+    args = ["calibrate", str(answers), "--pool", str(pool), "--cross-fit-lengths", "10,20"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = [" ".join(line.split()) for line in result.output.splitlines()]
+    assert (
+        "note: 8 subjects are too few for 5 cross-fit folds of 2 or more; the cross-fit "
+        "leaves one subject out at a time (8 folds)"
+    ) in lines
+    assert any(
+        line.startswith("cross-fit (8 folds, 10 items, 8 reference models)") for line in lines
+    )
+    errors = json.loads((pool / "pool.json").read_text())["design_errors"]
+    assert {e["folds"] for e in errors.values()} == {8}
+    assert all(len(e["errors"]["10"]) == 8 for e in errors.values())
+
+
+@pytest.mark.parametrize(
+    ("n", "fix"),
+    [
+        (8, "use --cross-fit 4 or fewer, or --cross-fit 8 (leave-one-out)"),
+        (3, "use --cross-fit 3 (leave-one-out)"),
+    ],
+)
+def test_cross_fit_folds_asked_for_are_refused_with_what_works(
+    tmp_path: Path, n: int, fix: str
+) -> None:
+    answers, pool = _few_references(tmp_path, n)
+    result = runner.invoke(
+        app, ["calibrate", str(answers), "--pool", str(pool), "--cross-fit", "5"]
+    )
+    assert result.exit_code == 2
+    assert " ".join(result.output.split()) == (
+        f"error: --cross-fit 5 needs at least 10 subjects, the responses have {n}; {fix}"
+    )
+    assert not (pool / "params.csv").exists()  # refused before the fit
+
+
 def test_pool_gets_params_reference_and_provenance(responses: Path, tmp_path: Path) -> None:
     pool = write_pool(tmp_path / "t", [_item(f"i{k:04d}") for k in range(30)])
     result = runner.invoke(app, ["calibrate", str(responses), "--pool", str(pool), "--seed", "3"])

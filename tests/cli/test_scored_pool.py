@@ -69,3 +69,44 @@ def test_commands_for_binary_pools_refuse_in_one_line(
         f"error: {name} works on pools of 0/1 items; pool {pool_dir} holds scored items "
         "(graded, partial-credit or open)"
     )
+
+
+def _scores_with(pool_dir: Path, tmp_path: Path, subject: str, item: str, score: int) -> Path:
+    """The references' scores with one score replaced: a grading error."""
+    lines = (pool_dir.parent / "scores.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    for record in records:
+        if record["subject_id"] == subject:
+            record["responses"][item] = score
+    path = tmp_path / "scores.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+@pytest.mark.parametrize("command", ["assess", "calibrate"])
+def test_a_score_above_the_pools_top_names_the_item_and_line(
+    pool_dir: Path, tmp_path: Path, command: str
+) -> None:
+    # q000 is graded 0..3 in the pool; without a pool a 9 would only add categories.
+    scores = _scores_with(pool_dir, tmp_path, "ref03", "q000", 9)
+    if command == "assess":
+        args = ["assess", "--pool", str(pool_dir), "--model", f"replay:{scores}#ref03"]
+        args += ["--out", str(tmp_path / "r.json")]
+    else:
+        args = ["calibrate", str(scores), "--model", "graded", "--pool", str(pool_dir)]
+        args += ["--no-cross-fit"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert " ".join(result.output.split()) == (
+        "error: scores.jsonl line 4: item 'q000' allows scores 0..3, got 9 (subject 'ref03')"
+    )
+
+
+def test_assess_longer_than_the_pool_says_the_pool_ran_out(pool_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    args = ["assess", "--pool", str(pool_dir), "--model", "sim:0.2", "--length", "500"]
+    result = runner.invoke(app, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "60 of 60; stopped: pool_exhausted" in " ".join(result.output.split())
+    data = json.loads(out.read_text())
+    assert data["n_items"] == 60 and data["stop_reason"] == "pool_exhausted"

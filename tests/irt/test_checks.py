@@ -7,8 +7,9 @@ import warnings
 import numpy as np
 import pytest
 
-from irt.checks import check_responses, warn_about
+from irt.checks import check_responses, warn_about, warn_runaway_estimates
 from irt.errors import DataWarning
+from irt.models import ItemParams, ModelKind
 from irt.responses import MISSING, ResponseMatrix
 
 M = MISSING
@@ -92,3 +93,29 @@ def test_warn_about_is_silent_on_clean_data() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_about(_matrix([[1, 0], [0, 1]]))
+
+
+def _params(a: list[float], b: list[float]) -> ItemParams:
+    n = len(a)
+    ids = tuple(f"q{k + 1}" for k in range(n))
+    return ItemParams(ids, np.array(a), np.array(b), np.zeros(n), np.ones(n), ModelKind.TWO_PL)
+
+
+def test_estimates_that_ran_off_warn_with_the_worst_items_and_the_remedy() -> None:
+    # q2 slope too steep, q3 and q5 beyond the grid, q4 negative; q1 and q6 are fine.
+    params = _params([1.0, 29.98, 0.09, -0.44, 0.5, 2.0], [0.0, -1.81, 18.78, 0.3, -7.0, 5.9])
+    with pytest.warns(DataWarning) as caught:
+        warn_runaway_estimates(params, "fit with priors")
+    assert len(caught) == 1
+    assert str(caught[0].message) == (
+        "4 of 6 items have estimates that ran off (|b| > 6, a > 6 or a < 0), worst "
+        "q2 (a = 29.98, b = -1.81), q3 (a = 0.09, b = 18.78), q5 (a = 0.50, b = -7.00): "
+        "the data cannot place them; fit with priors"
+    )
+
+
+def test_estimates_within_bounds_do_not_warn() -> None:
+    params = _params([0.4, 1.2, 5.9], [-5.9, 0.0, 5.9])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_runaway_estimates(params, "fit with priors")

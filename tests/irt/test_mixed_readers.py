@@ -39,7 +39,7 @@ def test_jsonl_and_csv_split_into_the_two_parts(tmp_path: Path) -> None:
     ("line", "message"),
     [
         ('{"x": 2.5}', "score of subject 'a' on item 'x' is 2.5; item 'x' takes whole scores 0..2"),
-        ('{"x": 3}', "item 'x' takes whole scores 0..2"),
+        ('{"x": 9}', "r.jsonl line 2: item 'x' allows scores 0..2, got 9 (subject 'a')"),
         ('{"s": 1.5}', "on item 's' is 1.5; a continuous item's score is in [0, 1]"),
         ('{"s": -0.1}', "scores must be numbers 0 or more"),
         ('{"s": null}', "scores must be numbers 0 or more"),

@@ -159,7 +159,7 @@ def test_csv_reads_ids_values_and_missing(tmp_path: Path) -> None:
         "model,q1,q2,q3,q4",
         "a,1,0,,NA",
         "b,1.0,0.0,True,False",
-        "c,NaN, 1 ,true,na",
+        "c,, 1 ,true,na",
     )
     m = read_responses(path)
     assert m.subject_ids == ("a", "b", "c")
@@ -174,6 +174,31 @@ def test_csv_bad_cell_names_line_column_and_value(tmp_path: Path, value: str) ->
     path = _csv(tmp_path, "id,q1,q2,q3", "a,1,0,1", "", f"b,0,1,{value}")
     assert _error(path) == (
         f"responses.csv line 4, column 'q3': value {value!r} is not 0, 1 or empty"
+    )
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "NAN", " nan ", "-nan"])
+def test_csv_nan_is_refused_not_read_as_missing(tmp_path: Path, value: str) -> None:
+    # A NaN is an answer some step failed to compute: read as missing, it dropped one
+    # answer of 10,773 without a word.
+    path = _csv(tmp_path, "id,q1,q2,q3", "a,1,0,1", "", f"b,0,1,{value}")
+    assert _error(path) == (
+        f"responses.csv line 4, column 'q3': value {value!r} is not 0, 1 or empty "
+        "(NaN is not read as missing: leave the cell empty or write NA)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [("NaN", "NaN"), ('"nan"', '"nan"'), ('"NaN"', '"NaN"')]
+)
+def test_jsonl_nan_literal_or_string_is_refused(tmp_path: Path, value: str, shown: str) -> None:
+    path = _jsonl(
+        tmp_path,
+        '{"subject_id": "a", "responses": {"q1": 1}}',
+        f'{{"subject_id": "b", "responses": {{"q1": 0, "q2": {value}}}}}',
+    )
+    assert _error(path) == (
+        f"responses.jsonl line 2: response to item 'q2' is {shown}; only 0 or 1 allowed"
     )
 
 

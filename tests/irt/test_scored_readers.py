@@ -80,7 +80,7 @@ def test_csv_scores_missing_and_spellings(tmp_path: Path) -> None:
         "model,q1,q2,q3,q4",
         "a,2,0,,NA",
         "b,3.0,1.0,True,False",  # pandas writes "3.0" for a column with gaps
-        "c,NaN, 2 ,1500,na",  # 1500 is beyond the exact table: the loose path
+        "c,, 2 ,1500,na",  # 1500 is beyond the exact table: the loose path
     )
     r = read_scored_responses(path)
     assert r.subject_ids == ("a", "b", "c")
@@ -128,8 +128,7 @@ def test_n_categories_covers_a_top_score_nobody_reached(tmp_path: Path) -> None:
         (
             "responses.csv",
             ("id,q1,q2", "a,2,0", "", "b,1,3"),
-            "responses.csv line 4: score 3 of subject 'b' on item 'q2' is out of range; "
-            "n_categories gives the item 3 categories, scores 0..2",
+            "responses.csv line 4: item 'q2' allows scores 0..2, got 3 (subject 'b')",
         ),
         (
             "responses.jsonl",
@@ -138,8 +137,7 @@ def test_n_categories_covers_a_top_score_nobody_reached(tmp_path: Path) -> None:
                 "",
                 '{"subject_id": "b", "responses": {"q1": 1, "q2": 3}}',
             ),
-            "responses.jsonl line 3: score 3 of subject 'b' on item 'q2' is out of range; "
-            "n_categories gives the item 3 categories, scores 0..2",
+            "responses.jsonl line 3: item 'q2' allows scores 0..2, got 3 (subject 'b')",
         ),
     ],
 )
@@ -205,6 +203,23 @@ def test_csv_bad_cell_names_line_column_and_value(tmp_path: Path, value: str) ->
     assert _error(path) == (
         f"responses.csv line 4, column 'q3': value {value!r} "
         "is not a whole number 0..32766 or empty"
+    )
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN"])
+def test_csv_nan_score_is_refused_not_read_as_missing(tmp_path: Path, value: str) -> None:
+    path = _csv(tmp_path, "id,q1,q2,q3", "a,1,0,4", "", f"b,0,1,{value}")
+    assert _error(path) == (
+        f"responses.csv line 4, column 'q3': value {value!r} is not a whole number "
+        "0..32766 or empty (NaN is not read as missing: leave the cell empty or write NA)"
+    )
+
+
+def test_jsonl_nan_string_score_is_refused(tmp_path: Path) -> None:
+    path = _jsonl(tmp_path, '{"subject_id": "a", "responses": {"q1": 2, "q2": "nan"}}')
+    assert _error(path) == (
+        "responses.jsonl line 1: response to item 'q2' is \"nan\"; "
+        "scores must be whole numbers 0 or more"
     )
 
 

@@ -169,7 +169,7 @@ def test_a_session_refuses_scores_outside_the_item() -> None:
     session = _session(max_items=5)
     item = session.next_items()[0]
     top = int(PARAMS.max_scores[PARAMS.item_ids.index(item)])
-    with pytest.raises(CatError, match=rf"takes scores 0..{top}, not {top + 1}"):
+    with pytest.raises(CatError, match=rf"allows scores 0..{top}, got {top + 1}"):
         session.record(item, top + 1)
     with pytest.raises(CatError, match="whole number"):
         session.record(item, 0.5)  # type: ignore[arg-type]

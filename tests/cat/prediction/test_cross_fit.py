@@ -1,0 +1,42 @@
+"""``cat.prediction.cross_fit``: how many folds a cross-fit runs, and its folds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cat.errors import CatError
+from cat.prediction.cross_fit import check_folds, fold_count, fold_splits
+
+
+def test_default_folds_give_way_to_leave_one_out_on_few_subjects() -> None:
+    assert fold_count(10, 5, chosen=False) == (5, None)
+    folds, note = fold_count(8, 5, chosen=False)
+    assert folds == 8 and note == (
+        "8 subjects are too few for 5 cross-fit folds of 2 or more; the cross-fit leaves "
+        "one subject out at a time (8 folds)"
+    )
+    folds, note = fold_count(2, 5, chosen=False)
+    assert folds is None and note is not None and note.startswith("2 subjects are too few")
+
+
+def test_folds_asked_for_are_kept_or_refused_with_what_works() -> None:
+    assert fold_count(8, 4, chosen=True) == (4, None)
+    assert fold_count(8, 8, chosen=True) == (8, None)  # leave-one-out, asked for
+    with pytest.raises(CatError) as caught:
+        fold_count(8, 5, chosen=True)
+    assert str(caught.value) == (
+        "--cross-fit 5 needs at least 10 subjects, the responses have 8; "
+        "use --cross-fit 4 or fewer, or --cross-fit 8 (leave-one-out)"
+    )
+    with pytest.raises(CatError, match=r"at least 3 subjects .* have 2; use --no-cross-fit"):
+        check_folds(2, 2)
+
+
+def test_leave_one_out_holds_each_subject_out_once() -> None:
+    parts = fold_splits(5, 5, np.random.default_rng(0))
+    assert [test.tolist() for _, test in parts] == [[0], [1], [2], [3], [4]]
+    assert all(len(train) == 4 and k not in train for k, (train, _) in enumerate(parts))
+    assert sorted(np.concatenate([t for _, t in fold_splits(9, 3, np.random.default_rng(0))])) == (
+        list(range(9))
+    )
