@@ -29,7 +29,7 @@ from scipy.stats import kendalltau
 from cat.designs.low_rank import LowRankModel, scored_test
 from cat.pools.mirt_calibration import fit_multidimensional, information_criteria, n_parameters
 from cat.pools.scenarios import read_item_scenarios
-from cat.prediction.validation_report import validate_responses
+from cat.prediction.validation_report import validate
 from cat.prediction.verdicts import ValidationRow
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
@@ -83,7 +83,7 @@ def full_data(model: str) -> None:
 
 def replay(model: str, folds: int | None, lengths: list[int]) -> None:
     t0 = time.perf_counter()
-    report = validate_responses(
+    report = validate(
         DATA / "responses.csv.gz",
         lengths=lengths,
         policies=("default", "irt", model),

@@ -11,7 +11,9 @@ The library's public API; the ``cat`` command line is a thin layer over it::
 Each command is one function here returning a typed result (pydantic) whose
 ``model_dump(mode="json")`` is the file the command writes: ``assess``, ``calibrate``,
 ``simulate``, ``validate``, ``summarize_pool`` (``cat pool info``), ``validate_pool``,
-``fit_pool``, ``diff_pools``, ``recalibrate_pool``.
+``fit_pool``, ``diff_pools``, ``recalibrate_pool``. Paths may be given as str or
+``os.PathLike``, a pool as loaded (``load_pool``) or as its folder, and every problem
+with the input is a ``CatError`` naming the argument.
 
 Where things live: ``cat.engine`` (estimators, selection, constraints, exposure,
 stopping, session, simulation, the registry of names), ``cat.pools`` (loading, import,
@@ -25,13 +27,12 @@ call is for us or for the system ``cat``, so names are loaded on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 # A plain name rather than ``typing.TYPE_CHECKING``: type checkers treat any variable of
 # this name as true, and at run time the block below imports nothing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from cat.assessment.assess import assess
     from cat.assessment.examinees import (
         EndpointExaminee,
@@ -40,22 +41,27 @@ if TYPE_CHECKING:
         SimulatedExaminee,
     )
     from cat.assessment.result import AssessmentResult
-    from cat.engine.registry import ESTIMATOR_NAMES, POLICY_NAMES, EstimatorName, PolicyName
+    from cat.engine.registry import (
+        ESTIMATOR_NAMES,
+        POLICY_NAMES,
+        CriterionName,
+        DesignChoice,
+        EstimatorName,
+        PolicyName,
+    )
     from cat.engine.session import AssessmentSession, SessionConfig
     from cat.engine.simulate_job import simulate
     from cat.engine.simulate_result import SimulationResult
     from cat.errors import CatError
-    from cat.pools.calibration_job import CalibrationReport
-    from cat.pools.calibration_job import calibrate_responses as calibrate
+    from cat.pools.calibration_job import CalibrationReport, calibrate
     from cat.pools.check import validate_pool
     from cat.pools.diff import diff_pools
     from cat.pools.fit import fit_pool
     from cat.pools.fit_report import PoolFitReport
     from cat.pools.loading import load_pool
-    from cat.pools.recalibration_job import recalibrate_pool_folder as recalibrate_pool
+    from cat.pools.recalibration_job import recalibrate_pool
     from cat.pools.summary import PoolSummary, summarize_pool
-    from cat.prediction.validation_report import ValidationReport
-    from cat.prediction.validation_report import validate_responses as validate
+    from cat.prediction.validation_report import ValidationReport, validate
     from cat.reports.html import write_report
 
 #: Public name → (module, attribute in it).
@@ -72,13 +78,15 @@ _WHERE: dict[str, tuple[str, str]] = {
     "SessionConfig": ("cat.engine.session", "SessionConfig"),
     "PolicyName": ("cat.engine.registry", "PolicyName"),
     "EstimatorName": ("cat.engine.registry", "EstimatorName"),
+    "DesignChoice": ("cat.engine.registry", "DesignChoice"),
+    "CriterionName": ("cat.engine.registry", "CriterionName"),
     "POLICY_NAMES": ("cat.engine.registry", "POLICY_NAMES"),
     "ESTIMATOR_NAMES": ("cat.engine.registry", "ESTIMATOR_NAMES"),
     "simulate": ("cat.engine.simulate_job", "simulate"),
     "SimulationResult": ("cat.engine.simulate_result", "SimulationResult"),
-    "validate": ("cat.prediction.validation_report", "validate_responses"),
+    "validate": ("cat.prediction.validation_report", "validate"),
     "ValidationReport": ("cat.prediction.validation_report", "ValidationReport"),
-    "calibrate": ("cat.pools.calibration_job", "calibrate_responses"),
+    "calibrate": ("cat.pools.calibration_job", "calibrate"),
     "CalibrationReport": ("cat.pools.calibration_job", "CalibrationReport"),
     "summarize_pool": ("cat.pools.summary", "summarize_pool"),
     "PoolSummary": ("cat.pools.summary", "PoolSummary"),
@@ -86,7 +94,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "fit_pool": ("cat.pools.fit", "fit_pool"),
     "PoolFitReport": ("cat.pools.fit_report", "PoolFitReport"),
     "diff_pools": ("cat.pools.diff", "diff_pools"),
-    "recalibrate_pool": ("cat.pools.recalibration_job", "recalibrate_pool_folder"),
+    "recalibrate_pool": ("cat.pools.recalibration_job", "recalibrate_pool"),
     "write_report": ("cat.reports.html", "write_report"),
 }
 
@@ -97,6 +105,8 @@ __all__ = [
     "AssessmentSession",
     "CalibrationReport",
     "CatError",
+    "CriterionName",
+    "DesignChoice",
     "EndpointExaminee",
     "EstimatorName",
     "Examinee",
@@ -124,10 +134,14 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _WHERE:
+        from importlib import import_module
+
         module, attribute = _WHERE[name]
-        return getattr(importlib.import_module(module), attribute)
+        return getattr(import_module(module), attribute)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    # The public API and the module's dunders; not the helpers this file needs
+    # (TYPE_CHECKING, annotations, _WHERE) nor the submodules imported so far.
+    return sorted({*__all__, *(n for n in globals() if n.startswith("__") and n.endswith("__"))})

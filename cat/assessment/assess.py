@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from cat import arguments as check
+from cat.arguments import PathArg, api_errors
 from cat.assessment.examinees import Examinee
 from cat.assessment.profile import Profile, bifactor_profile
 from cat.assessment.result import (
@@ -24,23 +26,30 @@ from cat.assessment.result import (
     Truth,
     Usage,
 )
-from cat.assessment.run import run_assessment
+from cat.assessment.run import RunCalls, run_assessment
 from cat.assessment.summary import Reference, summarize
 from cat.designs.models import ReferenceModels, multidimensional_design
 from cat.engine.registry import (
     ALL_DESIGN_NAMES,
     AUTO,
+    CRITERION_NAMES,
     DEFAULT_CONTENT_BALANCING,
     DEFAULT_ESTIMATOR,
     DEFAULT_POLICY,
+    ESTIMATOR_NAMES,
     MULTIDIMENSIONAL_DESIGNS,
+    POLICY_NAMES,
     REFERENCE_DESIGNS,
+    CriterionName,
+    DesignChoice,
     DesignName,
+    EstimatorName,
+    PolicyName,
 )
 from cat.engine.selection import PoolParams
 from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
-from cat.pools.loading import calibrated_params
+from cat.pools.loading import as_pool, calibrated_params
 from cat.pools.reference_models import load_reference_models
 from cat.pools.scenarios import scenarios_of
 from cat.prediction.cross_fit import choose_design
@@ -55,15 +64,16 @@ from synth.store import RunStore
 Progress = Callable[[AssessmentSession, list[ItemRecord]], None]
 
 
+@api_errors
 def assess(
-    pool: LoadedPool,
+    pool: LoadedPool | PathArg,
     examinee: Examinee,
     *,
     length: int = 250,
-    design: str = AUTO,
-    criterion: str | None = None,
-    policy: str = DEFAULT_POLICY.value,
-    estimator: str = DEFAULT_ESTIMATOR.value,
+    design: DesignChoice | str = DesignChoice.AUTO,
+    criterion: CriterionName | str | None = None,
+    policy: PolicyName | str = DEFAULT_POLICY,
+    estimator: EstimatorName | str = DEFAULT_ESTIMATOR,
     se_target: float | None = None,
     min_length: int = 0,
     content_balancing: bool = DEFAULT_CONTENT_BALANCING,
@@ -74,7 +84,8 @@ def assess(
     base_url: str | None = None,
     on_step: Progress | None = None,
 ) -> AssessmentResult:
-    """Give ``examinee`` an adaptive test on ``pool`` and return the RESULT.json model.
+    """Give ``examinee`` an adaptive test on ``pool`` (a loaded pool, or its folder) and
+    return the RESULT.json model.
 
     ``design`` "auto" runs the design whose cross-fitted errors on the pool's references
     were smallest at the nearest stored length (``cat calibrate --pool --cross-fit``
@@ -92,10 +103,33 @@ def assess(
     ``resume`` with nothing to continue is refused too. The defaults are the registry's
     (``cat.engine.registry.DEFAULT_POLICY`` and beside it), which ``cat validate``'s
     "default" policy replays. ``model_name`` (default: the
-    examinee's label) and ``base_url`` are recorded in the result."""
+    examinee's label) and ``base_url`` are recorded in the result.
+
+    Raises:
+        CatError: a setting out of range or of the wrong type (the message names the
+            argument), an unknown name, an uncalibrated pool, or an examinee that cannot
+            answer.
+    """
+    pool = as_pool(pool)
+    _check_examinee(examinee)
+    length = check.whole(length, "length", 1)
+    min_length = check.whole(min_length, "min_length", 0)
+    if min_length > length:
+        # Never clipped: a minimum above the maximum is a mistake the caller should see.
+        raise CatError(f"the minimum length ({min_length}) is above the maximum ({length})")
+    se_target = check.optional_number(se_target, "se_target", above=0)
+    batch_size = check.whole(batch_size, "batch_size", 1)
+    seed = check.seed(seed)
+    policy = check.name(policy, "policy", POLICY_NAMES)
+    estimator = check.name(estimator, "estimator", ESTIMATOR_NAMES)
+    if criterion is not None:
+        criterion = check.name(criterion, "criterion", CRITERION_NAMES)
+    content_balancing = check.flag(content_balancing, "content_balancing")
+    resume = check.flag(resume, "resume")
+    model_name = check.optional_text(model_name, "model_name")
+    base_url = check.optional_text(base_url, "base_url")
+    on_step = check.callback(on_step, "on_step")
     params = calibrated_params(pool)
-    if batch_size < 1:
-        raise CatError(f"the batch size must be at least 1, got {batch_size}")
     design_errors = pool.manifest.design_errors or {}
     chosen = resolve_design(design, design_errors, length)
     if not isinstance(params, ItemParams) and chosen != DesignName.IRT.value:
@@ -147,15 +181,26 @@ def assess(
         store = examinee.checkpoints()
         key = f"assess:{name}:{pool.manifest.name}:{pool.manifest.version}"
         session, log = _start(store, key, name, params, config, codes.codes, resume, models)
-        if log and on_step is not None:  # resumed: show where it stands
+        # _start refuses --resume without an unfinished run, so resume means resumed.
+        if resume and on_step is not None:  # show where it stands
             on_step(session, log)
+        # A resumed run's usage counts its interrupted parts too (RunCalls).
+        calls = None
+        if store is not None:
+            calls = RunCalls(store, examinee, store.get_meta(key) if resume else None)
 
         def checkpoint(s: AssessmentSession, items: list[ItemRecord]) -> None:
-            if store is not None:
-                store.set_meta(key, _saved(s, items))
+            if store is not None and calls is not None:
+                store.set_meta(key, {**_saved(s, items), **calls.state()})
 
+        if not resume:
+            # Saved before the first answer too: a run stopped in its first batch resumes,
+            # and the calls it paid count in the whole run's usage.
+            checkpoint(session, log)
         log = run_assessment(session, examinee, batch_size, log, scenario_of, on_step, checkpoint)
         truth, usage = examinee.truth(), examinee.usage()
+        if usage is not None and calls is not None:
+            usage = calls.usage() or usage
     finally:
         examinee.close()
     summary = summarize(
@@ -192,6 +237,16 @@ def assess(
         usage=None if usage is None else Usage(**usage, pool_items=params.n_items),
         profile=profile,
     )
+
+
+def _check_examinee(examinee: object) -> None:
+    """Refuse what cannot take the test, before the pool's work begins."""
+    needed = ("label", "start", "answer", "truth", "usage", "checkpoints", "close")
+    if isinstance(examinee, str) or not all(hasattr(examinee, a) for a in needed):
+        raise CatError(
+            "examinee must be an Examinee (cat.SimulatedExaminee, cat.ReplayExaminee, "
+            f"cat.EndpointExaminee), got {type(examinee).__name__}"
+        )
 
 
 def _profile(pool: LoadedPool, session: AssessmentSession, predicted: float) -> Profile:
@@ -271,4 +326,4 @@ def resolve_design(design: str, design_errors: dict[str, PredictionErrors], leng
         raise CatError(
             f"unknown design {design!r}; choose from {AUTO}, {', '.join(ALL_DESIGN_NAMES)}"
         )
-    return design
+    return str(design)  # a DesignChoice member as its plain value

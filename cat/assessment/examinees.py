@@ -8,6 +8,7 @@ and a model name behind an OpenAI-compatible endpoint.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import Any, Protocol, cast
 
 import numpy as np
 
+from cat import arguments as check
+from cat.arguments import PathArg
 from cat.engine.selection import PoolParams
 from cat.engine.simulation import draw_scores
 from cat.errors import CatError
@@ -97,6 +100,13 @@ class SimulatedExaminee(_OfflineExaminee):
     _params: PoolParams | None = field(default=None, init=False, repr=False)
     _position: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
+    def __post_init__(self) -> None:
+        # Checked here, not at start: a NaN θ would answer every item wrong and report a
+        # true accuracy of nan, and a string fails only when the label is formatted.
+        self.theta = check.number(self.theta, "theta")
+        if self.seed is not None:
+            self.seed = check.seed(self.seed)
+
     @property
     def label(self) -> str:
         return f"sim:{self.theta:g}"
@@ -140,8 +150,14 @@ class ReplayExaminee(_OfflineExaminee):
     _answers: dict[str, float] = field(default_factory=dict, init=False, repr=False)
     _shares: dict[str, float] = field(default_factory=dict, init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        self.path = Path(self.path)
+    # Written out (dataclass keeps it) so that ``path`` may be a str as well as a Path.
+    def __init__(self, path: PathArg, subject: str) -> None:
+        self.path = check.as_path(path, "path")
+        if not isinstance(subject, str) or not subject:
+            raise CatError(f"subject must be a subject id (a non-empty str), got {subject!r}")
+        self.subject = subject
+        self._answers = {}
+        self._shares = {}
 
     @property
     def label(self) -> str:
@@ -206,7 +222,7 @@ class EndpointExaminee:
 
     model: str
     base_url: str | None = None
-    store: Path | RunStore = Path("cat-assess.db")
+    store: PathArg | RunStore = Path("cat-assess.db")
     api_key_env: str = "OPENAI_API_KEY"
     timeout: float = 60.0
     max_attempts: int = 6
@@ -223,12 +239,13 @@ class EndpointExaminee:
     _seed: int = field(default=0, init=False, repr=False)
     _runner: asyncio.Runner = field(default_factory=asyncio.Runner, init=False, repr=False)
     _tokens: list[int] = field(default_factory=lambda: [0, 0, 0, 0], init=False, repr=False)
+    _keys: list[str] = field(default_factory=list, init=False, repr=False)
     _unparsed_run: int = field(default=0, init=False, repr=False)
     _scored: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.model.strip():
-            raise CatError("give a model name")
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise CatError(f"give a model name, got {self.model!r}")
         if self.backend is None and self.base_url is None:
             raise CatError(
                 f"model {self.model!r} needs --base-url, the endpoint that serves it "
@@ -264,7 +281,7 @@ class EndpointExaminee:
         if isinstance(self.store, RunStore):
             self._run_store = self.store
         else:
-            path = Path(self.store)
+            path = check.as_path(self.store, "store")
             check_output_folders(path)
             self._run_store, self._owns_store = RunStore(path), True
 
@@ -320,9 +337,11 @@ class EndpointExaminee:
         stored = self._run_store.get_call(request.key)
         if stored is not None:
             self._tokens[3] += 1
+            self._keys.append(request.key)
             return stored.reply.text
         reply = await backend.complete(request)
         self._run_store.put_call(request, reply, None, version)
+        self._keys.append(request.key)
         self._tokens[0] += reply.prompt_tokens
         self._tokens[1] += reply.completion_tokens
         self._tokens[2] += 1
@@ -357,6 +376,12 @@ class EndpointExaminee:
     def truth(self) -> None:
         return None
 
+    def call_keys(self) -> list[str]:
+        """The store keys of the calls made so far, in order, paid or read from the
+        store: a resumed assessment counts its whole usage by them
+        (``cat.assessment.run.RunCalls``)."""
+        return list(self._keys)
+
     def usage(self) -> dict[str, int]:
         prompt, completion, calls, stored = self._tokens
         return {
@@ -387,9 +412,12 @@ def parse_model_spec(spec: str, **endpoint: Any) -> Examinee:
         _refuse_judge(spec, endpoint)
     if spec.startswith("sim:"):
         try:
-            return SimulatedExaminee(float(spec[4:]))
+            theta = float(spec[4:])
         except ValueError as exc:
             raise CatError(f"sim:THETA needs a number, got {spec!r}") from exc
+        if not math.isfinite(theta):  # float() reads "nan" and "inf" too
+            raise CatError(f"sim:THETA needs a finite number, got {spec!r}")
+        return SimulatedExaminee(theta)
     if spec.startswith("replay:"):
         path, sep, subject = spec[7:].rpartition("#")
         if not sep or not path or not subject:

@@ -16,6 +16,9 @@ from cat.engine.constraints import ContentBalanced, MaxExposure, pool_shares
 from cat.engine.estimators import AbilityEstimator
 from cat.engine.graded_estimators import GradedEstimator
 from cat.engine.registry import (
+    DEFAULT_CONTENT_BALANCING,
+    DEFAULT_ESTIMATOR,
+    DEFAULT_POLICY,
     MULTIDIMENSIONAL_DESIGNS,
     CriterionName,
     DesignName,
@@ -50,14 +53,16 @@ class SessionConfig(BaseModel):
     design: DesignName = DesignName.IRT
     # How a multidimensional design (bifactor, mirt) picks items; None: its default.
     criterion: CriterionName | None = None
-    policy: PolicyName = PolicyName.MFI
+    policy: PolicyName = DEFAULT_POLICY
     randomesque_k: int = Field(5, ge=1)
     n_strata: int = Field(4, ge=1)
-    estimator: EstimatorName = EstimatorName.MLE
+    estimator: EstimatorName = DEFAULT_ESTIMATOR
     max_items: int = Field(250, ge=1)
     se_target: float | None = Field(None, gt=0)
     min_items: int = Field(0, ge=0)
-    content_balancing: bool = False
+    # As ``cat.assess`` (the registry's default): keep the pool's mix of scenarios where
+    # the session is given each item's scenario; without them there is nothing to balance.
+    content_balancing: bool = DEFAULT_CONTENT_BALANCING
     # "pool": each scenario's share of the pool's items; "equal": the same for every one
     content_targets: Literal["pool", "equal"] = "pool"
     max_exposure: float | None = Field(None, gt=0, le=1)
@@ -83,10 +88,10 @@ class SessionConfig(BaseModel):
         return self
 
     def policy_for(self, scenario: tuple[int, ...] | None) -> SelectionPolicy:
+        """The selection policy, content-balanced when ``content_balancing`` is on and
+        each item's ``scenario`` is known (as the registry's ``default_selection``)."""
         base = make_policy(self.policy, self.max_items, self.randomesque_k, self.n_strata)
-        if self.content_balancing:
-            if not scenario:
-                raise CatError("content balancing needs each item's scenario")
+        if self.content_balancing and scenario:
             shares = pool_shares(scenario) if self.content_targets == "pool" else ()
             base = ContentBalanced(base, scenario, shares)
         if self.max_exposure is not None:
@@ -273,7 +278,7 @@ class AssessmentSession:
         if isinstance(response, bool) or not isinstance(response, int | np.integer):
             raise CatError(f"a score is a whole number 0..{top} or None, not {response!r}")
         if not 0 <= response <= top:
-            raise CatError(f"item {item_id!r} takes scores 0..{top}, not {response}")
+            raise CatError(f"item {item_id!r} allows scores 0..{top}, got {response}")
 
     def _info(self) -> PoolInfo:
         # Built on the first IRT selection only: a reference design never needs the

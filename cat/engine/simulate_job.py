@@ -12,14 +12,22 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 from scipy.stats import kendalltau
 
+from cat import arguments as check
+from cat.arguments import PathArg, api_errors
 from cat.engine.constraints import MaxExposure
 from cat.engine.exposure import SympsonHetter, sympson_hetter_parameters
-from cat.engine.registry import EstimatorName, PolicyName, make_any_estimator, make_policy
+from cat.engine.registry import (
+    ESTIMATOR_NAMES,
+    POLICY_NAMES,
+    EstimatorName,
+    PolicyName,
+    make_any_estimator,
+    make_policy,
+)
 from cat.engine.selection import PoolInfo, PoolParams, is_scored
 from cat.engine.simulate_result import (
     ExposureControl,
@@ -29,33 +37,35 @@ from cat.engine.simulate_result import (
     SimulationSummary,
 )
 from cat.engine.simulation import CATDesign, CATResult, simulate_cat
-from cat.engine.stopping import StoppingRule
+from cat.engine.stopping import POOL_EXHAUSTED, StoppingRule
 from cat.errors import CatError
+from cat.pools.loading import calibrated_params
 from cat.provenance import package_version, utc_now
 from irt.mixed import MixedParams
 from irt.models import ItemParams
 from irt.polytomous import PolytomousParams
 from irt.types import FloatArray, IntArray
-from itempool import PoolFormatError
+from itempool import LoadedPool, PoolFormatError
 from itempool.params_check import read_pool_param_files
 
 #: Simulated examinees per round and rounds when setting Sympson-Hetter parameters.
 SH_EXAMINEES, SH_ROUNDS = 1000, 30
 
 #: One params file, or two that make a mixed pool (0/1 or scored, and continuous).
-ParamsFiles = str | Path | Sequence[str | Path]
+ParamsFiles = PathArg | Sequence[PathArg]
 
 #: Called with (what is being done, fraction done).
 Progress = Callable[[str, float], None]
 
 
+@api_errors
 def simulate(
-    params: PoolParams | ParamsFiles,
+    params: LoadedPool | PoolParams | ParamsFiles,
     *,
     examinees: int,
     length: int = 250,
-    policy: str = PolicyName.MFI,
-    estimator: str = EstimatorName.MLE,
+    policy: PolicyName | str = PolicyName.MFI,
+    estimator: EstimatorName | str = EstimatorName.MLE,
     seed: int = 0,
     se_target: float | None = None,
     min_length: int = 0,
@@ -66,8 +76,9 @@ def simulate(
     progress: Progress | None = None,
 ) -> SimulationResult:
     """Give ``examinees`` simulated examinees (θ ~ N(0, 1), drawn from ``seed``) an
-    adaptive test of at most ``length`` items from ``params`` (item parameters, or a
-    params.csv checked as strictly as ``cat pool validate`` checks it). A pool of scored
+    adaptive test of at most ``length`` items from ``params``: a pool (``cat.load_pool``),
+    item parameters, or a params.csv (a str or path) checked as strictly as ``cat pool
+    validate`` checks it. A pool of scored
     items (``PolytomousParams``, or a params file in their layout) draws each answer's
     score from its item's category probabilities; a mixed pool (``MixedParams``, or a
     0/1 or scored file with a continuous one) draws its continuous items' scores from
@@ -84,7 +95,19 @@ def simulate(
             not pass the checks (the message names its line).
     """
     start = time.perf_counter()
-    _check_settings(examinees, length, min_length, seed, max_exposure, sympson_hetter)
+    examinees = check.whole(examinees, "examinees", 1)
+    length = check.whole(length, "length", 1)
+    min_length = check.whole(min_length, "min_length", 0)
+    seed = check.seed(seed)
+    se_target = check.optional_number(se_target, "se_target", above=0)
+    randomesque_k = check.whole(randomesque_k, "randomesque_k", 1)
+    max_exposure = check.optional_number(max_exposure, "max_exposure", above=0, at_most=1)
+    sympson_hetter = check.optional_number(sympson_hetter, "sympson_hetter", above=0, at_most=1)
+    batch_size = check.whole(batch_size, "batch_size", 1)
+    policy = check.name(policy, "policy", POLICY_NAMES)
+    estimator = check.name(estimator, "estimator", ESTIMATOR_NAMES)
+    progress = check.callback(progress, "progress")
+    _check_settings(length, min_length, max_exposure, sympson_hetter)
     pool_params, source = _load(params)
     rng = np.random.default_rng(seed)
     theta_true = rng.normal(size=examinees)
@@ -126,7 +149,9 @@ def simulate(
     rows = _examinees(result, theta_true, pool_params.item_ids)
     tell("done", 1.0)
     return SimulationResult(
-        summary=_summary(result, theta_true, pool_params.n_items, time.perf_counter() - start),
+        summary=_summary(
+            result, theta_true, pool_params.n_items, time.perf_counter() - start, length
+        ),
         settings=settings,
         created=utc_now(),
         examinees=rows,
@@ -138,37 +163,32 @@ def _quiet(what: str, done: float) -> None:
 
 
 def _check_settings(
-    examinees: int,
     length: int,
     min_length: int,
-    seed: int,
     max_exposure: float | None,
     sympson_hetter: float | None,
 ) -> None:
-    """Refuse settings that make no sense before any work (the strategies check the
-    rest of their own settings when they are made)."""
-    if examinees < 1:
-        raise CatError(f"need at least one examinee, got {examinees}")
-    if length < 1:
-        raise CatError(f"the test length must be at least 1 item, got {length}")
+    """Refuse settings that make no sense together, before any work (each alone is
+    checked for its type and range first)."""
     if min_length > length:
         # Never clip: a minimum above the maximum is a mistake the user should see.
         raise CatError(
             f"the minimum length ({min_length}) is longer than the test length ({length})"
         )
-    if seed < 0:
-        raise CatError(f"the seed must be a non-negative whole number, got {seed}")
     if max_exposure is not None and sympson_hetter is not None:
         raise CatError(
             "choose one of max_exposure (a hard cap) and sympson_hetter (exposure control)"
         )
 
 
-def _load(params: PoolParams | ParamsFiles) -> tuple[PoolParams, list[str]]:
-    """The item parameters, and the files they came from (none if given in memory)."""
+def _load(params: LoadedPool | PoolParams | ParamsFiles) -> tuple[PoolParams, list[str]]:
+    """The item parameters, and the files they came from (none if given in memory,
+    loaded pools' included)."""
+    if isinstance(params, LoadedPool):
+        return calibrated_params(params), []
     if isinstance(params, ItemParams | PolytomousParams | MixedParams):
         return params, []
-    paths = [Path(params)] if isinstance(params, str | Path) else [Path(p) for p in params]
+    paths = check.as_paths(params, "params")
     try:
         return read_pool_param_files(paths), [str(p) for p in paths]
     except PoolFormatError as exc:
@@ -228,7 +248,7 @@ def _sympson_hetter_k(
 
 
 def _summary(
-    result: CATResult, theta_true: FloatArray, n_pool: int, wall_seconds: float
+    result: CATResult, theta_true: FloatArray, n_pool: int, wall_seconds: float, length: int
 ) -> SimulationSummary:
     err = result.theta_hat - theta_true
     n = len(err)
@@ -243,6 +263,8 @@ def _summary(
         mean_length=float(result.n_items.mean()),
         mean_se=float(result.se.mean()),
         wall_seconds=wall_seconds,
+        effective_length=min(length, n_pool),
+        pool_exhausted=result.stop_reason.count(POOL_EXHAUSTED),
     )
 
 

@@ -2,22 +2,25 @@
 the abilities, the fit report and (into a pool) the references and their cross-fitted
 prediction errors.
 
-    outcome = calibrate_responses(Path("responses.jsonl"), model="3pl", out=Path("params.csv"))
+    outcome = calibrate("responses.jsonl", model="3pl", out="params.csv")
     outcome.report.loglik
+    outcome.model_dump(mode="json")   # REPORT.json
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cat import arguments as check
+from cat.arguments import PathArg, api_errors
 from cat.designs.models import ReferenceModels
-from cat.engine.registry import CRITERION_NAMES, DesignName
+from cat.engine.registry import CRITERION_NAMES, CriterionName, DesignName
 from cat.errors import CatError
 from cat.pools.calibration import record_calibration, record_multidimensional, reference_rows
-from cat.pools.loading import check_output_folders, read_pool_questions
+from cat.pools.loading import check_output_folders, pool_folder_problem, read_pool_questions
 from cat.pools.mirt_calibration import (
     MultidimensionalFit,
     MultidimensionalModel,
@@ -28,7 +31,7 @@ from cat.pools.mirt_calibration import (
 from cat.pools.report_keys import FitReportHead, value_stats
 from cat.pools.scenarios import ItemScenarios, read_item_scenarios, scenarios_of
 from cat.provenance import package_version, utc_now
-from irt.checks import check_responses
+from irt.checks import check_responses, warn_runaway_estimates
 from irt.fit import CalibrationMethod, CalibrationResult, FitProgress, parameter_summary
 from irt.fit import calibrate as fit_items
 from irt.mirt_io import write_mirt_params
@@ -73,7 +76,9 @@ class CalibrationReport(FitReportHead):
 
 @dataclass(frozen=True)
 class CalibrationOutcome:
-    """What ``calibrate_responses`` produced, and which files it wrote."""
+    """What ``calibrate`` produced, and which files it wrote. Like every result of the
+    API, ``model_dump(mode="json")`` is the file the command writes: here the fit
+    report (REPORT.json, ``report``); the parameters are ``params`` (and ``mirt``)."""
 
     report: CalibrationReport
     params: ItemParams
@@ -83,21 +88,35 @@ class CalibrationOutcome:
     cross_fit: dict[str, PredictionErrors] | None = None
     written: list[Path] = field(default_factory=list)
 
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        """The fit report's dump, REPORT.json with ``mode="json"`` (``kwargs`` as
+        pydantic's ``model_dump`` takes them)."""
+        return self.report.model_dump(**kwargs)
 
-def calibrate_responses(
-    responses: Path,
+    def model_dump_json(self, **kwargs: Any) -> str:
+        """The fit report as JSON text (pydantic's ``model_dump_json``)."""
+        return self.report.model_dump_json(**kwargs)
+
+    def write_json(self, path: PathArg) -> None:
+        """Write the fit report to ``path``, as ``cat calibrate --report`` does."""
+        self.report.write_json(check.as_path(path, "path"))
+
+
+@api_errors
+def calibrate(
+    responses: PathArg,
     *,
     model: ModelKind | str = ModelKind.THREE_PL,
     method: CalibrationMethod | str = CalibrationMethod.EM,
-    out: Path | None = None,
-    report: Path | None = None,
-    abilities: Path | None = None,
+    out: PathArg | None = None,
+    report: PathArg | None = None,
+    abilities: PathArg | None = None,
     scoring: AbilityMethod | str = AbilityMethod.EAP,
-    pool: Path | None = None,
+    pool: PathArg | None = None,
     cross_fit: int | None = None,
     cross_fit_lengths: Sequence[int] = (100, 250),
     seed: int = 0,
-    priors: bool = True,
+    priors: bool | ItemPriors = True,
     max_iter: int = 500,
     tol: float = 1e-4,
     quad_points: int = 61,
@@ -105,11 +124,12 @@ def calibrate_responses(
     progress: FitProgress | None = None,
     cross_fit_progress: Callable[[str, float], None] | None = None,
     multidimensional: MultidimensionalModel | str | None = None,
-    groups: Path | None = None,
+    groups: PathArg | None = None,
     group_column: str = "scenario",
     guessing: bool = True,
     dims: int | None = None,
-    criterion: str | None = None,
+    criterion: CriterionName | str | None = None,
+    cross_fit_fallback: bool = False,
 ) -> CalibrationOutcome:
     """Fit ``model`` to the response matrix in ``responses`` and write what is asked:
     item parameters to ``out``, abilities to ``abilities``, the fit report to ``report``,
@@ -126,9 +146,48 @@ def calibrate_responses(
     "mirt" fits ``dims`` exploratory factors, or one correlated factor per group.
     ``criterion`` is how that model's design picks items in the cross-fit and, recorded
     in the pool, in ``cat assess`` (``cat.engine.registry.CriterionName``; the design's
-    default when None)."""
-    model, method, scoring = ModelKind(model), CalibrationMethod(method), AbilityMethod(scoring)
-    multi = None if multidimensional is None else MultidimensionalModel(multidimensional)
+    default when None). Paths may be str or ``os.PathLike``.
+
+    ``priors``: True for the model's default priors (on for 3PL and 4PL), False for
+    none (plain marginal ML), or the ``ItemPriors`` to fit under (``cat calibrate
+    --priors``: ``ItemPriors()``). Estimates that ran off warn (``DataWarning``). With
+    ``cross_fit_fallback`` (the folds are a default, not the user's), too few subjects
+    for ``cross_fit`` folds give leave-one-out instead, said in a data note.
+
+    Raises:
+        CatError: unreadable responses, a setting out of range or of the wrong type (the
+            message names the argument), an unknown name, or options that do not go
+            together.
+    """
+    responses = check.as_path(responses, "responses")
+    out = check.as_optional_path(out, "out")
+    report = check.as_optional_path(report, "report")
+    abilities = check.as_optional_path(abilities, "abilities")
+    pool = check.as_optional_path(pool, "pool")
+    groups = check.as_optional_path(groups, "groups")
+    model = check.member(model, "model", ModelKind)
+    method = check.member(method, "method", CalibrationMethod)
+    scoring = check.member(scoring, "scoring", AbilityMethod)
+    multi = None
+    if multidimensional is not None:
+        multi = check.member(multidimensional, "multidimensional", MultidimensionalModel)
+    if cross_fit is not None:
+        cross_fit = check.whole(cross_fit, "cross_fit", 2)
+    if isinstance(cross_fit_lengths, str) or not isinstance(cross_fit_lengths, Iterable):
+        raise CatError(f"cross_fit_lengths must be a list of lengths, got {cross_fit_lengths!r}")
+    cross_fit_lengths = [check.whole(n, "cross_fit_lengths", 1) for n in cross_fit_lengths]
+    seed = check.seed(seed)
+    max_iter = check.whole(max_iter, "max_iter", 1)
+    tol = check.number(tol, "tol", above=0)
+    quad_points = check.whole(quad_points, "quad_points", 5)
+    if dims is not None:
+        dims = check.whole(dims, "dims", 1)
+    given_priors = priors if isinstance(priors, ItemPriors) else None
+    priors = True if given_priors is not None else check.flag(priors, "priors")
+    id_column = check.flag(id_column, "id_column")
+    guessing = check.flag(guessing, "guessing")
+    progress = check.callback(progress, "progress")
+    cross_fit_progress = check.callback(cross_fit_progress, "cross_fit_progress")
     if multi is None and groups is not None:
         raise CatError("--groups names the specific factors of --model bifactor; give that model")
     if multi is None and dims is not None:
@@ -138,26 +197,29 @@ def calibrate_responses(
             "--criterion is how the bifactor or mirt design picks items: give --model "
             "bifactor, or mirt with one factor per scenario"
         )
-    if criterion is not None and criterion not in CRITERION_NAMES:
-        raise CatError(f"unknown criterion {criterion!r}; choose from {', '.join(CRITERION_NAMES)}")
+    if criterion is not None:
+        criterion = check.name(criterion, "criterion", CRITERION_NAMES)
     if dims is not None and groups is not None:
         raise CatError("--model mirt takes --dims K (exploratory) or --groups (one factor each)")
     if out is None and pool is None:
         raise CatError("say where the parameters go: --out PARAMS.csv and/or --pool DIR")
-    if pool is not None and not pool.is_dir():
-        raise CatError(f"--pool {pool}: no such folder")
+    if pool is not None and (missing := pool_folder_problem(pool)) is not None:
+        raise CatError(f"--pool {pool}: {missing}")
     if cross_fit is not None and pool is None:
         raise CatError("--cross-fit stores its errors in a pool: give --pool DIR")
-    if cross_fit is not None and cross_fit < 2:
-        raise CatError(f"--cross-fit needs at least 2 folds, got {cross_fit}")
-    if not cross_fit_lengths or min(cross_fit_lengths) < 1:
-        raise CatError(f"cross-fit lengths must be positive, got {list(cross_fit_lengths)}")
+    if not cross_fit_lengths:
+        raise CatError("give at least one cross-fit length")
     check_output_folders(out, report, abilities)
     questions = None
     if pool is not None:
         questions = read_pool_questions(pool)  # refuse a broken pool before the fit
     matrix = read_responses(responses, id_column=id_column)
     notes = check_responses(matrix)
+    if cross_fit is not None:
+        from cat.prediction.cross_fit import fold_count
+
+        cross_fit, fold_note = fold_count(matrix.n_subjects, cross_fit, not cross_fit_fallback)
+        notes += [fold_note] if fold_note else []
     item_groups = None
     if multi is not None and (multi is MultidimensionalModel.BIFACTOR or dims is None):
         item_groups = _item_groups(matrix, groups, group_column, questions)
@@ -165,13 +227,20 @@ def calibrate_responses(
         matrix,
         model,
         method,
-        priors=None if priors else ItemPriors.none(),
+        priors=given_priors or (None if priors else ItemPriors.none()),
         seed=seed,
         tol=tol,
         max_iter=max_iter,
         n_quad=quad_points,
         progress=progress,
     )
+    # Under a prior on b an estimate that ran off has no more to go on than the prior.
+    remedy = (
+        "more subjects answering them would place them"
+        if result.priors.has_b
+        else "fit with priors on a and b (cat calibrate --priors), or on more subjects"
+    )
+    warn_runaway_estimates(result.params, remedy)
     fit_report = _report(responses, matrix, result, notes)
     mirt_fit = None
     if multi is not None:

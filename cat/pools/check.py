@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import BaseModel, ConfigDict
 
+from cat.arguments import PathArg, api_errors, as_path
 from cat.pools.loading import load_pool
 from itempool import Problem, check_pool
 
@@ -36,8 +35,11 @@ class PoolCheck(BaseModel):
         return self.errors == 0
 
 
-def validate_pool(pool_dir: str | Path) -> PoolCheck:
-    """Check the pool in ``pool_dir``; a pool that passes is loaded to count its items."""
+@api_errors
+def validate_pool(pool_dir: PathArg) -> PoolCheck:
+    """Check the pool in ``pool_dir`` (a str or path); a pool that passes is loaded to
+    count its items."""
+    pool_dir = as_path(pool_dir, "pool_dir")
     problems = tuple(check_pool(pool_dir))
     loads = not any(not p.warning for p in problems)
     n_items = len(load_pool(pool_dir).items) if loads else None

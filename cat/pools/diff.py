@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from cat.arguments import PathArg, api_errors
 from cat.errors import CatError
-from cat.pools.loading import binary_params
+from cat.pools.loading import as_pool, binary_params
 from itempool import LoadedPool
 
 #: |z| beyond this marks an item as moved (two-sided 5% if the SEs were exact).
@@ -76,8 +77,11 @@ class PoolDiff(_Figures):
     z_moved: float
 
 
-def diff_pools(old: LoadedPool, new: LoadedPool) -> PoolDiff:
-    """Compare two calibrated versions of a pool (``CatError`` if either has no params)."""
+@api_errors
+def diff_pools(old: LoadedPool | PathArg, new: LoadedPool | PathArg) -> PoolDiff:
+    """Compare two calibrated versions of a pool, each loaded or its folder (``CatError``
+    if either has no params)."""
+    old, new = as_pool(old, "old"), as_pool(new, "new")
     if old.params is None or new.params is None:
         raise CatError("both pools need parameters (params.csv) to be compared")
     po, pn = binary_params(old, "cat pool diff"), binary_params(new, "cat pool diff")

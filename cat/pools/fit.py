@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from cat import arguments as check
+from cat.arguments import PathArg, api_errors
 from cat.errors import CatError
 from cat.pools.fit_checks import (
     LOW_SLOPE,
@@ -57,7 +59,7 @@ from cat.pools.fit_report import (
     lay_out,
 )
 from cat.pools.jsonl import read_json_lines
-from cat.pools.loading import binary_params, load_pool
+from cat.pools.loading import as_pool, binary_params
 from cat.pools.recalibration import merge_responses
 from cat.provenance import package_version, utc_now
 from irt.errors import IRTError
@@ -197,20 +199,28 @@ def check_pool_fit(
     return lay_out(pool, found, settings)
 
 
+@api_errors
 def fit_pool(
-    pool_dir: Path,
-    responses: Sequence[Path],
+    pool_dir: LoadedPool | PathArg,
+    responses: PathArg | Sequence[PathArg],
     *,
-    baseline: Sequence[Path] | None = None,
-    choices: Path | None = None,
+    baseline: PathArg | Sequence[PathArg] | None = None,
+    choices: PathArg | None = None,
     settings: FitSettings | None = None,
     progress: Progress | None = None,
 ) -> PoolFitReport:
-    """``cat pool fit``: read the pool in ``pool_dir``, the response files (merged; the
-    ``baseline`` files likewise) and the chosen options, run ``check_pool_fit``, and
-    record where the report came from (package version, date, the files)."""
+    """``cat pool fit``: read the pool in ``pool_dir`` (or take it loaded), the response
+    files (one path or several, merged; the ``baseline`` files likewise) and the chosen
+    options, run ``check_pool_fit``, and record where the report came from (package
+    version, date, the files). Paths may be str or ``os.PathLike``."""
+    pool = as_pool(pool_dir, "pool_dir")
+    responses = check.as_paths(responses, "responses")
+    baseline = check.as_paths(baseline, "baseline") if baseline else None  # [] is none too
+    choices = check.as_optional_path(choices, "choices")
+    progress = check.callback(progress, "progress")
+    if settings is not None and not isinstance(settings, FitSettings):
+        raise CatError(f"settings must be a FitSettings, got {type(settings).__name__}")
     settings = settings or FitSettings()
-    pool = load_pool(pool_dir)
     if pool.params is not None:
         binary_params(pool, "cat pool fit")  # before reading scores as 0/1 answers
     try:

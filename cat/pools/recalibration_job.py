@@ -1,6 +1,6 @@
 """``cat recalibrate`` as one call: read the responses, recalibrate, write the new version.
 
-``recalibrate_pool_folder`` reads the pool and the new response files, recalibrates
+``recalibrate_pool`` reads the pool and the new response files, recalibrates
 (``cat.pools.recalibration.recalibrate``), and writes a new pool folder: the manifest
 with the next version and the old one's calibration in its ``history``, the old items
 followed by the new ones (taken from ``items``), ``params.csv`` and ``reference.jsonl``,
@@ -16,13 +16,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from cat import arguments as check
+from cat.arguments import PathArg, api_errors
 from cat.errors import CatError
 from cat.pools.calibration import record_calibration
-from cat.pools.loading import binary_params, load_pool
+from cat.pools.loading import as_pool, binary_params
 from cat.pools.recalibration import Method, Recalibration, merge_responses, recalibrate
 from cat.provenance import package_version, utc_now
 from irt.readers import read_responses
-from itempool import ITEMS, MANIFEST, PoolItem
+from itempool import ITEMS, MANIFEST, LoadedPool, PoolItem
 from itempool.problems import describe_errors
 
 
@@ -47,7 +49,7 @@ class NewGroupScale(_Result):
 
 
 class RecalibratedPool(_Result):
-    """What ``recalibrate_pool_folder`` wrote: the new version and how it was made."""
+    """What ``recalibrate_pool`` wrote: the new version and how it was made."""
 
     out: str
     version: str
@@ -61,27 +63,34 @@ class RecalibratedPool(_Result):
     scale: LinkingConstants | NewGroupScale
 
 
-def recalibrate_pool_folder(
-    responses: Sequence[Path],
-    pool_dir: Path,
-    out: Path,
+@api_errors
+def recalibrate_pool(
+    responses: PathArg | Sequence[PathArg],
+    pool_dir: LoadedPool | PathArg,
+    out: PathArg,
     method: Method | str = Method.ANCHOR,
-    items: Path | None = None,
+    items: PathArg | None = None,
     min_responses: int = 30,
 ) -> RecalibratedPool:
-    """Recalibrate the pool in ``pool_dir`` with the response files ``responses`` and
-    write the new version to ``out`` (a new or empty folder, created with its parents).
+    """Recalibrate the pool in ``pool_dir`` (or the pool loaded from it) with the
+    response files ``responses`` (one path or several) and write the new version to
+    ``out`` (a new or empty folder, created with its parents). Paths may be str or
+    ``os.PathLike``.
 
     Items the responses hold that the pool does not are new: their items.jsonl lines
     must be in ``items``. ``CatError`` before anything is written if the input is wrong.
     """
-    out, pool_dir = Path(out), Path(pool_dir)
+    files = check.as_paths(responses, "responses")
+    out = check.as_path(out, "out")
+    items = check.as_optional_path(items, "items")
+    min_responses = check.whole(min_responses, "min_responses", 1)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise CatError(f"{out} exists and is not empty: choose a new folder for the new version")
-    pool = load_pool(pool_dir)
+    pool = as_pool(pool_dir, "pool_dir")
+    pool_dir = pool.dir
     if pool.params is not None:
         binary_params(pool, "cat recalibrate")  # before reading scores as 0/1 answers
-    matrix = merge_responses([read_responses(p) for p in responses])
+    matrix = merge_responses([read_responses(p) for p in files])
     result = recalibrate(pool, matrix, method, min_responses)
     new_lines = new_item_lines(items, result.new_items)
     manifest = json.loads((pool_dir / MANIFEST).read_text(encoding="utf-8-sig"))
@@ -101,7 +110,7 @@ def recalibrate_pool_folder(
     provenance = {
         "method": f"recalibration ({result.method})",
         "from": {"pool": str(pool_dir), "version": previous["version"]},
-        "responses": [str(p) for p in responses],
+        "responses": [str(p) for p in files],
         "n_subjects": matrix.n_subjects,
         "scale": result.constants(),
         "new_items": len(result.new_items),

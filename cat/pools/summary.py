@@ -14,8 +14,10 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from cat.arguments import PathArg, api_errors
 from cat.engine.score_table import ScoreTable
 from cat.engine.selection import PoolParams, model_name, pool_information
+from cat.pools.loading import as_pool
 from irt.fit import parameter_summary
 from irt.mixed import MixedParams
 from irt.models import ItemParams
@@ -138,8 +140,10 @@ class PoolSummary(_Figures):
     multidimensional: MultidimensionalSummary | None = None
 
 
-def summarize_pool(pool: LoadedPool) -> PoolSummary:
-    """The figures of a loaded pool (``cat.pools.loading.load_pool``)."""
+@api_errors
+def summarize_pool(pool: LoadedPool | PathArg) -> PoolSummary:
+    """The figures of a pool: loaded (``cat.pools.loading.load_pool``), or its folder."""
+    pool = as_pool(pool)
     params = pool.params
     kinds = (
         None

@@ -13,28 +13,52 @@ import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from cat.arguments import PathArg, api_errors, as_path
 from cat.assessment.result import AssessmentResult, Neighbour
 from cat.engine.selection import PoolParams
+from cat.errors import CatError
+from cat.pools.loading import calibrated_params
 from cat.reports.plots import information_figure, ranking_figure, save, theta_figure
 from cat.reports.profile_plot import profile_figure
 from cat.reports.values import finite, model_interval, references
+from irt.mixed import MixedParams
+from irt.models import ItemParams
+from irt.polytomous import PolytomousParams
+from itempool import LoadedPool
 
 __all__ = ["write_report"]
 
 
-def write_report(result: AssessmentResult, params: PoolParams, out_dir: Path) -> Path:
+@api_errors
+def write_report(
+    result: AssessmentResult, params: LoadedPool | PoolParams, out_dir: PathArg
+) -> Path:
     """Write ``index.html``, ``theta.png``, ``ranking.png``, ``information.png`` and,
-    where the pool has scenarios, ``profile.png`` into ``out_dir`` (created with its
-    parents) and return the path of ``index.html``.
+    where the pool has scenarios, ``profile.png`` into ``out_dir`` (a str or path,
+    created with its parents) and return the path of ``index.html``.
 
-    ``params`` are the pool's item parameters, used for the test information curve."""
-    out_dir = Path(out_dir)
+    ``params`` is the pool assessed (``cat.load_pool``) or its item parameters, used for
+    the test information curve."""
+    if not isinstance(result, AssessmentResult):
+        raise CatError(
+            f"result must be an AssessmentResult (cat.assess), got {type(result).__name__}"
+        )
+    if isinstance(params, LoadedPool):
+        params = calibrated_params(params)
+    if not isinstance(params, ItemParams | PolytomousParams | MixedParams):
+        raise CatError(
+            "params must be the pool (cat.load_pool) or its item parameters, got "
+            f"{type(params).__name__}"
+        )
+    out_dir = as_path(out_dir, "out_dir")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise CatError(f"out_dir {out_dir} is a file: the report is a folder")
     out_dir.mkdir(parents=True, exist_ok=True)
     # A subject id in Chinese has no glyphs in matplotlib's default font; boxes in one
     # label are not worth a warning line at the end of a run.
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"Glyph .* missing", category=UserWarning)
-        save(theta_figure(result), out_dir / "theta.png")
+        save(theta_figure(result, params), out_dir / "theta.png")
         save(ranking_figure(result).figure, out_dir / "ranking.png")
         save(information_figure(result, params), out_dir / "information.png")
         profile = profile_figure(result)
@@ -186,7 +210,13 @@ def _page(result: AssessmentResult) -> str:
         _figure(
             "theta.png",
             "θ estimate after each item with its ±1.645 SE band",
-            "Ability estimate after each item; ticks at the bottom mark right and wrong answers.",
+            "Ability estimate after each item; ticks at the bottom mark "
+            + (
+                "each answer's score as a share of the item's top score (full marks, "
+                "partial, zero)."
+                if pool.scored
+                else "right and wrong answers."
+            ),
         ),
         _figure(
             "ranking.png",
@@ -343,11 +373,10 @@ def _footer(result: AssessmentResult) -> str:
         (key, f"<code>{_e(json.dumps(value, sort_keys=True))}</code>")
         for key, value in settings.items()
     ]
-    rows += [
-        ("pool file", f"<code>{_e(result.pool.path)}</code>"),
-        ("seed", _e(result.seed)),
-        ("created", _e(result.created)),
-    ]
+    rows.append(("pool file", f"<code>{_e(result.pool.path)}</code>"))
+    if "seed" not in settings:  # the session's settings hold it: list it once
+        rows.append(("seed", _e(result.seed)))
+    rows.append(("created", _e(result.created)))
     return (
         f"<footer><h2>Settings</h2><table>{_rows(rows)}</table><p>Written by cat-llm.</p></footer>"
     )

@@ -24,6 +24,25 @@ runner = CliRunner()
 N_ITEMS = 300
 SCENARIOS = ("dosing", "units", "rates")
 
+#: The keys the README lists for RESULT.json.
+README_KEYS = {
+    "theta",
+    "se",
+    "theta_interval",
+    "predicted_accuracy",
+    "accuracy_interval",
+    "rank",
+    "scenarios",
+    "scenario_interval",
+    "difficulty_check",
+    "person_fit",
+    "items",
+    "truth",
+    "usage",
+    "settings",
+    "seed",
+}
+
 
 def _items() -> list[PoolItem]:
     return [
@@ -94,6 +113,7 @@ def test_sim_model_gets_its_rank_and_accuracy(calibrated, tmp_path: Path) -> Non
     assert code == 0, output
     result = json.loads(out.read_text())
     assert {"theta", "se", "n_items", "predicted_accuracy", "rank", "items"} <= set(result)
+    assert set(result) >= README_KEYS and result["difficulty_check"] is None
     assert result["n_items"] == 80 and len(result["items"]) == 80
     assert abs(result["theta"] - 0.5) < 3 * result["se"]
     acc = result["predicted_accuracy"]
@@ -106,6 +126,26 @@ def test_sim_model_gets_its_rank_and_accuracy(calibrated, tmp_path: Path) -> Non
     assert all(abs(given.count(s) - 80 / 3) <= 1 for s in SCENARIOS)  # content balanced
     assert result["seed"] == 3 and result["settings"]["max_items"] == 80
     assert "rank" in output and "Predicted accuracy per scenario" in output
+
+
+def test_every_listed_key_is_written_null_where_it_does_not_apply(  # type: ignore[no-untyped-def]
+    calibrated, tmp_path: Path
+) -> None:
+    """On a pool without references (nor cross-fitted errors) RESULT.json still holds
+    every key the README lists: the difficulty check null, with why beside it."""
+    _, params, _ = calibrated
+    pool = write_pool(tmp_path / "bare", _items())
+    record_calibration(pool, params, [], {"method": "true parameters (test)"})
+    out = tmp_path / "result.json"
+    code, output = _assess(
+        "--pool", str(pool), "--model", "sim:0.5", "--length", "20", "--out", str(out)
+    )
+    assert code == 0, output
+    result = json.loads(out.read_text())
+    assert set(result) >= README_KEYS
+    assert result["rank"] is None and result["usage"] is None
+    assert result["difficulty_check"] is None
+    assert "no cross-fitted errors" in result["difficulty_check_skipped"]
 
 
 def test_replay_skips_items_never_answered(calibrated, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -197,6 +237,21 @@ def test_bad_input_is_one_line(calibrated, tmp_path: Path) -> None:  # type: ign
     assert code == 2 and "no params.csv" in output
 
 
+def test_a_model_the_endpoint_lacks_is_named_with_the_models_it_has(  # type: ignore[no-untyped-def]
+    calibrated, tmp_path: Path
+) -> None:
+    pool, _, _ = calibrated
+    with LocalServer(_items(), {"llm": 1.0, "other": 0.5}) as server:
+        code, output = _assess(
+            *("--pool", str(pool), "--model", "nosuch", "--base-url", server.base_url),
+            *("--store", str(tmp_path / "s.db"), "--out", str(tmp_path / "r.json")),
+        )
+    assert code == 2
+    assert output.strip().splitlines() == [
+        f"error: nosuch: the endpoint {server.base_url} has no model 'nosuch'; it has: llm, other"
+    ]
+
+
 def test_an_interrupted_assessment_resumes_where_it_stopped(  # type: ignore[no-untyped-def]
     calibrated, tmp_path: Path
 ) -> None:
@@ -240,6 +295,47 @@ def test_an_interrupted_assessment_resumes_where_it_stopped(  # type: ignore[no-
             == 40
             == len(healthy.completed_keys()) + len(paid_before)
         )
+
+
+def test_a_resumed_assessment_counts_the_usage_of_the_whole_run(  # type: ignore[no-untyped-def]
+    calibrated, tmp_path: Path
+) -> None:
+    """RESULT.json's usage after --resume is the whole run's, as if never interrupted:
+    the calls of the interrupted part (those after its last checkpoint included, which
+    the resumed part finds in the store) are counted as paid, once."""
+    from synth.local_server import FaultPlan
+
+    pool, params, _ = calibrated
+    irt = _irt(params)
+
+    def args(store: str, out: str) -> list[str]:
+        return [
+            *("--pool", str(pool), "--model", "llm", "--length", "40", "--batch-size", "4"),
+            *("--store", str(tmp_path / store), "--out", str(tmp_path / out)),
+            *("--max-attempts", "1"),
+        ]
+
+    with LocalServer(_items(), {"llm": 0.0}, irt=irt) as healthy:
+        code, output = _assess(*args("whole.db", "whole.json"), "--base-url", healthy.base_url)
+        assert code == 0, output
+    whole = json.loads((tmp_path / "whole.json").read_text())["usage"]
+    assert whole["calls"] == 40 and whole["calls_from_store"] == 0
+    with LocalServer(_items(), {"llm": 0.0}, irt=irt, faults=FaultPlan(rate_500=0.05)) as flaky:
+        code, output = _assess(*args("parts.db", "parts.json"), "--base-url", flaky.base_url)
+        assert code == 2 and not (tmp_path / "parts.json").exists()
+        paid_before = len(flaky.completed_keys())
+        assert 0 < paid_before < 40
+    with LocalServer(_items(), {"llm": 0.0}, irt=irt) as healthy:
+        code, output = _assess(
+            *args("parts.db", "parts.json"), "--base-url", healthy.base_url, "--resume"
+        )
+        assert code == 0, output
+        assert len(healthy.completed_keys()) == 40 - paid_before  # nothing paid twice
+    resumed = json.loads((tmp_path / "parts.json").read_text())
+    assert resumed["usage"] == whole
+    assert f"40 new, 0 from the store; {whole['prompt_tokens'] + whole['completion_tokens']:,}" in (
+        output
+    )
 
 
 def test_cross_fitted_errors_widen_the_accuracy_interval(calibrated, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -375,9 +471,9 @@ def test_a_reference_design_runs_on_the_references_answers(calibrated, tmp_path:
     assert code == 0 and json.loads(out.read_text())["settings"]["design"] == "irt"
 
 
-def test_the_difficulty_check_compares_with_the_references_gains(
+def test_the_difficulty_check_compares_with_the_references_gains(  # type: ignore[no-untyped-def]
     calibrated, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """cat calibrate --pool stores each reference's cross-fitted difficulty gain; cat
     assess reports the new model's against the lowest of them."""
     source, _, answers = calibrated

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from cat.engine.registry import DEFAULT_CONTENT_BALANCING
 from cat.engine.selection import PoolInfo
 from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
@@ -105,9 +106,16 @@ def test_saved_session_is_checked() -> None:
         AssessmentSession.from_json("{nope", PARAMS)
 
 
-def test_content_balancing_needs_scenarios() -> None:
-    with pytest.raises(CatError, match="scenario"):
-        AssessmentSession(PARAMS, SessionConfig(content_balancing=True), pool_info=POOL)
+def test_content_balancing_applies_where_the_scenarios_are_given() -> None:
+    # On by default, as in cat.assess; without scenarios there is nothing to balance.
+    assert SessionConfig().content_balancing is DEFAULT_CONTENT_BALANCING is True
+    asked = []
+    for balancing in (True, False):
+        config = SessionConfig(content_balancing=balancing, max_items=20, seed=8)
+        plain = AssessmentSession(PARAMS, config, pool_info=POOL)
+        _run(plain, 0.5, seed=8)
+        asked.append(plain.given)
+    assert asked[0] == asked[1]
     scenario = tuple(j % 3 for j in range(500))
     session = AssessmentSession(
         PARAMS, SessionConfig(content_balancing=True, max_items=30), scenario, POOL

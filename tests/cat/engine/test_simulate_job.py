@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +50,8 @@ def test_the_dump_has_the_contract_keys_and_reads_back() -> None:
         "mean_length",
         "mean_se",
         "wall_seconds",
+        "effective_length",
+        "pool_exhausted",
     }
     assert set(data["examinees"][0]) == {
         "theta_true",
@@ -60,6 +63,15 @@ def test_the_dump_has_the_contract_keys_and_reads_back() -> None:
     }
     assert data["settings"]["randomesque_k"] == 3 and data["settings"]["policy"] == "randomesque"
     assert SimulationResult.model_validate(data) == result
+
+
+def test_the_summary_says_when_the_pool_ran_out_before_the_length() -> None:
+    small = PARAMS.subset(list(range(40)))
+    short = simulate(small, examinees=6, length=500).summary
+    assert short.mean_length == 40.0 and short.effective_length == 40
+    assert short.pool_exhausted == 6
+    full = simulate(small, examinees=6, length=20).summary
+    assert full.effective_length == 20 and full.pool_exhausted == 0
 
 
 def test_same_seed_same_tests_and_a_path_reads_the_same_pool(tmp_path: Path) -> None:
@@ -99,6 +111,50 @@ def test_the_params_file_is_checked_strictly(tmp_path: Path, value: str, message
     assert f"params.csv:4: {message}" in str(caught.value)
 
 
+def _cut_column(path: Path, column: str) -> None:
+    """Remove ``column`` from a CSV file, as a user cutting a spreadsheet would."""
+    rows = [line.split(",") for line in path.read_text().splitlines()]
+    k = rows[0].index(column)
+    path.write_text("".join(",".join(r[:k] + r[k + 1 :]) + "\n" for r in rows))
+
+
+@pytest.mark.parametrize(
+    ("errors", "cut", "why"),
+    [
+        (False, ("c",), "a file with d has c beside it: cat calibrate writes both"),
+        (True, ("c", "d"), "the file has se_c values, so c was estimated"),
+    ],
+)
+def test_a_3pl_params_file_without_c_is_refused_as_a_pool_refuses_it(
+    tmp_path: Path, errors: bool, cut: tuple[str, ...], why: str
+) -> None:
+    params = random_params(5, np.random.default_rng(1), "3pl")
+    if errors:
+        se = np.full(params.n_items, 0.1)
+        params = replace(params, se_a=se, se_b=se, se_c=se)
+    path = tmp_path / "noc.csv"
+    write_params(params, path)
+    for column in cut:
+        _cut_column(path, column)
+    with pytest.raises(CatError) as caught:
+        simulate(path, examinees=3, length=3)
+    assert str(caught.value) == f"{path}:1: missing column(s) c ({why})"
+
+
+def test_a_params_file_in_a_pool_folder_is_held_to_the_pools_model(tmp_path: Path) -> None:
+    # Nothing in the file says it lost c: the pool's model does, as cat pool validate says.
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    (pool / "pool.json").write_text('{"name": "p", "language": "en", "model": "3pl"}')
+    inside = pool / "params.csv"
+    write_params(random_params(5, np.random.default_rng(1), "3pl"), inside)
+    for column in ("se_c", "d", "c"):
+        _cut_column(inside, column)
+    with pytest.raises(CatError) as caught:
+        simulate(inside, examinees=3, length=3)
+    assert str(caught.value) == f"{inside}:1: missing column(s) c (a 3pl pool needs them)"
+
+
 def test_unknown_names_and_conflicting_exposure_controls() -> None:
     with pytest.raises(CatError, match="unknown policy 'best'"):
         simulate(PARAMS, examinees=3, length=5, policy="best")
@@ -106,7 +162,7 @@ def test_unknown_names_and_conflicting_exposure_controls() -> None:
         simulate(PARAMS, examinees=3, length=5, estimator="ols")
     with pytest.raises(CatError, match="choose one of"):
         simulate(PARAMS, examinees=3, length=5, max_exposure=0.3, sympson_hetter=0.3)
-    with pytest.raises(CatError, match="at least one examinee"):
+    with pytest.raises(CatError, match="examinees must be at least 1, got 0"):
         simulate(PARAMS, examinees=0, length=5)
     with pytest.raises(CatError, match="seed"):
         simulate(PARAMS, examinees=3, length=5, seed=-1)

@@ -1,4 +1,4 @@
-"""``recalibrate_pool_folder``: the new pool version written, and what it refuses."""
+"""``recalibrate_pool``: the new pool version written, and what it refuses."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from cat.pools.recalibration_job import (
     RecalibratedPool,
     new_item_lines,
     next_version,
-    recalibrate_pool_folder,
+    recalibrate_pool,
 )
 from irt.models import ItemParams
 from irt.readers import write_jsonl
@@ -85,7 +85,7 @@ def test_writes_the_next_version(
 ) -> None:
     pool, responses, new_items = setting
     out = tmp_path / "versions" / "v3"  # parents are created
-    result = recalibrate_pool_folder([responses], pool, out, method, new_items, 500)
+    result = recalibrate_pool([responses], pool, out, method, new_items, 500)
     assert isinstance(result, RecalibratedPool)
     assert (result.out, result.version, result.previous_version) == (str(out), "3", "2")
     assert (result.method, result.n_subjects, result.n_items) == (method, 400, 6)
@@ -113,9 +113,9 @@ def test_refuses_before_writing(tmp_path: Path, setting: tuple[Path, Path, Path]
     out.mkdir()
     (out / "x").write_text("")
     with pytest.raises(CatError, match="exists and is not empty"):
-        recalibrate_pool_folder([responses], pool, out)
+        recalibrate_pool([responses], pool, out)
     with pytest.raises(CatError, match="give their questions with --items"):
-        recalibrate_pool_folder([responses], pool, tmp_path / "v3")
+        recalibrate_pool([responses], pool, tmp_path / "v3")
     with pytest.raises(CatError, match="unknown method 'magic'; choose from anchor, concurrent"):
-        recalibrate_pool_folder([responses], pool, tmp_path / "v3", "magic")
+        recalibrate_pool([responses], pool, tmp_path / "v3", "magic")
     assert not (tmp_path / "v3").exists()

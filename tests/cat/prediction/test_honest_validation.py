@@ -22,11 +22,11 @@ from cat.engine.selection import MaxInfo
 from cat.engine.session import SessionConfig
 from cat.errors import CatError
 from cat.pools.scenarios import scenarios_of
+from cat.prediction import validation_report
 from cat.prediction.cross_fit import cross_fit_errors
 from cat.prediction.predictions import Predictions
 from cat.prediction.training_only import interval_blocks
 from cat.prediction.validation import RANDOM_RAW, splits, validate
-from cat.prediction.validation_report import validate_responses
 from irt.responses import MISSING, ResponseMatrix
 from irt.simulate import random_params, simulate_responses
 
@@ -128,7 +128,7 @@ def test_the_default_takes_one_design_per_subject_with_its_interval() -> None:
 def test_random_rows_are_always_there_with_their_sd_and_repeats() -> None:
     data = _data()
     for repeats in (2, 3):
-        report = validate_responses(
+        report = validation_report.validate(
             data, lengths=[10, 30], policies=[DEFAULT], model="3pl", repeats=repeats, seed=1
         )
         assert report.settings.repeats == repeats
