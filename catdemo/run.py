@@ -33,13 +33,13 @@ from cat.assessment.result import AssessmentResult
 from cat.engine.session import AssessmentSession
 from cat.pools.calibration import record_calibration, reference_rows
 from cat.pools.graded_calibration import calibrate_scored
-from cat.pools.loading import load_pool
+from cat.pools.loading import load_pool, read_pool_questions
 from cat.results import ResultModel
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
 from irt.readers import read_responses
 from irt.scoring import AbilityMethod, score_abilities
-from itempool import LoadedPool, PoolItem, QuestionSet, read_questions
+from itempool import LoadedPool, PoolItem, QuestionSet
 from synth.backend import OpenAIBackend, RetryPolicy
 from synth.export import graded_answers, write_responses
 from synth.local_server import LocalServer
@@ -135,7 +135,8 @@ def run_demo(
     pool into ``work/pool``). ``say`` gets a line as each stage starts, ``progress(what,
     fraction done)`` follows the synthesis calls and the adaptive items."""
     started = time.perf_counter()
-    pool = subset(read_questions(pool_dir), n_items, seed)
+    # cat's reader: a bad --pool is a CatError, one line under cat demo.
+    pool = subset(read_pool_questions(pool_dir), n_items, seed)
     truth = true_item_params(pool.items, seed)
     models = {**REFERENCE_MODELS, **ASSESSED_MODELS}
     work.mkdir(parents=True, exist_ok=True)

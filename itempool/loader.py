@@ -134,7 +134,25 @@ def read_questions(pool_dir: str | Path) -> QuestionSet:
     return QuestionSet(name=manifest.name, language=manifest.language, items=tuple(items))
 
 
+def pool_folder_problem(folder: Path) -> str | None:
+    """Why ``folder`` cannot hold a pool at all (it is missing, or a file), or None when it
+    is a folder; what is in the folder is ``check_pool``'s business."""
+    if folder.is_dir():
+        return None
+    if folder.exists():
+        # The usual slip is a pool's file (or a CSV of questions) given for its folder.
+        what = f"a file, not a pool folder (a pool folder holds {MANIFEST} and {ITEMS})"
+        if folder.name in (MANIFEST, ITEMS):
+            return f"{what}; give its folder {folder.parent}"
+        return what
+    return "no such folder"
+
+
 def _refuse(folder: Path, problems: list[Problem]) -> None:
+    missing = pool_folder_problem(folder)
+    if missing is not None:
+        # No folder to look into: "run cat pool validate" would only say the same again.
+        raise PoolFormatError(f"{folder}: {missing}")
     errors = [p for p in problems if not p.warning]
     if errors:
         count = f"{len(errors)} problem{'s' if len(errors) > 1 else ''}"
@@ -148,8 +166,9 @@ def _inspect(folder: Path, questions_only: bool = False) -> tuple[_Contents, lis
     manifest and the items."""
     contents = _Contents()
     problems: list[Problem] = []
-    if not folder.is_dir():
-        return contents, [Problem(str(folder), None, "no such folder")]
+    missing = pool_folder_problem(folder)
+    if missing is not None:
+        return contents, [Problem(str(folder), None, missing)]
     contents.manifest = check_manifest(folder / MANIFEST, problems)
     scenarios = contents.manifest.scenarios if contents.manifest else ()
     contents.items, contents.item_lines = check_items(folder / ITEMS, scenarios, problems)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from cat.arguments import PathArg, api_errors, as_path
 from cat.errors import CatError
 from irt.mixed import MixedParams
 from irt.models import ItemParams
@@ -11,15 +13,37 @@ from irt.polytomous import PolytomousParams
 from itempool import LoadedPool, PoolFormatError, QuestionSet
 from itempool import load_pool as _load_pool
 from itempool import read_questions as _read_questions
+from itempool.loader import pool_folder_problem
+
+__all__ = [
+    "as_pool",
+    "binary_params",
+    "calibrated_params",
+    "check_output_folders",
+    "load_pool",
+    "output_file_problem",
+    "output_folder_problem",
+    "pool_folder_problem",
+    "read_pool_questions",
+]
 
 
-def load_pool(pool_dir: str | Path) -> LoadedPool:
-    """Read and check the pool in ``pool_dir`` (``itempool.load_pool``); every problem is
-    a ``CatError`` naming the file and line."""
-    try:
-        return _load_pool(pool_dir)
-    except PoolFormatError as exc:
-        raise CatError(str(exc)) from exc
+@api_errors
+def load_pool(pool_dir: PathArg) -> LoadedPool:
+    """Read and check the pool in ``pool_dir`` (a str or path; ``itempool.load_pool``);
+    every problem is a ``CatError`` naming the file and line."""
+    return _load_pool(as_path(pool_dir, "pool_dir"))
+
+
+def as_pool(pool: LoadedPool | PathArg, argument: str = "pool") -> LoadedPool:
+    """``pool`` itself, or the pool loaded from that folder (a str or path)."""
+    if isinstance(pool, LoadedPool):
+        return pool
+    if not isinstance(pool, str | os.PathLike):
+        raise CatError(
+            f"{argument} must be a pool (cat.load_pool) or its folder, got {type(pool).__name__}"
+        )
+    return load_pool(as_path(pool, argument))
 
 
 def read_pool_questions(pool_dir: str | Path) -> QuestionSet:
@@ -54,7 +78,42 @@ def binary_params(pool: LoadedPool, command: str) -> ItemParams:
 
 
 def check_output_folders(*paths: Path | None) -> None:
-    """Fail before any work if an output's folder does not exist."""
+    """Fail before any work if an output file cannot be written: it is an existing folder,
+    or its folder does not exist (``output_file_problem``; None: no such output)."""
     for path in paths:
-        if path is not None and not path.parent.is_dir():
-            raise CatError(f"cannot write {path}: folder {path.parent} does not exist")
+        problem = None if path is None else output_file_problem(path)
+        if problem is not None:
+            raise CatError(f"cannot write {path}: {problem}")
+
+
+def output_file_problem(path: Path, *, makes_folders: bool = False) -> str | None:
+    """Why a file cannot be written at ``path``, or None: an existing folder is there, or
+    its folder does not exist; for a writer that makes missing folders
+    (``makes_folders``), a file stands where one of them would go."""
+    if path.is_dir():
+        return "a folder, not a file"
+    if makes_folders:
+        return _blocked_folder(path.parent)
+    if path.parent.exists() and not path.parent.is_dir():
+        return f"{path.parent} is a file, not a folder"
+    if not path.parent.is_dir():
+        return f"folder {path.parent} does not exist"
+    return None
+
+
+def output_folder_problem(path: Path) -> str | None:
+    """Why a folder cannot be made (with its parents) or written into at ``path``, or
+    None: a file is there, or where one of its parents would go."""
+    if path.exists() and not path.is_dir():
+        return "not a folder"
+    return _blocked_folder(path)
+
+
+def _blocked_folder(folder: Path) -> str | None:
+    # mkdir(parents=True) succeeds if the nearest existing ancestor is a folder.
+    for ancestor in (folder, *folder.parents):
+        if ancestor.exists():
+            return (
+                None if ancestor.is_dir() else f"cannot make folder {folder}: {ancestor} is a file"
+            )
+    return None
