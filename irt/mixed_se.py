@@ -22,7 +22,7 @@ about a second for 80 parameters and 1,000 subjects.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -57,6 +57,9 @@ from irt.polytomous_se import MarginalLogPosterior as DiscreteLogPosterior
 from irt.polytomous_se import PolytomousStandardErrors
 from irt.quadrature import normal_grid
 from irt.types import FloatArray
+
+#: Called with (parameters done, parameters in all) while the information matrix fills.
+SEProgress = Callable[[int, int], None]
 
 __all__ = [
     "SE_METHODS",
@@ -249,8 +252,9 @@ class JointLogPosterior:
         xs, _, post = self.step(x)
         return np.concatenate([p.gradient(v, post) for p, v in zip(self.parts, xs, strict=True)])
 
-    def hessian(self, x: FloatArray) -> FloatArray:
-        """Central differences of the exact gradient, symmetrised."""
+    def hessian(self, x: FloatArray, progress: SEProgress | None = None) -> FloatArray:
+        """Central differences of the exact gradient, symmetrised; ``progress(done,
+        total)`` after each parameter (two E-steps each: minutes on a large pool)."""
         steps = np.concatenate([p.steps(v) for p, v in zip(self.parts, self.split(x), strict=True)])
         n = x.size
         hess = np.empty((n, n))
@@ -260,6 +264,8 @@ class JointLogPosterior:
             up[i] += h
             down[i] -= h
             hess[:, i] = (self.gradient(up) - self.gradient(down)) / (2 * h)
+            if progress is not None:
+                progress(i + 1, n)
         return np.asarray(0.5 * (hess + hess.T))
 
     def blocks(self) -> list[int]:
@@ -412,13 +418,16 @@ def _continuous_result(
     )
 
 
-def standard_errors_at(objective: JointLogPosterior, method: str = "oakes") -> MixedStandardErrors:
-    """Standard errors at the parameters the objective's parts were built from."""
+def standard_errors_at(
+    objective: JointLogPosterior, method: str = "oakes", progress: SEProgress | None = None
+) -> MixedStandardErrors:
+    """Standard errors at the parameters the objective's parts were built from;
+    ``progress(done, total)`` as the information matrix fills, parameter by parameter."""
     if method not in SE_METHODS:
         raise IRTError(f"method must be one of {', '.join(SE_METHODS)}, got {method!r}")
     t0 = time.perf_counter()
     x = objective.start()
-    info = -objective.hessian(x)
+    info = -objective.hessian(x, progress)
     cov = _invert(info, objective.blocks())
     xs = objective.split(x)
     n_disc = xs[0].size if objective.discrete is not None else 0
@@ -459,6 +468,7 @@ def mixed_standard_errors(
     method: str = "oakes",
     n_quad: int = 61,
     bound: float = 6.0,
+    progress: SEProgress | None = None,
 ) -> MixedStandardErrors:
     """Standard errors of ``params`` (normally a ``MixedCalibrator`` fit's) on
     ``responses``: the inverse of the joint observed information of the marginal log
@@ -482,14 +492,19 @@ def mixed_standard_errors(
         cont = ContinuousPart(
             responses.continuous, params.continuous, continuous_priors, grid.points
         )
-    return standard_errors_at(JointLogPosterior(disc, cont, grid.log_weights), method)
+    objective = JointLogPosterior(disc, cont, grid.log_weights)
+    return standard_errors_at(objective, method, progress)
 
 
 def fit_standard_errors(
-    calibrator: MixedCalibrator, responses: MixedResponses, method: str = "oakes"
+    calibrator: MixedCalibrator,
+    responses: MixedResponses,
+    method: str = "oakes",
+    progress: SEProgress | None = None,
 ) -> MixedStandardErrors:
     """Standard errors of a fitted ``MixedCalibrator`` on the responses it was fitted
-    to, with its priors and quadrature."""
+    to, with its priors and quadrature; ``progress(done, total)`` parameter by
+    parameter."""
     if not hasattr(calibrator, "params_"):
         raise IRTError("the calibrator has not been fitted")
     return mixed_standard_errors(
@@ -500,4 +515,5 @@ def fit_standard_errors(
         method=method,
         n_quad=calibrator.n_quad,
         bound=calibrator.bound,
+        progress=progress,
     )

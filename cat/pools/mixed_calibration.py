@@ -36,6 +36,7 @@ from cat.pools.loading import check_output_folders, read_pool_questions
 from cat.pools.report_keys import FitReportHead, scored_fit_figures, value_stats
 from cat.pools.scored_data import refuse_skipped_scores
 from cat.pools.scored_pool import pool_item_types, record_scored_pool
+from cat.prediction.cross_fit import fold_count
 from cat.provenance import package_version, utc_now
 from irt.continuous_io import write_continuous_params
 from irt.continuous_kernels import DEFAULT_EPSILON
@@ -131,6 +132,7 @@ def calibrate_mixed(
     guessing: bool | None = None,
     epsilon: float = DEFAULT_EPSILON,
     progress: FitProgress | None = None,
+    cross_fit_fallback: bool = False,
 ) -> MixedCalibrationOutcome:
     """Fit the scores 0..m in ``responses`` (``model`` for items with 3+ scores, 2PL or
     with ``guessing`` 3PL for 0/1 ones) and the scores in [0, 1] in ``continuous``
@@ -144,7 +146,9 @@ def calibrate_mixed(
     of scores, read on the scales of the pool's items (``continuous`` is not given),
     single-choice items get the 3PL unless ``guessing`` is False, and the calibration
     is stored in the pool (``cat.pools.scored_pool``) with the IRT design's errors
-    cross-fitted in ``cross_fit`` folds at ``cross_fit_lengths`` items.
+    cross-fitted in ``cross_fit`` folds at ``cross_fit_lengths`` items (with
+    ``cross_fit_fallback``, the folds being a default, too few subjects for them give
+    leave-one-out and a note).
 
     Raises:
         CatError: a setting, the data or an output folder is unusable.
@@ -187,6 +191,9 @@ def calibrate_mixed(
         )
     if data.continuous is None:
         raise CatError(f"{responses.name} answers none of the pool's continuous items")
+    fold_note = None
+    if cross_fit is not None:
+        cross_fit, fold_note = fold_count(data.n_subjects, cross_fit, not cross_fit_fallback)
     types: list[ItemType] | None = None
     discrete_priors = None
     if data.discrete is not None:
@@ -201,7 +208,7 @@ def calibrate_mixed(
             refuse_skipped_scores(data.discrete, responses.name)
     candidates = list(CONTINUOUS_MODELS) if continuous_model == "auto" else [continuous_model]
     fits: dict[str, MixedCalibrator] = {}
-    notes: list[str] = []
+    notes: list[str] = [fold_note] if fold_note else []
     for k, name in enumerate(candidates):
         _tell(progress, 0.8 * k / len(candidates), f"fitting {model} + {name}")
         calibrator = MixedCalibrator(
@@ -228,7 +235,12 @@ def calibrate_mixed(
         notes.append(se_note)
     if se_method is not None:
         _tell(progress, 0.85, "standard errors (joint information)")
-        params = fit_standard_errors(fit, data, se_method).apply(params)
+
+        def se_progress(done: int, total: int) -> None:
+            what = f"standard errors (joint information): parameter {done:,} of {total:,}"
+            _tell(progress, 0.85 + 0.1 * done / total, what)
+
+        params = fit_standard_errors(fit, data, se_method, se_progress).apply(params)
     written = []
     if out is not None and continuous_out is not None:
         if params.discrete is not None:

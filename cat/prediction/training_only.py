@@ -130,12 +130,13 @@ def training_only(
     lengths: list[int],
     rng: np.random.Generator,
     scenario: tuple[int, ...] | None = None,
-    step: Callable[[str], None] | None = None,
+    step: Callable[..., None] | None = None,
     criterion: str | None = None,
 ) -> TrainingOnly:
     """Half-widths and choices for every held-out block, from its training subjects'
     absolute errors, each replayed once (one draw of a random policy); a
-    multidimensional design picks items by ``criterion``."""
+    multidimensional design picks items by ``criterion``. ``step(what)`` is called as
+    each pair of blocks begins and ``step(what, False)`` as each of its phases does."""
     truth = responses.accuracy()
     truth_by_scenario = scenario_truth(responses, scenario)
     everyone = np.arange(responses.n_subjects)
@@ -145,9 +146,10 @@ def training_only(
     # One stream per replay: no block's answers can shift another block's random draws.
     streams = iter(rng.spawn(2 * len(pairs)))
     for n, (a, b) in enumerate(pairs):
-        if step is not None:
-            step(f"cross-fitting intervals {n + 1} of {len(pairs)}")
         train = np.setdiff1d(everyone, np.concatenate([blocks.members[a], blocks.members[b]]))
+        what = f"cross-fitting intervals {n + 1} of {len(pairs)}"
+        if step is not None:
+            step(f"{what}: calibrating on {len(train):,} subjects")
         calibrated = calibrate_split(responses, model, train, criterion=criterion)
         # Replay b for a's interval and a for b's, each where that block is held out, apart:
         # replays of several subjects share their estimation steps.
@@ -156,6 +158,8 @@ def training_only(
             if not blocks.held_out[x]:
                 continue
             rows = blocks.members[y]
+            if step is not None:
+                step(f"{what}: replaying {len(rows):,} subjects", False)
             replayed = replay_split(
                 responses,
                 model,

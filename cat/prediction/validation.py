@@ -173,10 +173,12 @@ def validate(
     outer_rng, inner_rng = rng.spawn(2)
     total, done = len(parts) + len(blocks.pairs()), [0]
 
-    def step(what: str) -> None:
+    def step(what: str, advance: bool = True) -> None:
+        # advance=False: a new phase within the current unit of work (said, not counted).
         if progress is not None:
             progress(what, done[0] / total)
-        done[0] += 1
+        if advance:
+            done[0] += 1
 
     block = blocks.block_of(responses.n_subjects)
     truth_all = responses.accuracy()
@@ -215,7 +217,10 @@ def validate(
 
     outer = []
     for n, (train_rows, test_rows) in enumerate(parts):
-        step(f"calibrating split {n + 1} of {len(parts)}")
+        step(
+            f"split {n + 1} of {len(parts)}: calibrating on {len(train_rows):,} subjects, "
+            f"replaying {len(test_rows):,}"
+        )
         outer.append(
             replay_split(
                 responses,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -205,3 +206,21 @@ def test_an_item_in_both_files_is_refused(files: dict[str, Path], tmp_path: Path
     )
     assert result.exit_code != 0
     assert "is in both the scored and the continuous file" in result.output
+
+
+def test_the_time_is_the_whole_commands_and_the_standard_errors_show_progress(
+    files: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cat.cli import common
+
+    # A progress line at every chance: each parameter of the standard errors shows.
+    monkeypatch.setattr(common, "PLAIN_PROGRESS_SECONDS", 0.0)
+    result = runner.invoke(app, _args(files, tmp_path))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    se_lines = [line for line in lines if "standard errors (joint information): parameter" in line]
+    assert len(se_lines) > 10
+    assert any(" of " in line and line.endswith(" elapsed") for line in se_lines)
+    (time_row,) = [line for line in lines if "fitting the kept model" in line]
+    fit_s, whole_s = (float(x) for x in re.findall(r"(\d+\.\d+) s", time_row))
+    assert whole_s > fit_s  # the other candidate, the standard errors and writing count

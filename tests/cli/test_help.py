@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -334,6 +336,8 @@ def test_progress_bar_off_a_terminal_writes_lines_on_stderr(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(common, "PLAIN_PROGRESS_SECONDS", 0.0)
+    # Lines from updates only here: the timer's lines are tested below.
+    monkeypatch.setattr(common, "_ticking", lambda progress: contextlib.nullcontext())
     assert not common.show_progress()  # pytest captures stdout: not a terminal
     with progress_bar("assessing", total=4) as update:
         for done in range(1, 5):
@@ -344,3 +348,27 @@ def test_progress_bar_off_a_terminal_writes_lines_on_stderr(
     assert lines[0].startswith("1 items: 1/4 (25%), 0:00:0")
     assert lines[-1].startswith("4 items: 4/4 (100%), 0:00:0")
     assert all(line.endswith(" elapsed") for line in lines)
+
+
+def test_plain_progress_ticks_without_news(capsys: pytest.CaptureFixture[str]) -> None:
+    clock = Clock()
+    progress = PlainProgress("standard errors", None, interval=5.0, clock=clock)
+    for t in (1, 4, 6, 8, 11.5):
+        clock.now = 100.0 + t
+        progress.tick()
+    assert _lines(capsys.readouterr().err) == [
+        "standard errors, 0:00:06 elapsed",
+        "standard errors, 0:00:12 elapsed",
+    ]
+
+
+def test_progress_bar_off_a_terminal_prints_while_the_work_is_silent(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(common, "PLAIN_PROGRESS_SECONDS", 0.05)
+    with progress_bar("cross-fitting", total=5) as update:
+        update(completed=1, description="cross-fitting fold 1 of 5")
+        time.sleep(0.5)  # a fold that reports nothing for a while
+    lines = _lines(capsys.readouterr().err)
+    assert len(lines) >= 3
+    assert all(line.startswith("cross-fitting fold 1 of 5: 1/5 (20%), 0:00:0") for line in lines)
