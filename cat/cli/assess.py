@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
-from cat.assessment.assess import assess as run_assess
-from cat.assessment.examinees import parse_model_spec
-from cat.assessment.result import AssessmentResult, ItemRecord, Rank
-from cat.assessment.summary import current_rank
 from cat.cli.common import check_writable, handle_errors, progress_bar, say, stdout
-from cat.designs.models import multidimensional_design
-from cat.engine.registry import (
+from cat.engine.names import (
     DEFAULT_CRITERION,
     DEFAULT_ESTIMATOR,
     DEFAULT_POLICY,
@@ -23,9 +19,11 @@ from cat.engine.registry import (
     EstimatorName,
     PolicyName,
 )
-from cat.engine.session import AssessmentSession
-from cat.pools.loading import load_pool
-from itempool import LoadedPool
+
+if TYPE_CHECKING:
+    from cat.assessment.result import AssessmentResult, ItemRecord, Rank
+    from cat.engine.session import AssessmentSession
+    from itempool import LoadedPool
 
 
 @handle_errors
@@ -113,7 +111,12 @@ def assess(
           --base-url http://localhost:11434/v1 \\
           --out result.json --report report/
     """
-    check_writable(out, report)
+    from cat.assessment.assess import assess as run_assess
+    from cat.assessment.examinees import parse_model_spec
+    from cat.assessment.summary import current_rank
+    from cat.pools.loading import load_pool
+
+    check_writable({"--out": out, "--store": store_path}, folders={"--report": report})
     pool = load_pool(pool_dir)
     examinee = parse_model_spec(
         model,
@@ -277,6 +280,8 @@ def _neighbours(rank: Rank, theta: float) -> str:
 def _note_criterion(pool: LoadedPool, criterion: CriterionName) -> None:
     """Say so when the pool's cross-fitted errors, which the interval is widened by,
     were measured under another criterion than the one asked for."""
+    from cat.designs.models import multidimensional_design
+
     entry = pool.manifest.multidimensional
     if entry is None or pool.mirt is None:
         return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -30,13 +31,13 @@ from cat.cli.common import (
     progress_bar,
     say,
     stdout,
+    time_text,
 )
-from cat.engine.registry import CriterionName
-from cat.pools.calibration_job import CalibrationReport, calibrate_responses
-from cat.pools.mirt_calibration import MultidimensionalModel
-from irt.fit import CalibrationMethod
-from irt.models import ModelKind
-from irt.scoring import AbilityMethod
+from cat.engine.names import CriterionName
+from irt.names import AbilityMethod, CalibrationMethod, ModelKind
+
+if TYPE_CHECKING:
+    from cat.pools.calibration_job import CalibrationReport
 
 #: Folds of the cross-fit ``cat calibrate --pool`` runs unless told otherwise.
 DEFAULT_CROSS_FIT_FOLDS = 5
@@ -84,7 +85,8 @@ def calibrate(
         max=5,
         show_default=False,
         help="--model mirt: K exploratory factors (1-5; unrotated, identified as R mirt "
-        "does). Without it, --model mirt fits one correlated factor per scenario (2-5).",
+        "does). Without it, --model mirt fits one correlated factor per scenario (two or "
+        "more scenarios).",
     ),
     guessing: bool | None = typer.Option(
         None,
@@ -125,7 +127,8 @@ def calibrate(
         "--cross-fit",
         min=2,
         show_default=False,
-        help="With --pool (done by default, K = 5): replay each reference model with the "
+        help="With --pool (done by default, K = 5, or K = the number of references, "
+        "leave-one-out, when fewer than 10): replay each reference model with the "
         "pool calibrated on the other K-1 folds under each design (irt, mixture, "
         "low-rank) and store the predicted-accuracy errors, so that cat assess runs the "
         "design that erred least and sizes its interval by them (costs K more "
@@ -143,13 +146,16 @@ def calibrate(
     seed: int = typer.Option(
         0, "--seed", help="Random seed (Bayesian fits, --cross-fit folds); recorded."
     ),
-    # " /--no-X" declares only the flag that turns X off: the parameter keeps the name
-    # calibrate_responses gives it (True by default) and, like any flag, shows no default.
-    priors: bool = typer.Option(
-        True,
-        " /--no-priors",
+    # Three states: None leaves the model's default (on for 3PL, 4PL and graded models,
+    # off for 1PL and 2PL, as R mirt), which neither flag can say.
+    priors: bool | None = typer.Option(
+        None,
+        "--priors/--no-priors",
         show_default=False,
-        help="Plain marginal ML: no priors on item parameters.",
+        help="Priors on the item parameters (on by default for 3PL, 4PL and graded "
+        "models): --priors puts a ~ lognormal(0, 0.5) and b ~ normal(0, 2) on 1PL/2PL "
+        "items too, which keeps estimates from running off on few subjects; "
+        "--no-priors is plain marginal ML.",
     ),
     max_iter: int = typer.Option(500, "--max-iter", min=1, help="EM cycle cap."),
     tol: float = typer.Option(1e-4, "--tol", min=0.0, help="EM tolerance on parameter change."),
@@ -197,28 +203,51 @@ def calibrate(
 ) -> None:
     """Fit an IRT model to RESPONSES and write its item parameters.
 
-    Examples:
+    Examples, on the simulated models that ship in examples/: 0/1 answers, scores 0..m,
+    similarity scores in [0, 1], and the last two together (a mixed pool):
 
-      cat calibrate responses.jsonl --model 3pl --out params.csv --report fit.json
+      cat calibrate examples/responses.jsonl --model 3pl --out params.csv \\
+          --report fit.json
+
+      cat calibrate examples/scored_responses.jsonl --model graded \\
+          --out params.csv --abilities theta.csv
+
+      cat calibrate examples/similarity.jsonl --model beta --out params.csv \\
+          --report fit.json
+
+      cat calibrate examples/scored_responses.jsonl --model graded \\
+          --continuous examples/similarity.jsonl \\
+          --out params.csv --continuous-out continuous_params.csv
+
+    On files of your own: a wide CSV by plain marginal ML, a bifactor model with one
+    specific factor per scenario of items.csv, and R mirt's Science data (scores 1..4,
+    no subject ids) by partial credit:
 
       cat calibrate responses.csv --model 2pl --no-priors --out params.csv
 
-      cat calibrate responses.jsonl --model bifactor --groups items.csv --out mirt.csv
+      cat calibrate responses.jsonl --model bifactor --groups items.csv \\
+          --out mirt.csv
 
-      cat calibrate scores.jsonl --model graded --out params.csv --abilities theta.csv
-
-      cat calibrate Science.csv --model gpcm --no-id-column --collapse-scores --out p.csv
-
-      cat calibrate similarity.jsonl --model beta --out params.csv --report fit.json
-
-      cat calibrate scores.jsonl --model graded --continuous similarity.jsonl
-      --out params.csv --continuous-out continuous_params.csv
+      cat calibrate Science.csv --model gpcm --no-id-column --collapse-scores \\
+          --out p.csv
     """
+    check_writable(
+        {
+            "--out": out,
+            "--report": report,
+            "--abilities": abilities,
+            "--continuous-out": continuous_out,
+        }
+    )
     lengths = _lengths(cross_fit_lengths)
     if no_cross_fit and cross_fit is not None:
         raise fail("give --cross-fit K or --no-cross-fit, not both")
+    # The default folds give way to leave-one-out on few subjects; folds asked for do not.
+    fallback = cross_fit is None
     if cross_fit is None and pool is not None and not no_cross_fit:
         cross_fit = DEFAULT_CROSS_FIT_FOLDS
+    # The scored and continuous models take priors on or off; --priors is their default.
+    priors_on = priors is not False
     if continuous is not None or (model.graded and pool is not None and has_continuous(pool)):
         refuse_for_mixed(
             model,
@@ -233,7 +262,6 @@ def calibrate(
                 is not AbilityMethod.EAP,
             },
         )
-        check_writable(out, continuous_out, report, abilities)
         calibrate_mixed_cli(
             responses,
             continuous,
@@ -247,13 +275,14 @@ def calibrate(
             report=report,
             abilities=abilities,
             seed=seed,
-            priors=priors,
+            priors=priors_on,
             max_iter=max_iter,
             tol=tol,
             quad_points=quad_points,
             id_column=id_column,
             standard_errors=standard_errors.value,
             guessing=guessing,
+            cross_fit_fallback=fallback,
         )
         return
     if continuous_out is not None or continuous_model is not ContinuousModelChoice.AUTO:
@@ -275,7 +304,6 @@ def calibrate(
                 is not AbilityMethod.EAP,
             },
         )
-        check_writable(out, report, abilities)
         calibrate_continuous_cli(
             responses,
             model,
@@ -283,7 +311,7 @@ def calibrate(
             report=report,
             abilities=abilities,
             seed=seed,
-            priors=priors,
+            priors=priors_on,
             max_iter=max_iter,
             tol=tol,
             quad_points=quad_points,
@@ -293,7 +321,6 @@ def calibrate(
         return
     if model.graded:
         refuse_inapplicable(model, method=method, groups=groups, dims=dims, criterion=criterion)
-        check_writable(out, report, abilities)
         calibrate_graded(
             responses,
             model,
@@ -302,7 +329,7 @@ def calibrate(
             abilities=abilities,
             scoring=scoring,
             seed=seed,
-            priors=priors,
+            priors=priors_on,
             max_iter=max_iter,
             tol=tol,
             quad_points=quad_points,
@@ -313,10 +340,14 @@ def calibrate(
             pool=pool,
             cross_fit=cross_fit,
             cross_fit_lengths=lengths,
+            cross_fit_fallback=fallback,
         )
         return
+    from cat.pools.calibration_job import calibrate as run_calibration
+    from cat.pools.mirt_calibration import MultidimensionalModel
+    from irt.priors import ItemPriors
+
     refuse_graded_only(standard_errors, collapse_scores)
-    check_writable(out, report, abilities)
     multidimensional = model in (ModelChoice.BIFACTOR, ModelChoice.MIRT)
     uni = ModelKind.THREE_PL if multidimensional else ModelKind(model.value)
     with progress_bar(f"calibrating {uni.value.upper()}", total=1.0) as update:
@@ -327,7 +358,7 @@ def calibrate(
         def cross_fitting(what: str, done: float) -> None:
             update(completed=done, description=f"cross-fit: {what}")
 
-        outcome = calibrate_responses(
+        outcome = run_calibration(
             responses,
             model=uni,
             method=method,
@@ -339,13 +370,15 @@ def calibrate(
             cross_fit=cross_fit,
             cross_fit_lengths=lengths,
             seed=seed,
-            priors=priors,
+            # --priors: every prior the model has a parameter for (ItemPriors.for_model).
+            priors=ItemPriors() if priors else priors_on,
             max_iter=max_iter,
             tol=tol,
             quad_points=quad_points,
             id_column=id_column,
             progress=progress,
             cross_fit_progress=cross_fitting,
+            cross_fit_fallback=fallback,
             multidimensional=MultidimensionalModel(model.value) if multidimensional else None,
             dims=dims,
             groups=groups,
@@ -357,7 +390,7 @@ def calibrate(
         say(f"note: {message}")
     if outcome.cross_fit is not None:
         print_cross_fit(outcome.cross_fit)
-    elif pool is not None:
+    elif pool is not None and no_cross_fit:  # else a note said why there is none
         say(
             "no cross-fit (--no-cross-fit): cat assess will run the IRT design with an "
             "interval from theta alone"
@@ -384,7 +417,7 @@ def _print_summary(report: CalibrationReport, out: Path | None, pool: Path | Non
     table.add_row("log-likelihood", f"{report.loglik:,.3f}")
     state = "converged" if report.converged else "NOT converged"
     table.add_row("iterations", f"{report.n_iter} ({state})")
-    table.add_row("time", f"{report.seconds:.2f} s")
+    table.add_row("time", time_text(report.seconds))
     if report.aic is not None and report.bic is not None:
         table.add_row("AIC / BIC", f"{report.aic:,.1f} / {report.bic:,.1f}")
     companion = report.unidimensional

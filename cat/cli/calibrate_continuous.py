@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from cat.cli.calibrate_graded import prior_text
-from cat.cli.common import ModelChoice, fail, progress_bar, say, stdout
-from cat.pools.continuous_calibration import (
-    ContinuousCalibrationReport,
-    calibrate_continuous,
-)
+from cat.cli.common import ModelChoice, fail, progress_bar, say, stdout, time_text
+
+if TYPE_CHECKING:
+    from cat.pools.continuous_calibration import ContinuousCalibrationReport
 
 _TITLES = {"crm": "Continuous response model", "beta": "Beta IRT"}
 
@@ -40,6 +40,8 @@ def calibrate_continuous_cli(
     standard_errors: str,
 ) -> None:
     """Run the continuous calibration and print its notes and summary."""
+    from cat.pools.continuous_calibration import calibrate_continuous
+
     with progress_bar(f"calibrating {model.value}", total=1.0) as update:
 
         def progress(done: float, status: str) -> None:
@@ -78,7 +80,7 @@ def _print(report: ContinuousCalibrationReport) -> None:
     table.add_row("AIC / BIC", f"{report.aic:,.1f} / {report.bic:,.1f}")
     state = "converged" if report.converged else "NOT converged"
     table.add_row("iterations", f"{report.n_iter} ({state})")
-    table.add_row("time", f"{report.seconds:.2f} s")
+    table.add_row("time", time_text(report.seconds))
     for name, s in report.parameters.items():
         table.add_row(
             name,

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from cat.cli.common import ModelChoice, fail, print_cross_fit, progress_bar, say, stdout
-from cat.engine.registry import DesignName
-from cat.pools.graded_calibration import GradedCalibrationReport, calibrate_scored
-from irt.fit import CalibrationMethod
-from irt.scoring import AbilityMethod
+from cat.cli.common import ModelChoice, fail, print_cross_fit, progress_bar, say, stdout, time_text
+from cat.engine.names import DesignName
+from irt.names import AbilityMethod, CalibrationMethod
+
+if TYPE_CHECKING:
+    from cat.pools.graded_calibration import GradedCalibrationReport
 
 # How each model is named in the summary's title.
 _TITLES = {"graded": "Graded response", "gpcm": "Generalized partial credit"}
@@ -78,8 +79,11 @@ def calibrate_graded(
     pool: Path | None,
     cross_fit: int | None,
     cross_fit_lengths: list[int],
+    cross_fit_fallback: bool = False,
 ) -> None:
     """Run the graded calibration and print its notes and summary."""
+    from cat.pools.graded_calibration import calibrate_scored
+
     with progress_bar(f"calibrating {model.value}", total=1.0) as update:
 
         def progress(done: float, status: str) -> None:
@@ -109,6 +113,7 @@ def calibrate_graded(
             cross_fit=cross_fit,
             cross_fit_lengths=cross_fit_lengths,
             cross_fit_progress=cross_fitting,
+            cross_fit_fallback=cross_fit_fallback,
         )
     for message in outcome.report.data_notes:
         say(f"note: {message}")
@@ -140,7 +145,7 @@ def print_graded_summary(report: GradedCalibrationReport) -> None:
     table.add_row("AIC / BIC", f"{report.aic:,.1f} / {report.bic:,.1f}")
     state = "converged" if report.converged else "NOT converged"
     table.add_row("iterations", f"{report.n_iter} ({state})")
-    table.add_row("time", f"{report.seconds:.2f} s")
+    table.add_row("time", time_text(report.seconds))
     names = {"a": "a", "d": "d (thresholds)", "c": "c (3PL items)"}
     for name, s in report.parameters.items():
         table.add_row(

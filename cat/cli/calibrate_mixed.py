@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from cat.cli.common import ModelChoice, fail, print_cross_fit, progress_bar, say, stdout
-from cat.pools.loading import read_pool_questions
-from cat.pools.mixed_calibration import MixedCalibrationReport, calibrate_mixed
+from cat.cli.common import ModelChoice, fail, print_cross_fit, progress_bar, say, stdout, time_text
+
+if TYPE_CHECKING:
+    from cat.pools.mixed_calibration import MixedCalibrationReport
 
 
 class ContinuousModelChoice(StrEnum):
@@ -37,6 +39,8 @@ def refuse_for_mixed(model: ModelChoice, given: dict[str, bool]) -> None:
 
 def has_continuous(pool: Path) -> bool:
     """Whether the pool has continuous items (open items scored in [0, 1])."""
+    from cat.pools.loading import read_pool_questions
+
     return any(item.continuous for item in read_pool_questions(pool).items)
 
 
@@ -61,8 +65,11 @@ def calibrate_mixed_cli(
     id_column: bool,
     standard_errors: str,
     guessing: bool | None,
+    cross_fit_fallback: bool = False,
 ) -> None:
     """Run the mixed calibration and print its notes and summary."""
+    from cat.pools.mixed_calibration import calibrate_mixed
+
     with progress_bar(f"calibrating {model.value} + continuous", total=1.0) as update:
 
         def progress(done: float, status: str) -> None:
@@ -93,6 +100,7 @@ def calibrate_mixed_cli(
             standard_errors=standard_errors,
             guessing=guessing,
             progress=progress,
+            cross_fit_fallback=cross_fit_fallback,
         )
     for message in outcome.report.data_notes:
         say(f"note: {message}")
@@ -123,6 +131,6 @@ def _print(report: MixedCalibrationReport) -> None:
         )
     state = "converged" if report.converged else "NOT converged"
     table.add_row("iterations", f"{report.n_iter} ({state})")
-    table.add_row("time", f"{report.seconds:.2f} s (the kept fit)")
+    table.add_row("time", time_text(report.seconds, "fitting the kept model"))
     table.add_row("standard errors", report.standard_errors or "not computed")
     stdout.print(table)

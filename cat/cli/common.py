@@ -4,26 +4,27 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import ParamSpec, TextIO, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TextIO, TypeVar
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from cat.errors import CatError
-from cat.pools.loading import check_output_folders
 from irt.errors import IRTError
-from itempool import PredictionErrors
 from synth.errors import SynthError
+
+if TYPE_CHECKING:
+    from itempool import PredictionErrors
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -53,6 +54,7 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        _command_started[0] = time.monotonic()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
@@ -74,6 +76,17 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+#: When the running command's own function began (``handle_errors`` sets it).
+_command_started: list[float] = [time.monotonic()]
+
+
+def time_text(fit_seconds: float, what: str = "fitting") -> str:
+    """``0.10 s fitting; 2.3 s in all``: a fit's own time beside the command's, which also
+    holds reading, standard errors, scoring, cross-fitting and writing."""
+    whole = time.monotonic() - _command_started[0]
+    return f"{fit_seconds:.2f} s {what}; {whole:.1f} s in all"
+
+
 def counted(count: int, noun: str, plural: str | None = None) -> str:
     """``1 item``, ``2,400 items`` (``plural`` where adding an s will not do)."""
     return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
@@ -86,12 +99,29 @@ def say(text: str) -> None:
     stdout.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def check_writable(*paths: Path | None) -> None:
-    """Fail before any work if an output's folder does not exist."""
-    try:
-        check_output_folders(*paths)
-    except CatError as exc:
-        raise fail(str(exc)) from exc
+def check_writable(
+    files: Mapping[str, Path | None] | None = None,
+    *,
+    folders: Mapping[str, Path | None] | None = None,
+    makes_folders: bool = False,
+) -> None:
+    """Fail before any work, in one line naming the option, if an output cannot be written:
+    an error found after a long fit or run of calls would waste all of it.
+
+    ``files`` and ``folders`` map each output option (``"--out"``) to its path, None where
+    it was not given. A file must not be an existing folder, and its folder must exist
+    unless the command makes it (``makes_folders``). A folder, made with its parents if
+    missing, must not be an existing file."""
+    from cat.pools.loading import output_file_problem, output_folder_problem
+
+    for option, path in (files or {}).items():
+        problem = None if path is None else output_file_problem(path, makes_folders=makes_folders)
+        if problem is not None:
+            raise fail(f"{option} {path}: {problem}")
+    for option, path in (folders or {}).items():
+        problem = None if path is None else output_folder_problem(path)
+        if problem is not None:
+            raise fail(f"{option} {path}: {problem}")
 
 
 def show_progress() -> bool:
@@ -99,8 +129,9 @@ def show_progress() -> bool:
     return sys.stdout.isatty()
 
 
-#: Off a terminal, at most one progress line every this many seconds; work that ends
-#: sooner prints none, so that quick commands keep a clean stderr.
+#: Off a terminal, one progress line every this many seconds, whether or not the work
+#: reported anything new (a long phase still shows that it runs, and for how long); work
+#: that ends sooner prints none, so that quick commands keep a clean stderr.
 PLAIN_PROGRESS_SECONDS = 5.0
 
 
@@ -109,8 +140,11 @@ class PlainProgress:
 
     ``update`` takes the fields of rich's ``Progress.update`` (``completed``, ``total``,
     ``advance``, ``description``; others are ignored) and prints a line once ``interval``
-    seconds have passed since the start or the previous line. ``close`` prints the final
-    state of work that lasted at least ``interval``, unless the last line already showed it.
+    seconds have passed since the start or the previous line. ``tick`` prints the current
+    state on the same schedule without news (``progress_bar`` calls it from a timer
+    thread, so that work which reports rarely still shows a line every ``interval``).
+    ``close`` prints the final state of work that lasted at least ``interval``, unless
+    the last line already showed it. The three may be called from different threads.
     """
 
     def __init__(
@@ -131,9 +165,21 @@ class PlainProgress:
         self._start = clock()
         self._last_line_at: float | None = None
         self._pending = False  # an update arrived since the last line
+        self._lock = threading.Lock()
 
     def update(self, **fields: object) -> None:
         """Record new values and print a line if the last one is old enough."""
+        with self._lock:
+            self._record(fields)
+            self._pending = True
+            self._print_if_due()
+
+    def tick(self) -> None:
+        """Print the current state if the last line (or the start) is ``interval`` old."""
+        with self._lock:
+            self._print_if_due()
+
+    def _record(self, fields: dict[str, object]) -> None:
         description = fields.get("description")
         if description is not None:
             self.description = str(description)
@@ -146,7 +192,8 @@ class PlainProgress:
         advance = fields.get("advance")
         if isinstance(advance, int | float):
             self.completed = (self.completed or 0.0) + advance
-        self._pending = True
+
+    def _print_if_due(self) -> None:
         now = self._clock()
         since = self._start if self._last_line_at is None else self._last_line_at
         if now - since >= self._interval:
@@ -154,9 +201,11 @@ class PlainProgress:
 
     def close(self) -> None:
         """Print the final state of long work, unless the last line already showed it."""
-        now = self._clock()
-        if now - self._start >= self._interval and (self._pending or self._last_line_at is None):
-            self._print(now)
+        with self._lock:
+            now = self._clock()
+            long = now - self._start >= self._interval
+            if long and (self._pending or self._last_line_at is None):
+                self._print(now)
 
     def line(self, elapsed: float) -> str:
         """The progress line after ``elapsed`` seconds."""
@@ -201,7 +250,8 @@ def progress_bar(description: str, total: float | None) -> Iterator[Callable[...
     """
     if not show_progress():
         plain = PlainProgress(description, total, interval=PLAIN_PROGRESS_SECONDS)
-        yield plain.update
+        with _ticking(plain):
+            yield plain.update
         plain.close()
         return
     columns = (
@@ -217,6 +267,27 @@ def progress_bar(description: str, total: float | None) -> Iterator[Callable[...
             progress.update(task, **fields)  # type: ignore[arg-type]
 
         yield update
+
+
+@contextmanager
+def _ticking(progress: PlainProgress) -> Iterator[None]:
+    """Call ``progress.tick()`` from a daemon thread while the block runs: the work itself
+    may report nothing for minutes (one fold of a cross-fit, standard errors)."""
+    stop = threading.Event()
+    # A fraction of the interval, so that a line comes at most that late.
+    period = max(PLAIN_PROGRESS_SECONDS / 5, 0.01)
+
+    def beat() -> None:
+        while not stop.wait(period):
+            progress.tick()
+
+    thread = threading.Thread(target=beat, name="progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 @contextmanager
@@ -263,6 +334,8 @@ class ModelChoice(StrEnum):
 def print_cross_fit(errors: dict[str, PredictionErrors]) -> None:
     """One line per stored length: each design's mean absolute error and the one that
     cat assess runs there."""
+    import numpy as np
+
     from cat.prediction.cross_fit import choose_design
 
     first = next(iter(errors.values()))

@@ -41,7 +41,7 @@ def demo(
     """
     from catdemo.run import run_demo
 
-    check_writable(work)
+    check_writable(folders={"--work": work})
     with fraction_progress("demo") as progress:
         result = run_demo(
             pool_dir, work, n_items, length, seed, say=lambda s: say(f"· {s}"), progress=progress

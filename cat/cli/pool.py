@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -17,12 +18,11 @@ from cat.cli.common import (
     say,
     stdout,
 )
-from cat.pools.check import validate_pool
-from cat.pools.diff import PoolDiff, PoolSide, diff_pools
-from cat.pools.importer import QUESTION_FIELDS, Language, import_lm_eval, import_questions
-from cat.pools.loading import load_pool
-from cat.pools.summary import PoolSummary, summarize_pool
-from itempool import ItemType
+from cat.pools.names import QUESTION_FIELDS, Language
+
+if TYPE_CHECKING:
+    from cat.pools.diff import PoolDiff, PoolSide
+    from cat.pools.summary import PoolSummary
 
 pool_app = typer.Typer(
     help="Item pools: check, describe, compare versions, test item fit, import questions "
@@ -52,6 +52,8 @@ def validate_pool_cmd(
 
       cat pool validate item_pools/demo
     """
+    from cat.pools.check import validate_pool
+
     check = validate_pool(pool_dir)
     for problem in check.problems:
         say(str(problem))
@@ -77,7 +79,10 @@ def pool_info(
 
       cat pool info item_pools/demo-en --json info.json
     """
-    check_writable(json_out)
+    check_writable({"--json": json_out})
+    from cat.pools.loading import load_pool
+    from cat.pools.summary import summarize_pool
+
     summary = summarize_pool(load_pool(pool_dir))
     _print_info(summary)
     if json_out is not None:
@@ -94,6 +99,8 @@ def _print_info(summary: PoolSummary) -> None:
         kinds = ", ".join(f"{n} {kind}" for kind, n in pool.item_types.items())
         model = f", scored items ({kinds})"
     say(f"{pool.name}{version} ({pool.language}): {counted(pool.n_items, 'item')}{model}")
+    from itempool import ItemType
+
     columns = [*(t.value for t in ItemType), "total"]
     table = _table("Items per scenario and type", ["scenario", *columns])
     for scenario, row in summary.items.by_scenario.items():
@@ -130,11 +137,12 @@ def _print_info(summary: PoolSummary) -> None:
             )
     ref = summary.reference
     if ref is not None:
-        title = (
-            f"Reference subjects: {ref.count}, θ from {ref.theta_min:+.2f} "
-            f"to {ref.theta_max:+.2f}; the top {len(ref.top)}"
+        # A title wider than the table wraps: the θ range goes below it.
+        table = _table(
+            f"Reference subjects: {ref.count:,}, the top {len(ref.top)}",
+            ["subject", "θ", "se", "accuracy"],
         )
-        table = _table(title, ["subject", "θ", "se", "accuracy"])
+        table.caption = f"θ from {ref.theta_min:+.2f} to {ref.theta_max:+.2f}"
         for r in ref.top:
             accuracy = "-" if r.accuracy is None else f"{r.accuracy:.3f}"
             table.add_row(r.subject_id, f"{r.theta:+.2f}", f"{r.se:.2f}", accuracy)
@@ -183,6 +191,9 @@ def import_questions_cmd(
       cat pool import questions items.csv.gz --out pools/mmlu-pro --language en \
           --map id=question_id --map scenario=category
     """
+    from cat.pools.importer import import_questions
+
+    check_writable(folders={"--out": out})
     count = import_questions(file, _mapping(maps), out, name or out.name, language)
     imported = counted(count, "question")
     say(f"imported {imported} from {file} into {out}; next: cat pool validate {out}")
@@ -213,6 +224,9 @@ def import_lm_eval_cmd(
 
       cat pool import lm-eval results/*/samples_*.jsonl --out responses.jsonl --metric acc
     """
+    from cat.pools.importer import import_lm_eval
+
+    check_writable({"--out": out}, makes_folders=True)
     total = None if any(f.is_dir() for f in files) else len(files)
     with progress_bar("reading samples", total=total) as update:
         matrix = import_lm_eval(
@@ -245,11 +259,15 @@ def pool_diff(
     standard errors (|z| > 1.96), items added or dropped, and how the reference
     subjects' θ changed.
 
-    Example:
+    Example, the demo pool against the new version that cat recalibrate --out demo-v2
+    made of it:
 
       cat pool diff item_pools/demo demo-v2
     """
-    check_writable(json_out)
+    check_writable({"--json": json_out})
+    from cat.pools.diff import diff_pools
+    from cat.pools.loading import load_pool
+
     diff = diff_pools(load_pool(old_dir), load_pool(new_dir))
     if json_out is not None:
         figures = diff.model_dump(mode="json")

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
 from cat.cli.common import check_writable, handle_errors, progress_bar, say, stdout
-from cat.pools import fit
+
+if TYPE_CHECKING:
+    from cat.pools.fit import PoolFitReport
 
 
 class Correction(StrEnum):
@@ -67,15 +70,21 @@ def fit_pool(
     subjects that answered many items (a warning says when θ is imprecise). --out keeps
     every item's statistics, the settings and the seed.
 
-    Examples:
+    Examples, on the demo pool: the answers of a cat synth run (which also writes the
+    options chosen, to run.choices.jsonl), then newer models' answers against earlier
+    ones:
 
-      cat synth --pool my-pool ... --out run.jsonl      # also writes run.choices.jsonl
+      cat synth --pool item_pools/demo-en --agents qwen2.5:7b,llama3.1:8b \\
+          --base-url http://localhost:11434/v1 --store run.db --out run.jsonl
+      cat pool fit item_pools/demo-en run.jsonl --choices run.choices.jsonl \\
+          --out fit.json
 
-      cat pool fit my-pool run.jsonl --choices run.choices.jsonl --out fit.json
-
-      cat pool fit my-pool new-models.jsonl --baseline reference-models.jsonl
+      cat pool fit item_pools/demo-en new-models.jsonl \\
+          --baseline reference-models.jsonl
     """
-    check_writable(out)
+    check_writable({"--out": out})
+    from cat.pools import fit
+
     settings = fit.FitSettings(alpha, correction.value, replicates, seed, min_responses)
     with progress_bar("bootstrap", total=replicates) as update:
 
@@ -101,7 +110,9 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _print(report: fit.PoolFitReport, show: int, out: Path | None) -> None:
+def _print(report: PoolFitReport, show: int, out: Path | None) -> None:
+    from cat.pools import fit
+
     pool, settings = report.pool, report.settings
     version = f" v{pool.version}" if pool.version else ""
     lo, hi = report.theta_range

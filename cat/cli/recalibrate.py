@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
-from cat.cli.common import handle_errors, say, stdout
-from cat.pools.recalibration import Method
-from cat.pools.recalibration_job import LinkingConstants, RecalibratedPool, recalibrate_pool_folder
+from cat.cli.common import check_writable, handle_errors, progress_bar, say, stdout
+from cat.pools.names import Method
+
+if TYPE_CHECKING:
+    from cat.pools.recalibration_job import RecalibratedPool
 
 
 @handle_errors
@@ -42,7 +45,11 @@ def recalibrate_pool(
 
       cat recalibrate new-models.jsonl --pool item_pools/demo --items new-items.jsonl --out demo-v2
     """
-    result = recalibrate_pool_folder(responses, pool_dir, out, method, items, min_responses)
+    from cat.pools.recalibration_job import recalibrate_pool as run_recalibration
+
+    check_writable(folders={"--out": out})
+    with progress_bar(f"recalibrating ({method.value})", total=None):
+        result = run_recalibration(responses, pool_dir, out, method, items, min_responses)
     _print(result)
 
 
@@ -52,6 +59,8 @@ def _print(result: RecalibratedPool) -> None:
     table.add_column(style="bold")
     table.add_column()
     scale = result.scale
+    from cat.pools.recalibration_job import LinkingConstants
+
     if isinstance(scale, LinkingConstants):
         table.add_row(
             "linking",

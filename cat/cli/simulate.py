@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
 from cat.cli.common import check_writable, fraction_progress, handle_errors, stdout
-from cat.engine.registry import EstimatorName, PolicyName
-from cat.engine.simulate_job import simulate as run_simulation
-from cat.engine.simulate_result import SimulationResult
+from cat.engine.names import EstimatorName, PolicyName
+
+if TYPE_CHECKING:
+    from cat.engine.simulate_result import SimulationResult
 
 
 @handle_errors
@@ -73,15 +75,21 @@ def simulate(
 
       cat simulate --params item_pools/demo-en/params.csv --examinees 200 --out sim.json
 
-    On scored items (graded, partial credit, sequential, 0/1 mixed):
+    On scored items (graded, partial credit, sequential, 0/1 mixed), the true parameters
+    of the scored example in examples/:
 
-      cat simulate --params graded.csv --examinees 500 --length 100 --estimator eap --out sim.json
+      cat simulate --params examples/true_scored_params.csv --examinees 500 \\
+          --length 100 --estimator eap --out sim.json
 
     On a mixed pool, scored items and continuous ones (similarity scores in [0, 1]):
 
-      cat simulate --params graded.csv --params crm.csv --examinees 500 --out sim.json
+      cat simulate --params examples/true_scored_params.csv \\
+          --params examples/true_similarity_params.csv \\
+          --examinees 500 --length 100 --out sim.json
     """
-    check_writable(out)
+    from cat.engine.simulate_job import simulate as run_simulation
+
+    check_writable({"--out": out})
     with fraction_progress(f"simulating {examinees} examinees") as progress:
         result = run_simulation(
             params,
@@ -126,4 +134,26 @@ def _print(result: SimulationResult, out: Path) -> None:
         f"{summary.seconds_per_examinee * 1e3:.1f} ms each)",
     )
     stdout.print(table)
+    note = _length_note(result)
+    if note:
+        from cat.cli.common import say
+
+        say(f"note: {note}")
     stdout.print(f"results written to {out}")
+
+
+def _length_note(result: SimulationResult) -> str | None:
+    """Why tests stopped short of --length, when some did for want of items: a mean
+    length of 150.0 under --length 500 should not leave the reader guessing."""
+    summary, settings = result.summary, result.settings
+    if not summary.pool_exhausted:
+        return None
+    if settings.length > settings.n_pool:
+        return (
+            f"the pool has {settings.n_pool:,} items; tests stopped there, not at "
+            f"--length {settings.length}"
+        )
+    return (
+        f"{summary.pool_exhausted:,} of {settings.examinees:,} tests ran out of items "
+        f"before --length {settings.length} (exposure control held the rest back)"
+    )

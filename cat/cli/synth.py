@@ -8,19 +8,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
-from cat.cli.common import counted, fail, handle_errors, progress_bar, say, stdout
-from synth.backend import DEFAULT_KEY_ENV
-from synth.batch_api import BatchApiRun, BatchProgress, cancel_batches, run_batch_api
-from synth.batch_round import BatchRound, run_batch_round, stages_text
-from synth.job import OPEN_GRADINGS, SynthesisReport, prepare_run, run_synthesis
-from synth.participants import KINDS
-from synth.prompts import Style
-from synth.runner import RunProgress
+from cat.cli.common import check_writable, counted, fail, handle_errors, progress_bar, say, stdout
+from synth.names import DEFAULT_KEY_ENV, KINDS, OPEN_GRADINGS, Style
+
+if TYPE_CHECKING:
+    from synth.batch_api import BatchApiRun, BatchProgress
+    from synth.batch_round import BatchRound
+    from synth.job import SynthesisReport
+    from synth.runner import RunProgress
 
 _STYLES = tuple(s.value for s in Style)
 
@@ -39,7 +39,10 @@ def synth(
         "(NAME.choices.jsonl, for cat pool fit --choices).",
     ),
     base_url: str | None = typer.Option(
-        None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."
+        None,
+        "--base-url",
+        help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (not needed with "
+        "--batch-out/--batch-in, which make no call).",
     ),
     participants: str = typer.Option(
         ",".join(KINDS),
@@ -158,14 +161,16 @@ def synth(
     or Ctrl-C and only the missing calls are made. The API key is read from
     $OPENAI_API_KEY (or --api-key-env) and never written anywhere.
 
-    Examples: a local vLLM or Ollama server; no LLM at all, the simulated server of the tests.
+    Examples: on a local vLLM or Ollama server.
 
       cat synth --pool item_pools/demo --agents qwen2.5:7b,llama3.1:8b \\
           --base-url http://localhost:11434/v1 \\
           --store run.db --out responses.jsonl
 
-      python -m synth.local_server --pool examples/mini_pool \\
-          --models good=0.9,bad=0.4 --port 8765 &
+    No LLM at all: the simulated server of the tests, started first (in another
+    terminal) with python -m synth.local_server --pool examples/mini_pool --models
+    good=0.9,bad=0.4 --port 8765, plays the models good and bad.
+
       cat synth --pool examples/mini_pool --agents good,bad \\
           --base-url http://127.0.0.1:8765/v1 \\
           --store mini.db --out mini.jsonl
@@ -173,17 +178,33 @@ def synth(
     Through the endpoint's Batch API (half the price on OpenAI): rounds of batches,
     uploaded, polled and imported; rerun the same command to resume after a stop.
 
-      cat synth --pool DIR --agents gpt-4o-mini,gpt-4o --base-url https://api.openai.com/v1 \\
+      cat synth --pool item_pools/demo-en --agents gpt-4o-mini,gpt-4o \\
+          --base-url https://api.openai.com/v1 \\
           --store run.db --out responses.jsonl --batch --prices prices.json
 
     Offline, through batch files (vllm run-batch, or any engine reading OpenAI batch
     lines): each round writes requests, the engine answers them, the next imports them.
+    No call is made, so no --base-url is needed; the folders are made if missing. The
+    first command writes batches/round01-good-001.jsonl and round01-bad-001.jsonl; the
+    engine answers each into results/ (vllm run-batch -i batches/FILE -o results/FILE);
+    the second imports the answers and writes the next round's requests, and so on
+    until it writes mini.jsonl.
 
-      cat synth --pool examples/mini_pool --agents good,bad --base-url http://x/v1 \\
+      cat synth --pool examples/mini_pool --agents good,bad \\
           --store mini.db --out mini.jsonl --batch-out batches/
-      vllm run-batch -i batches/round01-good-001.jsonl -o results/round01-good.jsonl ...
-      cat synth ... --batch-in results/ --batch-out batches/
+
+      cat synth --pool examples/mini_pool --agents good,bad \\
+          --store mini.db --out mini.jsonl \\
+          --batch-in results/ --batch-out batches/
     """
+    from synth.batch_api import cancel_batches, run_batch_api
+    from synth.batch_round import run_batch_round
+    from synth.job import prepare_run, run_synthesis
+
+    check_writable(
+        {"--store": store_path, "--out": out, "--report": report_path},
+        folders={"--batch-out": batch_out},
+    )
     kinds = _comma_list(participants, KINDS, "--participants")
     if open_grading not in OPEN_GRADINGS:
         raise fail(f"--open-grading takes {' or '.join(OPEN_GRADINGS)}; got {open_grading!r}")
@@ -236,7 +257,8 @@ def synth(
     if batch_out is not None or batch_in is not None:
         with progress_bar("planning the batch round", total=None) as update:
             done = run_batch_round(
-                prepare_run(pool_dir, agents, **common),
+                # No call is made: an agent needs no URL until the run goes online.
+                prepare_run(pool_dir, agents, **common, offline=True),
                 batch_in=batch_in,
                 batch_out=batch_out,
                 max_batch_attempts=max_batch_attempts,
@@ -295,6 +317,7 @@ def _progress(
 
 def _batch_progress(update: Callable[..., None]) -> Callable[[BatchProgress], None]:
     """A line as each round is submitted and as it ends; the bar in between."""
+    from synth.batch_round import stages_text
 
     def show(p: BatchProgress) -> None:
         statuses = ", ".join(f"{n} {status}" for status, n in sorted(p.statuses.items()))
@@ -437,6 +460,8 @@ def _calls(report: SynthesisReport) -> str:
 
 
 def _print_round(done: BatchRound) -> None:
+    from synth.batch_round import stages_text
+
     if done.imported or done.errors or done.unmatched:
         say(
             f"imported {done.imported:,} batch results; {done.errors:,} were errors (asked "

@@ -9,11 +9,11 @@ classes of ``cat.cli.command_classes`` run parsing and commands inside
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from pydantic import ValidationError
 from typer._click import Context, Parameter
 from typer._click.exceptions import (
     BadOptionUsage,
@@ -28,6 +28,9 @@ from typer._click.exceptions import (
 
 from cat.cli.common import EXIT_BAD_INPUT, print_error
 from cat.cli.help_format import display_name
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 _RANGE_ERRORS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal"})
 _RANGE_SIGNS = {"gt": "x>", "ge": "x>=", "lt": "x<", "le": "x<="}
@@ -100,10 +103,10 @@ def _parameter_name(exc: BadParameter) -> str:
 
 
 def _bad_value(exc: BadParameter) -> str:
-    cause = exc.__cause__
-    if isinstance(cause, ValidationError) and cause.errors():
+    errors = _pydantic_errors(exc.__cause__)
+    if errors:
         # typer 0.29 converts values with pydantic: its error knows the value and the rule.
-        error = cause.errors()[0]
+        error = errors[0]
         value, kind = error.get("input"), error["type"]
         if kind in _RANGE_ERRORS:
             return f"{value} is not in the range {_range(exc.param, error.get('ctx') or {})}"
@@ -117,6 +120,16 @@ def _bad_value(exc: BadParameter) -> str:
     message = _sentence(exc.message)
     value = _given_value(exc)
     return message if _mentions(message, value) else f"{message} (got {_quote(value)})"
+
+
+def _pydantic_errors(cause: BaseException | None) -> list[ErrorDetails]:
+    """The errors of a pydantic ValidationError, else none. Such an error exists only
+    once something loaded pydantic, which the command line does not load for itself."""
+    if cause is None or "pydantic" not in sys.modules:
+        return []
+    from pydantic import ValidationError
+
+    return cause.errors() if isinstance(cause, ValidationError) else []
 
 
 def _range(param: Parameter | None, bounds: dict[str, Any]) -> str:

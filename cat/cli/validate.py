@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -17,14 +18,11 @@ from cat.cli.common import (
     handle_errors,
     stdout,
 )
-from cat.engine.registry import DEFAULT, CriterionName
-from cat.prediction.replay import RANDOM_RAW
-from cat.prediction.validation_report import (
-    ValidationReport,
-    validate_responses,
-    validate_scored_responses,
-)
-from cat.prediction.verdicts import ValidationRow
+from cat.engine.names import DEFAULT, CriterionName
+
+if TYPE_CHECKING:
+    from cat.prediction.validation_report import ValidationReport
+    from cat.prediction.verdicts import ValidationRow
 
 
 def _int_list(text: str, what: str) -> list[int]:
@@ -114,7 +112,10 @@ def validate(
     With --scenarios, a policy name ending in "+cb" (e.g. mfi+cb) keeps each test's mix
     of scenarios at the pool's shares.
     """
-    check_writable(out)
+    from cat.prediction.validation_report import validate as run_validation
+    from cat.prediction.validation_report import validate_scored_responses
+
+    check_writable({"--out": out})
     length_list = _int_list(lengths, "--lengths")
     policy_list = [p.strip() for p in policies.split(",") if p.strip()]
     if model.continuous:
@@ -127,7 +128,7 @@ def validate(
     run = (
         validate_scored_responses
         if model.graded
-        else partial(validate_responses, criterion=None if criterion is None else criterion.value)
+        else partial(run_validation, criterion=None if criterion is None else criterion.value)
     )
     with fraction_progress("validating") as progress:
         report = run(
@@ -152,16 +153,24 @@ def validate(
 
 def _order(row: ValidationRow) -> tuple[int, int, str, str]:
     """By length, the baseline first, then by policy and predictor."""
+    from cat.prediction.replay import RANDOM_RAW
+
     return (row.length, 0 if row.policy == RANDOM_RAW else 1, row.policy, row.predictor)
 
 
-def _pm(mean: float, sd: float | None, digits: int) -> str:
+def _pm(mean: float | None, sd: float | None, digits: int) -> str:
     """``mean`` with its sd over the repeats (without the leading zero), when there are
-    several."""
+    several; "n/a" for a figure not defined (its reason is printed below the table)."""
+    if mean is None:
+        return "n/a"
     return f"{mean:.{digits}f}" + ("" if sd is None else f"±{sd:.{digits}f}".replace("0.", ".", 1))
 
 
 def _print(report: ValidationReport, out: Path) -> None:
+    from cat.cli.common import say
+
+    for note in report.data_notes:
+        say(f"note: {note}")
     table = Table(
         title=f"Replay validation ({report.settings.n_subjects} subjects)",
         caption="cov.: of the 90% interval from training subjects' errors; θ cov.: of the "
@@ -182,6 +191,9 @@ def _print(report: ValidationReport, out: Path) -> None:
             "" if theta is None else f"{theta:.2f}",
         )
     stdout.print(table)
+    undefined = {(key, why) for r in report.results for key, why in (r.null_reasons or {}).items()}
+    for key, why in sorted(undefined):
+        say(f"{key} n/a: {why}")
     if (report.settings.repeats or 1) > 1:
         stdout.print(f"random rows: mean ± sd over {report.settings.repeats} draws")
     for verdict in report.verdicts:

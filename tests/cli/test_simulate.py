@@ -212,6 +212,38 @@ def test_a_bad_params_file_is_refused_with_its_line(
     assert len(output.strip().splitlines()) == 1 and not out.exists()
 
 
+def test_a_3pl_params_file_without_c_is_refused(params_csv: Path, tmp_path: Path) -> None:
+    rows = [line.split(",") for line in params_csv.read_text().splitlines()]
+    k = rows[0].index("c")
+    noc = tmp_path / "noc.csv"
+    noc.write_text("".join(",".join(r[:k] + r[k + 1 :]) + "\n" for r in rows))
+    out = tmp_path / "sim.json"
+    code, output = _simulate(noc, out)
+    assert code == 2 and not out.exists()
+    assert " ".join(output.split()) == (
+        f"error: {noc}:1: missing column(s) c (a file with d has c beside it: cat "
+        "calibrate writes both)"
+    )
+
+
+def test_a_length_beyond_the_pool_is_noted_and_recorded(tmp_path: Path) -> None:
+    small = tmp_path / "small.csv"
+    write_params(random_params(150, np.random.default_rng(0), "3pl"), small)
+    out = tmp_path / "sim.json"
+    args = ["simulate", "--params", str(small), "--examinees", "5", "--length", "500"]
+    result = runner.invoke(app, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "note: the pool has 150 items; tests stopped there, not at --length 500" in (
+        result.output.splitlines()
+    )
+    summary = json.loads(out.read_text())["summary"]
+    assert summary["mean_length"] == 150 and summary["effective_length"] == 150
+    assert summary["pool_exhausted"] == 5
+    # Within the pool: no note.
+    result = runner.invoke(app, [*args[:-1], "100", "--out", str(out)])
+    assert result.exit_code == 0 and "note:" not in result.output
+
+
 def test_min_length_above_length_is_refused(params_csv: Path, tmp_path: Path) -> None:
     out = tmp_path / "sim.json"
     args = ["simulate", "--params", str(params_csv), "--examinees", "5", "--length", "10"]
@@ -246,8 +278,9 @@ def test_names_come_from_the_registry() -> None:
     import cat.cli.simulate as cli_simulate
     from cat.engine import registry
 
-    assert cli_simulate.PolicyName is registry.PolicyName
-    assert cli_simulate.EstimatorName is registry.EstimatorName
+    # vars(): the command module uses the names, it does not export them.
+    assert vars(cli_simulate)["PolicyName"] is registry.PolicyName
+    assert vars(cli_simulate)["EstimatorName"] is registry.EstimatorName
 
 
 @pytest.fixture
