@@ -171,8 +171,9 @@ def calibrate(
         "--standard-errors",
         help="--model graded|gpcm|sequential|crm|beta: standard errors from the observed "
         "information (oakes, slow beyond ~100 items), the cross-product of scores "
-        "(xpd; not for crm, beta) or none; auto: xpd (oakes for crm, beta) up to 2,000 "
-        "free parameters, none beyond.",
+        "(xpd; not for crm, beta) or none; auto: up to 2,000 free parameters xpd where "
+        "there are more subjects than parameters, else oakes (always oakes for crm, beta); "
+        "none beyond.",
     ),
     continuous: Path | None = typer.Option(
         None,

@@ -372,3 +372,17 @@ def test_science_under_the_default_priors_keeps_its_scale(
     notes = outcome.report.data_notes
     assert any(n.startswith("4 of 4 items have a score below their top one") for n in notes)
     assert any(n.startswith("no answer scores 0: if the scale starts at 1") for n in notes)
+
+
+@pytest.mark.parametrize(
+    ("n_subjects", "expected"),
+    [(600, "xpd"), (101, "xpd"), (100, "oakes"), (40, "oakes")],
+)
+def test_auto_standard_errors_need_more_subjects_than_parameters_for_xpd(
+    n_subjects: int, expected: str
+) -> None:
+    # 20 graded items of 5 categories: 100 free parameters. The cross-product of the
+    # subjects' scores has rank at most the number of subjects.
+    types = [ItemType.GRADED] * 20
+    method, note = graded_calibration._se_method("auto", types, [5] * 20, n_subjects)
+    assert (method, note) == (expected, None)
