@@ -56,7 +56,7 @@ __all__ = [
 INTERVAL = (
     "90%: prediction ± the split-conformal half-width of training subjects' errors only, "
     "cross-fitted at the same policy, length and predictor (--holdout: the training "
-    "subjects in K folds, calibrate on K-1, replay the other; --leave-one-out: K+1 "
+    "subjects in K folds, calibrate on K-1, replay the other; --leave-one-out, --folds: K+1 "
     "random blocks of subjects, each held-out subject's from the other K blocks, one "
     "calibration per pair of blocks; no subject's answers enter its own interval); "
     "irt: the theta-only interval widened to that half-width, as cat assess widens it; "
@@ -113,8 +113,11 @@ class ValidationSettings(BaseModel):
     repeats: int | None = Field(None, description="Draws of the random rows.")
     interval_folds: int | None = Field(None, description="K of the cross-fit behind the intervals.")
     lengths: list[int]
-    holdout: float | None = Field(description="None with leave-one-out.")
+    holdout: float | None = Field(description="None with leave-one-out or folds.")
     leave_one_out: bool
+    folds: int | None = Field(
+        None, description="K random folds held out in turn (None: holdout or leave-one-out)."
+    )
     seed: int
     scenarios: list[str] | None = Field(description="Scenario names, when given.")
     multidimensional: str | None = Field(
@@ -284,6 +287,7 @@ def validate(
         lengths=list(lengths),
         holdout=None if leave_one_out or folds else holdout,
         leave_one_out=leave_one_out,
+        folds=folds,
         seed=seed,
         scenarios=None if item_scenarios is None else list(item_scenarios.names),
         multidimensional=multidimensional,
@@ -427,6 +431,7 @@ def validate_scored_responses(
         lengths=list(lengths),
         holdout=None if leave_one_out or folds else holdout,
         leave_one_out=leave_one_out,
+        folds=folds,
         seed=seed,
         scenarios=None if item_scenarios is None else list(item_scenarios.names),
         estimator="mle",

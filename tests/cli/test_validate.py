@@ -180,6 +180,7 @@ def test_model_bifactor_replays_the_bifactor_design_beside_the_others(tmp_path: 
     report = json.loads(out.read_text())
     assert report["settings"]["multidimensional"] == "bifactor"
     assert report["settings"]["model"] == "3pl" and report["settings"]["holdout"] is None
+    assert report["settings"]["folds"] == 3  # the run can be repeated from its settings
     (bifactor,) = [r for r in report["results"] if r["policy"] == "bifactor"]
     assert bifactor["predictor"] == "bifactor" and bifactor["n_subjects"] == 24
     assert len(bifactor["scenario_mae"]) == 3

@@ -85,6 +85,7 @@ def test_the_dump_keeps_the_file_layout_and_reads_back(report: ValidationReport)
         "lengths",
         "holdout",
         "leave_one_out",
+        "folds",
         "seed",
         "scenarios",
         "estimator",
