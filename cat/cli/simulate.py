@@ -112,13 +112,12 @@ def simulate(
 
 def _print(result: SimulationResult, out: Path) -> None:
     summary, settings = result.summary, result.settings
-    table = Table(
-        title=f"CAT simulation: {settings.policy} + {settings.estimator}, "
-        f"{settings.examinees} examinees, pool of {settings.n_pool:,}",
-        show_header=False,
-    )
+    # A short title: rich wraps a title at the table's width, not the terminal's.
+    table = Table(title="CAT simulation", show_header=False)
     table.add_column(style="bold")
     table.add_column()
+    table.add_row("design", f"{settings.policy} + {settings.estimator}")
+    table.add_row("examinees", f"{settings.examinees:,}, pool of {settings.n_pool:,} items")
     if settings.item_types:
         kinds = ", ".join(f"{n:,} {kind}" for kind, n in settings.item_types.items())
         table.add_row("items", kinds)
@@ -126,7 +125,8 @@ def _print(result: SimulationResult, out: Path) -> None:
     table.add_row("bias", f"{summary.bias:+.4f}")
     table.add_row("RMSE", f"{summary.rmse:.4f}")
     table.add_row("mean SE", f"{summary.mean_se:.4f}")
-    table.add_row("Kendall τ", f"{summary.kendall_tau:.4f}")
+    tau = summary.kendall_tau
+    table.add_row("Kendall τ", "n/a (one examinee)" if tau is None else f"{tau:.4f}")
     table.add_row("max exposure", f"{summary.max_exposure:.3f}")
     table.add_row(
         "time",

@@ -252,7 +252,7 @@ def _summary(
 ) -> SimulationSummary:
     err = result.theta_hat - theta_true
     n = len(err)
-    tau = float(kendalltau(theta_true, result.theta_hat)[0]) if n > 1 else float("nan")
+    tau = float(kendalltau(theta_true, result.theta_hat)[0]) if n > 1 else None
     return SimulationSummary(
         bias=float(err.mean()),
         rmse=float(np.sqrt(np.mean(err**2))),

@@ -20,7 +20,9 @@ class SimulationSummary(BaseModel):
 
     bias: float = Field(description="Mean of θ̂ − θ.")
     rmse: float = Field(description="Root mean squared error of θ̂.")
-    kendall_tau: float = Field(description="Rank agreement of θ̂ with θ (nan for one examinee).")
+    kendall_tau: float | None = Field(
+        description="Rank agreement of θ̂ with θ (None for one examinee: nothing to rank)."
+    )
     seconds: float = Field(
         description="The engine's time for the reported simulation only: not reading the "
         "pool, not the Sympson-Hetter calibration rounds (see wall_seconds)."

@@ -410,3 +410,16 @@ def test_a_bad_continuous_file_is_named_with_its_line(scored_csv: Path, tmp_path
     assert result.exit_code != 0
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "continuous.csv" in lines[0] and "line 3" in lines[0]
+
+
+def test_one_examinee_has_no_rank_agreement_and_the_title_is_one_line(
+    params_csv: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "sim.json"
+    args = ["simulate", "--params", str(params_csv), "--examinees", "1", "--length", "5"]
+    result = runner.invoke(app, [*args, "--out", str(out)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "Kendall τ    │ n/a (one examinee)" in result.output
+    assert "nan" not in result.output
+    assert result.output.splitlines()[0].strip() == "CAT simulation"
+    assert json.loads(out.read_text())["summary"]["kendall_tau"] is None
