@@ -260,7 +260,8 @@ class OpenAIBackend:
                 attempts=attempt,
             )
         raise SynthError(
-            f"{request.model}: gave up after {self.retry.max_attempts} attempts ({last})"
+            f"{request.model}: gave up after {self.retry.max_attempts} "
+            f"attempt{'' if self.retry.max_attempts == 1 else 's'} ({last})"
         )
 
 

@@ -294,6 +294,10 @@ def _start(
     """A new session, or the interrupted one in ``store`` when ``resume`` asks for it."""
     saved = store.get_meta(key) if store is not None else None
     unfinished = saved is not None and not saved.get("finished")
+    if saved is not None and unfinished and not resume and not saved.get("items"):
+        # Stopped before its first answer (a wrong URL or model name): nothing to lose by
+        # starting over, and its paid calls are in the store all the same.
+        return AssessmentSession(params, config, scenario, reference_models=models), []
     if unfinished and not resume:
         raise CatError(
             f"an unfinished assessment of {name} is in {store.path if store else ''}: add "

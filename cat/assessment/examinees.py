@@ -316,7 +316,11 @@ class EndpointExaminee:
         try:
             verdicts = self._runner.run(self._ask_all(item_ids))
         except SynthError as exc:
-            raise CatError(f"{self.model}: {exc}") from exc
+            # The backend's messages mostly name the model already: name it once.
+            message = str(exc)
+            if not message.startswith(f"{self.model}:"):
+                message = f"{self.model}: {message}"
+            raise CatError(message) from exc
         out: list[float | None] = []
         for right, parsed in verdicts:
             self._unparsed_run = 0 if parsed else self._unparsed_run + 1

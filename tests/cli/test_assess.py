@@ -252,6 +252,34 @@ def test_a_model_the_endpoint_lacks_is_named_with_the_models_it_has(  # type: ig
     ]
 
 
+def test_a_run_that_failed_before_its_first_answer_does_not_block_the_next(  # type: ignore[no-untyped-def]
+    calibrated, tmp_path: Path
+) -> None:
+    pool, _, _ = calibrated
+    args = ["--pool", str(pool), "--model", "llm", "--length", "5"]
+    args += ["--store", str(tmp_path / "s.db"), "--out", str(tmp_path / "r.json")]
+    with LocalServer(_items(), {"other": 0.5}) as wrong:  # no model "llm" there
+        code, output = _assess(*args, "--base-url", wrong.base_url)
+    assert code == 2 and "has no model 'llm'" in output
+    with LocalServer(_items(), {"llm": 1.0}) as right:
+        code, output = _assess(*args, "--base-url", right.base_url)
+    assert code == 0, output  # no --resume asked for: nothing was answered to resume
+
+
+def test_a_give_up_names_the_model_once(  # type: ignore[no-untyped-def]
+    calibrated, tmp_path: Path
+) -> None:
+    from synth.local_server import FaultPlan
+
+    pool, _, _ = calibrated
+    args = ["--pool", str(pool), "--model", "llm", "--length", "5", "--max-attempts", "1"]
+    args += ["--store", str(tmp_path / "s.db")]
+    with LocalServer(_items(), {"llm": 1.0}, faults=FaultPlan(rate_429=1.0)) as server:
+        code, output = _assess(*args, "--base-url", server.base_url)
+    assert code == 2
+    assert output.startswith("error: llm: gave up after 1 attempt (RateLimitError 429"), output
+
+
 def test_an_interrupted_assessment_resumes_where_it_stopped(  # type: ignore[no-untyped-def]
     calibrated, tmp_path: Path
 ) -> None:
