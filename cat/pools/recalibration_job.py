@@ -97,6 +97,10 @@ def recalibrate_pool(
     previous = {"version": manifest.get("version"), "calibration": manifest.get("calibration")}
     manifest["version"] = next_version(manifest.get("version"))
     manifest["history"] = [*manifest.get("history", []), previous]
+    added = _new_scenarios(manifest, new_lines)
+    if added:
+        # A new item may open a scenario: list it, or the new pool would fail its check.
+        manifest["scenarios"] = [*manifest.get("scenarios", []), *added]
     out.mkdir(parents=True, exist_ok=True)
     (out / MANIFEST).write_text(
         json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
@@ -114,6 +118,7 @@ def recalibrate_pool(
         "n_subjects": matrix.n_subjects,
         "scale": result.constants(),
         "new_items": len(result.new_items),
+        "new_scenarios": added,
         "thin_items": list(result.thin_items),
         "min_responses": min_responses,
         "package_version": package_version(),
@@ -136,7 +141,7 @@ def recalibrate_pool(
 
 def new_item_lines(path: Path | None, new_items: tuple[str, ...]) -> list[str]:
     """The items.jsonl lines of ``new_items`` from the file ``path``, each checked, in
-    the order of ``new_items``; ``CatError`` naming the file and line of a bad item."""
+    the file's order; ``CatError`` naming the file and line of a bad item."""
     if not new_items:
         return []
     if path is None:
@@ -163,7 +168,20 @@ def new_item_lines(path: Path | None, new_items: tuple[str, ...]) -> list[str]:
     if missing:
         count = f"{len(missing)} new item{'s' * (len(missing) != 1)}"
         raise CatError(f"{path.name} lacks {count} (e.g. {missing[0]})")
-    return [found[i] for i in new_items]
+    wanted = set(new_items)
+    return [line for item_id, line in found.items() if item_id in wanted]
+
+
+def _new_scenarios(manifest: dict[str, Any], lines: list[str]) -> list[str]:
+    """The scenarios of the new items that the manifest does not list yet, in order."""
+    # A scenario is listed by its id, or as an object with one.
+    listed = {e.get("id") if isinstance(e, dict) else e for e in manifest.get("scenarios") or []}
+    added: list[str] = []
+    for line in lines:
+        scenario = json.loads(line).get("scenario")
+        if scenario and scenario not in listed and scenario not in added:
+            added.append(scenario)
+    return added if manifest.get("scenarios") else []
 
 
 def next_version(version: Any) -> str:

@@ -46,7 +46,7 @@ def test_new_item_lines(tmp_path: Path) -> None:
     path = tmp_path / "new.jsonl"
     path.write_text(json.dumps(item("n2")) + "\n\n" + json.dumps(item("n1")) + "\n")
     lines = new_item_lines(path, ("n1", "n2"))
-    assert [json.loads(line)["id"] for line in lines] == ["n1", "n2"]
+    assert [json.loads(line)["id"] for line in lines] == ["n2", "n1"]  # the file's order
     with pytest.raises(CatError, match=r"^new.jsonl lacks 1 new item \(e.g. n3\)$"):
         new_item_lines(path, ("n1", "n3"))
     path.write_text(json.dumps(item("n1")) + "\n" + json.dumps(item("n2", answer="Z")) + "\n")
@@ -105,6 +105,21 @@ def test_writes_the_next_version(
     assert calibration["scale"] == result.scale.model_dump()
     assert calibration["from"] == {"pool": str(pool), "version": 2}
     assert calibration["thin_items"] == ["n1"] and calibration["min_responses"] == 500
+
+
+def test_a_new_items_scenario_joins_the_manifest(
+    tmp_path: Path, setting: tuple[Path, Path, Path]
+) -> None:
+    pool, responses, _ = setting
+    renal = tmp_path / "renal.jsonl"
+    renal.write_text(json.dumps(item("n1", scenario="renal")) + "\n")
+    out = tmp_path / "v3"
+    recalibrate_pool([responses], pool, out, Method.ANCHOR, renal, 30)
+    new = load_pool(out)  # the one strict reader: every item's scenario is listed
+    assert new.manifest.scenarios[-1] == "renal"
+    manifest = json.loads((out / "pool.json").read_text())
+    assert manifest["scenarios"][:2] == ["dosing", {"id": "units", "title": "Unit conversion"}]
+    assert manifest["calibration"]["new_scenarios"] == ["renal"]
 
 
 def test_refuses_before_writing(tmp_path: Path, setting: tuple[Path, Path, Path]) -> None:
