@@ -7,8 +7,7 @@ before it knows what to do) does not load numpy and scipy.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from irt.lazy import lazy_attributes
 
 # A plain name rather than ``typing.TYPE_CHECKING``: type checkers treat any variable of
 # this name as true, and at run time the block below imports nothing.
@@ -88,11 +87,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(import_module(_WHERE[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_attributes(__name__, _WHERE, __all__)

@@ -8,9 +8,7 @@ command does) does not load the ``openai`` client.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from irt.lazy import lazy_attributes
 from synth.errors import SynthError
 
 _WHERE = {
@@ -56,7 +54,4 @@ _WHERE = {
 __all__ = ["SynthError", *sorted(_WHERE)]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(_WHERE[name]), name)
-    raise AttributeError(f"module 'synth' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes(__name__, _WHERE, __all__)
