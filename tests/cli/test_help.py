@@ -9,42 +9,24 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import typer
-from typer._click import Command, Parameter
-from typer.main import get_command
+from typer._click import Parameter
 from typer.testing import CliRunner
 
 from cat.cli import common
 from cat.cli.app import app
 from cat.cli.command_classes import CatGroup, use_cat_classes
 from cat.cli.common import PlainProgress, fail, progress_bar
+from tests.cli.command_tree import COMMAND_PATHS, command_at
 
 runner = CliRunner()  # its help is 80 columns wide
 CAT_SCRIPT = Path(sys.executable).parent / "cat"
 # What typer's rich help showed instead of names and values in full.
 BROKEN = ("…", "<bool>", "<list", "<str>", "<int", "<float", "<path>", "<dir>", "<file>")
 METAVAR = re.compile(r"(PATH|FILE|DIRECTORY|FILENAME|TEXT|INTEGER|FLOAT|BOOLEAN|\[[^\]\s]+\])")
-
-
-def _commands(command: Command, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    yield path
-    for name, sub in getattr(command, "commands", {}).items():
-        yield from _commands(sub, (*path, name))
-
-
-ROOT = get_command(app)
-COMMAND_PATHS = list(_commands(ROOT))
-
-
-def _command(path: tuple[str, ...]) -> Command:
-    command = ROOT
-    for name in path:
-        command = command.commands[name]  # type: ignore[attr-defined]
-    return command
 
 
 def _help(path: tuple[str, ...]) -> str:
@@ -90,7 +72,7 @@ def test_every_command_is_checked() -> None:
 @pytest.mark.parametrize("path", COMMAND_PATHS, ids=lambda p: " ".join(p) or "cat")
 def test_help_at_80_columns_shows_every_name_in_full(path: tuple[str, ...]) -> None:
     text = _help(path)
-    command = _command(path)
+    command = command_at(path)
     assert text.startswith(f"Usage: {' '.join(('cat', *path))} ")
     for broken in BROKEN:
         assert broken not in text
@@ -117,7 +99,7 @@ def test_examples_keep_their_lines(path: tuple[str, ...]) -> None:
     text = _help(path)
     # Lines broken to fit 80 columns end in " \" and go on, indented, on the next line.
     joined = re.sub(r" \\\n\s+", " ", text)
-    doc = inspect.cleandoc(_command(path).help or "")
+    doc = inspect.cleandoc(command_at(path).help or "")
     examples = [b for b in _paragraphs(doc) if b[0][:1].isspace()]
     for line in (line.strip() for block in examples for line in block):
         code, _, comment = line.partition(" #")

@@ -17,15 +17,13 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer._click import Command
-from typer.main import get_command
 from typer.testing import CliRunner
 
 from cat.cli.app import app
+from tests.cli.command_tree import COMMAND_PATHS, command_at
 
 REPO = Path(__file__).resolve().parents[2]
 BASH = shutil.which("bash")
@@ -65,23 +63,6 @@ PLACEHOLDER = re.compile(r"[A-Z][A-Z_]+|\.\.\.")
 
 #: Before the example: stop at the first failing command, and run ``cat`` as above.
 PREAMBLE = 'set -e\ncat() { "$CAT_EXAMPLE_PYTHON" -c "$CAT_EXAMPLE_ENTRY" "$@"; }\n'
-
-
-def _command_paths(command: Command, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    yield path
-    for name, sub in sorted(getattr(command, "commands", {}).items()):
-        yield from _command_paths(sub, (*path, name))
-
-
-ROOT = get_command(app)
-COMMAND_PATHS = list(_command_paths(ROOT))
-
-
-def _command(path: tuple[str, ...]) -> Command:
-    command = ROOT
-    for name in path:
-        command = command.commands[name]  # type: ignore[attr-defined]
-    return command
 
 
 def _help(path: tuple[str, ...], width: int = WIDTH) -> str:
@@ -197,7 +178,7 @@ def _name(path: tuple[str, ...]) -> str:
 
 def test_every_command_shows_examples() -> None:
     """Each command that does something (not a group) has examples to check."""
-    leaves = [p for p in COMMAND_PATHS if p and not hasattr(_command(p), "commands")]
+    leaves = [p for p in COMMAND_PATHS if p and not hasattr(command_at(p), "commands")]
     assert len(leaves) >= 13  # assess ... pool import lm-eval
     missing = [_name(p) for p in leaves if not example_blocks(_help(p))]
     assert missing == []
