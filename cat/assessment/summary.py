@@ -159,7 +159,7 @@ def summarize(
         widened = _widen_scenarios(scenarios, run_errors, len(session.given))
         if widened is not None:
             scenarios, scenario_method = widened
-    check = _check_difficulty(session, positions, prediction_errors, design_errors)
+    check = _difficulty_check(session, positions, prediction_errors, design_errors)
     return AssessmentSummary(
         theta=theta,
         se=se,
@@ -251,20 +251,9 @@ def _difficulty_check(
     positions: IntArray,
     prediction_errors: PredictionErrors | None,
     design_errors: Mapping[str, PredictionErrors] | None,
-) -> DifficultyCheck | None:
-    """The answers' difficulty gain against the references' cross-fitted gains under the
-    same design (``cat.prediction.flatness``); None when the pool stores none."""
-    check = _check_difficulty(session, positions, prediction_errors, design_errors)
-    return check if isinstance(check, DifficultyCheck) else None
-
-
-def _check_difficulty(
-    session: AssessmentSession,
-    positions: IntArray,
-    prediction_errors: PredictionErrors | None,
-    design_errors: Mapping[str, PredictionErrors] | None,
 ) -> DifficultyCheck | str:
-    """``_difficulty_check``, or why it cannot be made (RESULT.json's
+    """The answers' difficulty gain against the references' cross-fitted gains under the
+    same design (``cat.prediction.flatness``), or why it cannot be made (RESULT.json's
     ``difficulty_check_skipped``)."""
     errors = _run_errors(session, prediction_errors, design_errors)
     if session.scored:

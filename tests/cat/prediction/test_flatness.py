@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from cat.assessment.result import DifficultyCheck
 from cat.assessment.summary import _difficulty_check
 from cat.engine.session import AssessmentSession, SessionConfig
 from cat.prediction.flatness import difficulty_gain
@@ -51,7 +52,7 @@ def test_a_model_below_every_reference_is_flagged_with_the_reason() -> None:
     for session in (flat, typical):
         positions = np.array([session.params.item_ids.index(i) for i in session.given])
         check = _difficulty_check(session, positions, errors, None)
-        assert check is not None and check.references == 3 and check.length == 150
+        assert isinstance(check, DifficultyCheck) and check.references == 3 and check.length == 150
         assert check.lowest_reference == 0.02
         assert check.flagged == (check.gain < 0.02)
         if check.flagged:
@@ -59,7 +60,8 @@ def test_a_model_below_every_reference_is_flagged_with_the_reason() -> None:
     flat_check = _difficulty_check(
         flat, np.array([flat.params.item_ids.index(i) for i in flat.given]), errors, None
     )
-    assert flat_check is not None and flat_check.gain < 0.02 and flat_check.flagged
-    # Without stored gains there is no check.
+    assert isinstance(flat_check, DifficultyCheck) and flat_check.gain < 0.02 and flat_check.flagged
+    # Without stored gains there is no check, only the reason why.
     bare = errors.model_copy(update={"difficulty_gain": None})
-    assert _difficulty_check(flat, np.arange(3), bare, None) is None
+    reason = _difficulty_check(flat, np.arange(3), bare, None)
+    assert isinstance(reason, str) and "no difficulty gains" in reason
