@@ -17,6 +17,8 @@ def demo(
     pool_dir: Path = typer.Option(
         DEMO_POOL,
         "--pool",
+        # The project's own copy, named as in a clone: its absolute path differs per install.
+        show_default="the shipped item_pools/demo-open",
         help="The pool to run on (default: Chinese single-choice and open items; "
         "item_pools/demo for single-choice, multiple-answer and ordering items only).",
     ),
