@@ -20,10 +20,10 @@ import random
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlparse
 
 import openai
@@ -45,23 +45,38 @@ class CallDeferred(Exception):  # noqa: N818 (not an error: the call is answered
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One chat completion to ask for. ``key`` identifies it in the run store."""
+    """One chat completion to ask for. ``key`` identifies it in the run store.
+
+    ``stop`` and ``extra_body`` (fields the endpoint takes beside the standard ones, e.g.
+    ``{"reasoning_effort": "low"}``) are part of the key when set; left unset they are
+    left out of it, so that a store written before they existed keeps its keys.
+    ``item_id`` and ``stage`` only say what the call was for (the run store keeps them
+    for ``cat export``): the same request asked for another reason is the same call."""
 
     model: str
     messages: tuple[Message, ...]
     temperature: float = 0.0
     seed: int | None = 0
     max_tokens: int | None = None
+    stop: tuple[str, ...] | None = None
+    extra_body: Mapping[str, object] | None = None
+    item_id: str | None = field(default=None, compare=False)
+    stage: str | None = field(default=None, compare=False)
 
     def payload(self) -> dict[str, object]:
         """What the key covers: the model, the messages and the sampling parameters."""
-        return {
+        payload: dict[str, object] = {
             "model": self.model,
             "messages": [{"role": r, "content": c} for r, c in self.messages],
             "temperature": self.temperature,
             "seed": self.seed,
             "max_tokens": self.max_tokens,
         }
+        if self.stop is not None:
+            payload["stop"] = list(self.stop)
+        if self.extra_body is not None:
+            payload["extra_body"] = dict(self.extra_body)
+        return payload
 
     @cached_property
     def key(self) -> str:
@@ -225,6 +240,8 @@ class OpenAIBackend:
                     temperature=request.temperature,
                     seed=request.seed,
                     max_tokens=request.max_tokens,
+                    extra_body=dict(request.extra_body) if request.extra_body else None,
+                    **_optional(request),
                 )
                 text = response.choices[0].message.content or ""
             except _TRANSIENT as exc:
@@ -263,6 +280,12 @@ class OpenAIBackend:
             f"{request.model}: gave up after {self.retry.max_attempts} "
             f"attempt{'' if self.retry.max_attempts == 1 else 's'} ({last})"
         )
+
+
+def _optional(request: ChatRequest) -> dict[str, Any]:
+    """The optional fields ``request`` sets, and only those: an unset one is left out
+    of the body rather than sent as null, which some servers refuse."""
+    return {} if request.stop is None else {"stop": list(request.stop)}
 
 
 #: Model names a "no such model" message lists at most (OpenAI's endpoint has 100+).

@@ -60,6 +60,11 @@ class BatchResult:
 def request_line(request: ChatRequest) -> str:
     """The request as one batch line (unset sampling fields are left out of the body)."""
     body = {k: v for k, v in request.payload().items() if v is not None}
+    # The endpoint reads extra_body's fields at the top level of the body, as the
+    # openai client sends them over /chat/completions.
+    extra = body.pop("extra_body", None)
+    if isinstance(extra, dict):
+        body = {**extra, **body}
     line = {"custom_id": request.key, "method": "POST", "url": CHAT_URL, "body": body}
     return json.dumps(line, ensure_ascii=False)
 
