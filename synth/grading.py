@@ -14,6 +14,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 from itempool import ItemType, PoolItem
 from synth.errors import SynthError
@@ -129,7 +130,7 @@ _Outcome = tuple[str, ...] | str | None  # letters, _SKIP, or None (decisively u
 def extract_answer(text: str, item_type: ItemType, options: Mapping[str, str]) -> str | None:
     """The answer stated in ``text``: one letter (single), sorted letters (multi) or the
     letters in the stated order (order), always among ``options``' keys; None if unclear."""
-    choices = _Choices.of(options)
+    choices = _choices_of(tuple(options.items()))
     clean = _clean(text)
     statements = sorted(_statements(clean), reverse=True)  # last first
     lines = [line for line in clean.splitlines() if line.strip()]
@@ -226,6 +227,15 @@ class _Choices:
         folded = _fold(segment)
         same = [letter for letter, text in self.folded.items() if folded and text == folded]
         return same[0] if len(same) == 1 else None
+
+
+@lru_cache(maxsize=4096)
+def _choices_of(options: tuple[tuple[str, str], ...]) -> _Choices:
+    """``_Choices.of``, kept per set of options: an assessment grades the same items'
+    replies again and again, and compiling an item's matchers costs far more than
+    using them (with more items than Python's own pattern cache holds, every reply
+    compiled them anew)."""
+    return _Choices.of(dict(options))
 
 
 def _nfkc(text: str) -> str:
