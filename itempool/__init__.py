@@ -1,11 +1,13 @@
 """The item-pool format (DESIGN.md, "Item pool"): one owner below ``synth`` and ``cat``.
 
-A pool folder holds ``pool.json``, ``items.jsonl`` and, once calibrated, ``params.csv``,
+A pool folder holds ``pool.json``, ``items.jsonl`` (or ``items.jsonl.gz``) and, once
+calibrated, ``params.csv``,
 ``reference.jsonl``, ``reference_answers.csv.gz``, ``low_rank.csv``, for a pool with
 continuous items ``continuous_params.csv``, and, for a multidimensional pool,
 ``mirt_params.csv``. ``load_pool`` is
 the one strict reader every command uses; ``check_pool`` lists every problem with its
-file and line.
+file and line. Both take a folder or the name of a pool on the search path
+(``$CAT_POOL_PATH``, then the repository's ``item_pools/``: ``shipped_pools``).
 
 Names are imported on first use, so that the ``cat`` command line loads no pydantic
 models before a command needs them.
@@ -19,12 +21,13 @@ from irt.lazy import lazy_attributes
 # this name as true, and at run time the block below imports nothing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from itempool.checks import ITEMS, MANIFEST, REFERENCE
+    from itempool.checks import MANIFEST, REFERENCE
     from itempool.errors import PoolFormatError
+    from itempool.item_files import ITEMS, ITEMS_GZ, items_file
     from itempool.items import ItemType, PoolItem, QuestionSet
     from itempool.loader import LoadedPool, check_pool, load_pool, read_questions
     from itempool.low_rank_file import LOW_RANK, LowRankPrior, read_low_rank, write_low_rank
-    from itempool.manifest import PoolManifest, ReferenceRow
+    from itempool.manifest import PoolManifest, PoolSource, ReferenceRow
     from itempool.mirt_file import MIRT_PARAMS, MultidimensionalEntry, check_mirt_params
     from itempool.params_check import (
         CONTINUOUS_PARAMS,
@@ -41,15 +44,18 @@ if TYPE_CHECKING:
         read_reference_answers,
         write_reference_answers,
     )
+    from itempool.shipped import POOL_PATH_ENV, resolve_pool, shipped_pools
 
 #: Public name → the module that defines it.
 _WHERE: dict[str, str] = {
     "CONTINUOUS_PARAMS": "itempool.params_check",
-    "ITEMS": "itempool.checks",
+    "ITEMS": "itempool.item_files",
+    "ITEMS_GZ": "itempool.item_files",
     "LOW_RANK": "itempool.low_rank_file",
     "MANIFEST": "itempool.checks",
     "MIRT_PARAMS": "itempool.mirt_file",
     "PARAMS": "itempool.params_check",
+    "POOL_PATH_ENV": "itempool.shipped",
     "REFERENCE": "itempool.checks",
     "REFERENCE_ANSWERS": "itempool.reference_answers",
     "ItemType": "itempool.items",
@@ -59,6 +65,7 @@ _WHERE: dict[str, str] = {
     "PoolFormatError": "itempool.errors",
     "PoolItem": "itempool.items",
     "PoolManifest": "itempool.manifest",
+    "PoolSource": "itempool.manifest",
     "PredictionErrors": "itempool.prediction_errors",
     "Problem": "itempool.problems",
     "QuestionSet": "itempool.items",
@@ -67,12 +74,15 @@ _WHERE: dict[str, str] = {
     "check_params": "itempool.params_check",
     "check_pool": "itempool.loader",
     "is_scored_params": "itempool.params_check",
+    "items_file": "itempool.item_files",
     "load_pool": "itempool.loader",
     "read_checked_params": "itempool.params_check",
     "read_low_rank": "itempool.low_rank_file",
     "read_pool_params": "itempool.params_check",
     "read_questions": "itempool.loader",
     "read_reference_answers": "itempool.reference_answers",
+    "resolve_pool": "itempool.shipped",
+    "shipped_pools": "itempool.shipped",
     "write_low_rank": "itempool.low_rank_file",
     "write_reference_answers": "itempool.reference_answers",
 }
@@ -80,10 +90,12 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "CONTINUOUS_PARAMS",
     "ITEMS",
+    "ITEMS_GZ",
     "LOW_RANK",
     "MANIFEST",
     "MIRT_PARAMS",
     "PARAMS",
+    "POOL_PATH_ENV",
     "REFERENCE",
     "REFERENCE_ANSWERS",
     "ItemType",
@@ -93,6 +105,7 @@ __all__ = [
     "PoolFormatError",
     "PoolItem",
     "PoolManifest",
+    "PoolSource",
     "PredictionErrors",
     "Problem",
     "QuestionSet",
@@ -101,12 +114,15 @@ __all__ = [
     "check_params",
     "check_pool",
     "is_scored_params",
+    "items_file",
     "load_pool",
     "read_checked_params",
     "read_low_rank",
     "read_pool_params",
     "read_questions",
     "read_reference_answers",
+    "resolve_pool",
+    "shipped_pools",
     "write_low_rank",
     "write_reference_answers",
 ]

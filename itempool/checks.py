@@ -1,5 +1,5 @@
-"""Checks of ``pool.json``, ``items.jsonl`` and ``reference.jsonl``: each appends what it
-finds to a list of ``Problem`` and returns what it could read."""
+"""Checks of ``pool.json``, ``items.jsonl`` (or ``items.jsonl.gz``) and ``reference.jsonl``:
+each appends what it finds to a list of ``Problem`` and returns what it could read."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from itempool.item_files import ITEMS
 from itempool.items import PoolItem
 from itempool.manifest import PoolManifest, ReferenceRow
 from itempool.problems import Problem, describe_errors, json_lines, read_lines
 
 MANIFEST = "pool.json"
-ITEMS = "items.jsonl"
 REFERENCE = "reference.jsonl"
 
 
@@ -40,8 +40,11 @@ def check_manifest(path: Path, problems: list[Problem]) -> PoolManifest | None:
 def check_items(
     path: Path, scenarios: tuple[str, ...], problems: list[Problem]
 ) -> tuple[list[PoolItem] | None, dict[str, int]]:
+    """The items of ``path`` (``items.jsonl`` or ``items.jsonl.gz``; problems name it)
+    and each id's line."""
     # Ids of malformed items count too: a params row for one is not "unknown".
     lines_of: dict[str, int] = {}
+    name = path.name
     if not path.is_file():
         problems.append(Problem(ITEMS, None, "missing: a pool needs its questions"))
         return None, lines_of
@@ -52,33 +55,33 @@ def check_items(
     listed = set(scenarios)
     for line_no, data, not_json in json_lines(lines):
         if not_json is not None:
-            problems.append(Problem(ITEMS, line_no, f"not valid JSON ({not_json})"))
+            problems.append(Problem(name, line_no, f"not valid JSON ({not_json})"))
             continue
         raw_id = data.get("id") if isinstance(data, dict) else None
         if isinstance(raw_id, str):
             if raw_id in lines_of:
                 first = lines_of[raw_id]
                 problems.append(
-                    Problem(ITEMS, line_no, f"duplicate item id {raw_id!r} (first on line {first})")
+                    Problem(name, line_no, f"duplicate item id {raw_id!r} (first on line {first})")
                 )
                 continue
             lines_of[raw_id] = line_no
         try:
             item = PoolItem.model_validate(data)
         except ValidationError as exc:
-            problems.append(Problem(ITEMS, line_no, describe_errors(exc)))
+            problems.append(Problem(name, line_no, describe_errors(exc)))
             continue
         if listed and item.scenario not in listed:
             problems.append(
                 Problem(
-                    ITEMS,
+                    name,
                     line_no,
                     f"item {item.id!r}: scenario {item.scenario!r} is not listed in {MANIFEST}",
                 )
             )
         items.append(item)
-    if not lines_of and not any(p.file == ITEMS for p in problems):
-        problems.append(Problem(ITEMS, None, "no items"))
+    if not lines_of and not any(p.file == name for p in problems):
+        problems.append(Problem(name, None, "no items"))
     return items, lines_of
 
 

@@ -1,12 +1,14 @@
 """The one strict reader of a pool folder (DESIGN.md, "Item pool").
 
-A pool is ``pool.json`` (manifest) and ``items.jsonl`` (questions), plus, once
+A pool is ``pool.json`` (manifest) and ``items.jsonl`` (questions; or ``items.jsonl.gz``,
+the same gzipped, ``itempool.item_files``), plus, once
 calibrated, ``params.csv`` (item parameters), ``reference.jsonl`` (the calibration
 subjects) and, for a multidimensional pool, ``mirt_params.csv``. ``check_pool`` reads
 all of it and lists every problem with its file and line, so that a pool from a stranger
 can be fixed in one pass; ``load_pool`` refuses a pool with any problem. Every command
 that reads a pool (``cat synth``, ``cat calibrate``, ``cat assess``, ``cat pool ...``)
-goes through ``load_pool``.
+goes through ``load_pool``. A pool may be given by name (``mmlu-pro``) where no folder
+of that name is at hand: ``itempool.shipped`` finds it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from irt.params_io import read_params
 from irt.polytomous import PolytomousParams
 from irt.polytomous_io import read_polytomous_params
 from itempool.checks import (
-    ITEMS,
     MANIFEST,
     REFERENCE,
     check_items,
@@ -31,6 +32,7 @@ from itempool.checks import (
     check_references,
 )
 from itempool.errors import PoolFormatError
+from itempool.item_files import ITEMS, ITEMS_GZ, items_problem
 from itempool.items import PoolItem, QuestionSet
 from itempool.manifest import PoolManifest, ReferenceRow
 from itempool.mirt_file import check_mirt_params
@@ -43,6 +45,7 @@ from itempool.params_check import (
     is_scored_params,
 )
 from itempool.problems import Problem
+from itempool.shipped import resolve_pool, unknown_pool_note
 
 
 @dataclass(frozen=True)
@@ -79,13 +82,15 @@ class _Contents:
 
 
 def check_pool(pool_dir: str | Path) -> list[Problem]:
-    """Every problem of the pool in ``pool_dir``, in file order; empty when it is sound."""
-    return _inspect(Path(pool_dir))[1]
+    """Every problem of the pool in ``pool_dir`` (a folder, or a pool's name:
+    ``itempool.shipped``), in file order; empty when it is sound."""
+    return _inspect(resolve_pool(pool_dir))[1]
 
 
 def load_pool(pool_dir: str | Path) -> LoadedPool:
-    """Read a pool for use; ``PoolFormatError`` naming the first problem if there is any."""
-    folder = Path(pool_dir)
+    """Read the pool in ``pool_dir`` (a folder, or a pool's name: ``itempool.shipped``)
+    for use; ``PoolFormatError`` naming the first problem if there is any."""
+    folder = resolve_pool(pool_dir)
     contents, problems = _inspect(folder)
     _refuse(folder, problems)
     assert contents.manifest is not None and contents.items is not None  # no errors
@@ -122,11 +127,11 @@ def load_pool(pool_dir: str | Path) -> LoadedPool:
 
 
 def read_questions(pool_dir: str | Path) -> QuestionSet:
-    """The questions of the pool in ``pool_dir``: ``pool.json`` and ``items.jsonl`` under
-    ``load_pool``'s checks. ``params.csv`` and ``reference.jsonl`` are not read, so a pool
-    can be asked (``cat synth``) and calibrated before it has them, and recalibrated over
-    stale ones."""
-    folder = Path(pool_dir)
+    """The questions of the pool in ``pool_dir`` (a folder or a pool's name):
+    ``pool.json`` and ``items.jsonl`` (or ``.gz``) under ``load_pool``'s checks.
+    ``params.csv`` and ``reference.jsonl`` are not read, so a pool can be asked (``cat
+    synth``) and calibrated before it has them, and recalibrated over stale ones."""
+    folder = resolve_pool(pool_dir)
     contents, problems = _inspect(folder, questions_only=True)
     _refuse(folder, problems)
     manifest, items = contents.manifest, contents.items
@@ -142,7 +147,7 @@ def pool_folder_problem(folder: Path) -> str | None:
     if folder.exists():
         # The usual slip is a pool's file (or a CSV of questions) given for its folder.
         what = f"a file, not a pool folder (a pool folder holds {MANIFEST} and {ITEMS})"
-        if folder.name in (MANIFEST, ITEMS):
+        if folder.name in (MANIFEST, ITEMS, ITEMS_GZ):
             return f"{what}; give its folder {folder.parent}"
         return what
     return "no such folder"
@@ -152,7 +157,7 @@ def _refuse(folder: Path, problems: list[Problem]) -> None:
     missing = pool_folder_problem(folder)
     if missing is not None:
         # No folder to look into: "run cat pool validate" would only say the same again.
-        raise PoolFormatError(f"{folder}: {missing}")
+        raise PoolFormatError(f"{folder}: {_with_names(missing, folder)}")
     errors = [p for p in problems if not p.warning]
     if errors:
         count = f"{len(errors)} problem{'s' if len(errors) > 1 else ''}"
@@ -168,10 +173,16 @@ def _inspect(folder: Path, questions_only: bool = False) -> tuple[_Contents, lis
     problems: list[Problem] = []
     missing = pool_folder_problem(folder)
     if missing is not None:
-        return contents, [Problem(str(folder), None, missing)]
+        return contents, [Problem(str(folder), None, _with_names(missing, folder))]
     contents.manifest = check_manifest(folder / MANIFEST, problems)
     scenarios = contents.manifest.scenarios if contents.manifest else ()
-    contents.items, contents.item_lines = check_items(folder / ITEMS, scenarios, problems)
+    both = items_problem(folder)
+    if both is not None:
+        problems.append(Problem(f"{ITEMS}, {ITEMS_GZ}", None, both))
+    # With both there, the plain file is checked so that its other problems show too.
+    items_path = folder / (ITEMS_GZ if both is None and (folder / ITEMS_GZ).is_file() else ITEMS)
+    items_name = items_path.name
+    contents.items, contents.item_lines = check_items(items_path, scenarios, problems)
     if questions_only:
         return contents, problems
     items = contents.items or []
@@ -181,16 +192,18 @@ def _inspect(folder: Path, questions_only: bool = False) -> tuple[_Contents, lis
         model = contents.manifest.model if contents.manifest else None
         top = {item.id: item.max_score for item in items if item.id not in continuous}
         discrete_lines = {k: v for k, v in lines.items() if k not in continuous}
-        problems.extend(check_params(folder / PARAMS, model, discrete_lines, ITEMS, max_scores=top))
+        problems.extend(
+            check_params(folder / PARAMS, model, discrete_lines, items_name, max_scores=top)
+        )
     if continuous and (folder / CONTINUOUS_PARAMS).is_file():
         own = {k: v for k, v in lines.items() if k in continuous}
-        problems.extend(check_continuous_params(folder / CONTINUOUS_PARAMS, own, ITEMS))
+        problems.extend(check_continuous_params(folder / CONTINUOUS_PARAMS, own, items_name))
     elif continuous and (folder / PARAMS).is_file():
         problems.append(
             Problem(
                 CONTINUOUS_PARAMS,
                 None,
-                f"missing: {len(continuous)} item(s) of {ITEMS} are continuous, and "
+                f"missing: {len(continuous)} item(s) of {items_name} are continuous, and "
                 f"{PARAMS} holds the others only (cat calibrate --pool writes both)",
             )
         )
@@ -203,3 +216,9 @@ def _inspect(folder: Path, questions_only: bool = False) -> tuple[_Contents, lis
         )
         problems.extend(mirt_problems)
     return contents, problems
+
+
+def _with_names(missing: str, folder: Path) -> str:
+    """``missing`` and, for a bare name that named no pool, the pools there are."""
+    note = unknown_pool_note(folder)
+    return missing if note is None else f"{missing}, {note}"

@@ -12,6 +12,18 @@ from itempool.mirt_file import MultidimensionalEntry
 from itempool.prediction_errors import PredictionErrors
 
 
+class PoolSource(BaseModel):
+    """One origin of a pool's contents (``pool.json``'s ``sources``): what was taken
+    (``what``: "questions", "per-question results of 32 models"), where from (``url``)
+    and under which licence (``license``, an SPDX id such as "MIT")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    what: str = Field(min_length=1)
+    url: str = Field(min_length=1)
+    license: str = Field(min_length=1)
+
+
 class PoolManifest(BaseModel):
     """``pool.json``. Unknown keys are kept (a pool may carry its own notes); the items,
     by contrast, are strict."""
@@ -30,7 +42,10 @@ class PoolManifest(BaseModel):
     note: str | None = None
     source: str | None = None
     imported: str | None = None
+    # The pool's licence as a whole (an SPDX expression: "MIT AND Apache-2.0"), and each
+    # part's origin and licence: a pool built from third-party data says both.
     license: str | None = None
+    sources: tuple[PoolSource, ...] = ()
     prediction_errors: PredictionErrors | None = None
     # Per design (irt, mixture, low-rank): the references' cross-fitted errors, by which
     # cat assess chooses its design and sizes its interval.

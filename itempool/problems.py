@@ -11,6 +11,8 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from itempool.item_files import read_text
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -48,10 +50,21 @@ def numbered_csv_rows(fh: TextIO) -> Iterator[tuple[int, list[str]]]:
         start = reader.line_num + 1
 
 
+def split_lines(text: str) -> list[str]:
+    """The lines of a JSONL (or CSV) text: split at ``\\n`` only, a ``\\r`` before it
+    dropped. ``str.splitlines`` also splits at U+0085, U+2028 and the like, which a JSON
+    string may hold unescaped (MMLU-Pro's questions do)."""
+    lines = text.split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
 def read_lines(path: Path, problems: list[Problem]) -> list[str] | None:
-    """The file's lines (a BOM dropped), or None with the reason added to ``problems``."""
+    """The file's lines (``split_lines``; a BOM dropped; gunzipped when its name ends in
+    ``.gz``), or None with the reason added to ``problems``."""
     try:
-        return path.read_text(encoding="utf-8-sig").splitlines()
+        return split_lines(read_text(path))
     except (OSError, UnicodeError) as exc:
         problems.append(Problem(path.name, None, f"cannot read it ({exc})"))
         return None

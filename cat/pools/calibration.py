@@ -26,10 +26,13 @@ from itempool import (
     MIRT_PARAMS,
     REFERENCE_ANSWERS,
     PoolFormatError,
+    items_file,
     write_low_rank,
     write_reference_answers,
 )
 from itempool.atomic import write_text_atomic
+from itempool.item_files import read_text as read_items_text
+from itempool.problems import split_lines
 
 
 def reference_rows(responses: ResponseMatrix, abilities: Abilities) -> list[dict[str, Any]]:
@@ -92,7 +95,7 @@ def record_calibration(
         unknown = [i for i in params.item_ids if i not in pool_items]
         if unknown:
             raise CatError(
-                f"{len(unknown)} calibrated item(s) are not in {pool_dir / 'items.jsonl'} "
+                f"{len(unknown)} calibrated item(s) are not in {items_file(pool_dir)} "
                 f"(e.g. {', '.join(unknown[:3])})"
             )
     (pool_dir / CONTINUOUS_PARAMS).unlink(missing_ok=True)
@@ -151,16 +154,22 @@ def record_multidimensional(pool_dir: Path, params: MirtParams, entry: dict[str,
 
 
 def _pool_item_ids(pool_dir: Path) -> set[str] | None:
-    path = pool_dir / "items.jsonl"
+    try:
+        path = items_file(pool_dir)
+    except PoolFormatError as exc:
+        raise CatError(str(exc)) from exc
     if not path.is_file():
         return None
+    try:
+        lines = split_lines(read_items_text(path))
+    except (OSError, UnicodeError) as exc:
+        raise CatError(f"{path}: cannot read it ({exc})") from exc
     ids: set[str] = set()
-    with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                ids.add(str(json.loads(line)["id"]))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise CatError(f"{path} line {line_no}: not an item with an 'id'") from exc
+    for line_no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            ids.add(str(json.loads(line)["id"]))
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise CatError(f"{path} line {line_no}: not an item with an 'id'") from exc
     return ids

@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 from cat.arguments import PathArg, api_errors, as_path
 from cat.pools.loading import load_pool
-from itempool import Problem, check_pool
+from itempool import Problem, check_pool, resolve_pool
 
 
 class PoolCheck(BaseModel):
@@ -37,9 +37,9 @@ class PoolCheck(BaseModel):
 
 @api_errors
 def validate_pool(pool_dir: PathArg) -> PoolCheck:
-    """Check the pool in ``pool_dir`` (a str or path); a pool that passes is loaded to
-    count its items."""
-    pool_dir = as_path(pool_dir, "pool_dir")
+    """Check the pool in ``pool_dir`` (a str or path, or a pool's name:
+    ``itempool.shipped``); a pool that passes is loaded to count its items."""
+    pool_dir = resolve_pool(as_path(pool_dir, "pool_dir"))
     problems = tuple(check_pool(pool_dir))
     loads = not any(not p.warning for p in problems)
     n_items = len(load_pool(pool_dir).items) if loads else None

@@ -25,7 +25,7 @@ from cat.errors import CatError
 from cat.pools.jsonl import read_json_lines
 from cat.pools.lm_eval import import_lm_eval, lm_eval_task
 from cat.pools.names import QUESTION_FIELDS, Language
-from itempool import ITEMS, MANIFEST, ItemType, PoolItem
+from itempool import ITEMS, ITEMS_GZ, MANIFEST, ItemType, PoolItem
 from itempool.problems import describe_errors, numbered_csv_rows
 
 __all__ = [
@@ -203,7 +203,7 @@ def import_questions(
         raise CatError(f"language must be 'zh' or 'en', got {language!r}")
     language = Language(language)
     columns, optional = _check_mapping(mapping)
-    existing = [f for f in (ITEMS, MANIFEST) if (pool_dir / f).exists()]
+    existing = [f for f in (ITEMS, ITEMS_GZ, MANIFEST) if (pool_dir / f).exists()]
     if existing:
         raise CatError(f"{pool_dir} already holds {' and '.join(existing)}; choose a new folder")
     if not path.is_file():

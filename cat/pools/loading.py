@@ -30,13 +30,16 @@ __all__ = [
 
 @api_errors
 def load_pool(pool_dir: PathArg) -> LoadedPool:
-    """Read and check the pool in ``pool_dir`` (a str or path; ``itempool.load_pool``);
-    every problem is a ``CatError`` naming the file and line."""
+    """Read and check the pool in ``pool_dir`` (a str or path; ``itempool.load_pool``),
+    or the pool of that name (``"mmlu-pro"``: a folder of ``$CAT_POOL_PATH`` or the
+    repository's ``item_pools/``, ``itempool.shipped``); every problem is a ``CatError``
+    naming the file and line."""
     return _load_pool(as_path(pool_dir, "pool_dir"))
 
 
 def as_pool(pool: LoadedPool | PathArg, argument: str = "pool") -> LoadedPool:
-    """``pool`` itself, or the pool loaded from that folder (a str or path)."""
+    """``pool`` itself, or the pool loaded from that folder (a str or path) or of that
+    name (``load_pool``)."""
     if isinstance(pool, LoadedPool):
         return pool
     if not isinstance(pool, str | os.PathLike):

@@ -24,8 +24,9 @@ from cat.pools.loading import as_pool, binary_params
 from cat.pools.recalibration import Method, Recalibration, merge_responses, recalibrate
 from cat.provenance import package_version, utc_now
 from irt.readers import read_responses
-from itempool import ITEMS, MANIFEST, LoadedPool, PoolItem
-from itempool.problems import describe_errors
+from itempool import MANIFEST, LoadedPool, PoolItem, items_file
+from itempool.item_files import read_text, write_text
+from itempool.problems import describe_errors, split_lines
 
 
 class _Result(BaseModel):
@@ -105,12 +106,12 @@ def recalibrate_pool(
     (out / MANIFEST).write_text(
         json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
-    old_items = (pool_dir / ITEMS).read_text(encoding="utf-8-sig")
+    # The new version keeps the old one's form: items.jsonl, or items.jsonl.gz.
+    old_path = items_file(pool_dir)
+    old_items = read_text(old_path)
     if old_items and not old_items.endswith("\n"):  # else the first new item joins the last
         old_items += "\n"
-    (out / ITEMS).write_text(
-        old_items + "".join(line + "\n" for line in new_lines), encoding="utf-8"
-    )
+    write_text(out / old_path.name, old_items + "".join(line + "\n" for line in new_lines))
     provenance = {
         "method": f"recalibration ({result.method})",
         "from": {"pool": str(pool_dir), "version": previous["version"]},
@@ -151,7 +152,7 @@ def new_item_lines(path: Path | None, new_items: tuple[str, ...]) -> list[str]:
             "give their questions with --items FILE.jsonl"
         )
     try:
-        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+        lines = split_lines(Path(path).read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeError) as exc:
         raise CatError(f"cannot read {path} ({exc})") from exc
     found: dict[str, str] = {}
