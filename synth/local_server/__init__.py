@@ -5,7 +5,8 @@ client, so the wire format is the real one: ``POST /v1/chat/completions`` answer
 ``chat.completion`` object, ``GET /v1/models`` lists the simulated models, errors come as
 ``{"error": {...}}`` with the status codes the client maps to its exception types.
 
-A simulated model is a name and the probability that it answers a question right. The
+A simulated model is a name and the probability that it answers a question right, or a
+replayed one: a subject of a response matrix answering as it did (``--replay``). The
 server recognises which pool item a request is about by finding the item's question text
 in the request's messages, then draws the answer from a generator seeded by a stable hash
 of (server seed, item, model, messages): the same request always gets the same reply, and
@@ -18,6 +19,7 @@ process with ``python -m synth.local_server`` (prints ``READY <base_url>`` once 
 The parts, from the inside out:
 
 - ``simulator``: which item a request asks about, right or wrong, and the reply text;
+- ``replay``: :func:`read_replay`, the recorded answers replayed models give;
 - ``faults``: :class:`FaultPlan`, the per-request fault rates;
 - ``records``: :class:`RequestRecord` and the request log;
 - ``protocol``: the OpenAI request/response bodies (request in, reply out, no sockets);
@@ -27,6 +29,7 @@ The parts, from the inside out:
 
 from synth.local_server.faults import FaultPlan
 from synth.local_server.records import OUTCOMES, RequestRecord
+from synth.local_server.replay import read_replay
 from synth.local_server.server import LocalServer, main
 
-__all__ = ["OUTCOMES", "FaultPlan", "LocalServer", "RequestRecord", "main"]
+__all__ = ["OUTCOMES", "FaultPlan", "LocalServer", "RequestRecord", "main", "read_replay"]

@@ -22,6 +22,7 @@ from synth.local_server.handler import CompletionsHTTPServer
 from synth.local_server.open_answers import JUDGE_MODES
 from synth.local_server.protocol import ChatCompletions
 from synth.local_server.records import RequestLog, RequestRecord
+from synth.local_server.replay import read_replay
 from synth.local_server.simulator import Simulator
 
 __all__ = ["LocalServer", "main"]
@@ -33,7 +34,10 @@ class LocalServer:
     """An OpenAI-compatible chat-completions server for ``items``, serving in a daemon
     thread.
 
-    ``models`` maps a model name to its probability of answering right; ``judges`` maps
+    ``models`` maps a model name to its probability of answering right; ``replay`` maps
+    a replayed model's name to its recorded answers (item id -> 0/1: the key where 1, a
+    wrong option where 0, a reply naming no option for an item it lacks; ``read_replay``
+    reads them from a response matrix); ``judges`` maps
     a judge model's name to its mode (``synth.local_server.open_answers``); ``faults``
     sets the per-request fault rates; ``seed`` fixes answers and faults; ``log_path`` (optional)
     receives one JSON line per request as it happens. Use as a context manager or call
@@ -53,8 +57,9 @@ class LocalServer:
         irt: Mapping[str, tuple[float, float, float]] | None = None,
         judges: Mapping[str, str] | None = None,
         batch_faults: BatchFaults | None = None,
+        replay: Mapping[str, Mapping[str, int]] | None = None,
     ) -> None:
-        self._simulator = Simulator(items, models, seed, irt, judges)
+        self._simulator = Simulator(items, models, seed, irt, judges, replay)
         self._log = RequestLog()
         self._api = ChatCompletions(self._simulator, faults, self._log)
         #: The Batch API's files and batches (``/v1/files``, ``/v1/batches``).
@@ -116,7 +121,8 @@ class LocalServer:
 
     def p_right(self, model: str, item_id: str) -> float:
         """The probability that simulated ``model`` answers ``item_id`` right: its true
-        expected accuracy on a pool is the mean of these."""
+        expected accuracy on a pool is the mean of these (a replayed model: its recorded
+        answer, 0 where it has none)."""
         return self._simulator.p_right(model, item_id)
 
     def completed_keys(self) -> list[str]:
@@ -174,14 +180,40 @@ def parse_judges(text: str) -> dict[str, str]:
     return judges
 
 
+def _names(text: str) -> list[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one subject, e.g. a,b")
+    return names
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m synth.local_server",
         description="Serve simulated models over an OpenAI-compatible chat-completions API.",
     )
-    parser.add_argument("--pool", type=Path, required=True, help="pool folder")
+    parser.add_argument("--pool", type=Path, required=True, help="pool folder, or a pool's name")
     parser.add_argument(
-        "--models", type=parse_models, required=True, help="NAME=P,... (P = right-answer rate)"
+        "--models",
+        type=parse_models,
+        default={},
+        help="NAME=P,... (P = right-answer rate); needed unless --replay gives models",
+    )
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        default=None,
+        metavar="RESPONSES",
+        help="a response matrix (.jsonl or wide .csv, optionally .gz): each subject becomes "
+        "a model of its name answering as recorded (1: right, 0: a wrong option, no "
+        "answer: a reply naming no option)",
+    )
+    parser.add_argument(
+        "--replay-subjects",
+        type=_names,
+        default=None,
+        metavar="A,B,...",
+        help="replay only these subjects of --replay",
     )
     parser.add_argument(
         "--judges",
@@ -214,7 +246,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until SIGTERM or SIGINT; print ``READY <base_url>`` once listening."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not args.models and args.replay is None:
+        parser.error("give --models NAME=P,... or --replay RESPONSES (or both)")
+    if args.replay_subjects is not None and args.replay is None:
+        parser.error("--replay-subjects picks subjects of --replay RESPONSES: give that too")
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -226,6 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             **{f.name: getattr(args, "batch_" + f.name) for f in fields(BatchFaults)}
         )
         pool = read_questions(args.pool)
+        replay = None
+        if args.replay is not None:
+            replay = read_replay(args.replay, args.replay_subjects)
         server = LocalServer(
             pool.items,
             args.models,
@@ -236,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             log_path=args.log,
             judges=args.judges,
             batch_faults=batch_faults,
+            replay=replay,
         )
         # Handlers first: a SIGTERM right after READY must still stop cleanly.
         signal.signal(signal.SIGTERM, on_signal)

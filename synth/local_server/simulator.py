@@ -9,6 +9,13 @@ distinct requests are independent draws.
 
 Open items get free-text replies, and judge models (``judges``: name -> mode) answer
 judge prompts with a score (``synth.local_server.open_answers``).
+
+A *replayed* model (``replay``: name -> {item id: 0/1}) answers as a real model did: the
+key where its recorded answer is 1, a wrong option where 0, and a reply naming no option
+at all where it has no answer (so it is graded unparsed, as the benchmark's own "no
+letter extracted"). Questions that repeat with other options are told apart by their
+options; an item that repeats another one's question and options is that item to the
+server (the first in pool order), since no request could tell them apart.
 """
 
 from __future__ import annotations
@@ -55,6 +62,15 @@ _ZH_REASONING: Final = (
 )
 
 
+# Replies of a replayed model that left an item unanswered: no capital letter stands
+# alone and none of them says "answer", so no option can be read out of them.
+_EN_NO_ANSWER: Final = (
+    "Sorry, there is not enough here to go on; no choice from me this time.",
+    "Let me think step by step. The options all look plausible, so no pick from me.",
+)
+_ZH_NO_ANSWER: Final = ("抱歉，这道题我无法作出选择。", "信息不足，无法判断。")
+
+
 @dataclass(frozen=True)
 class ItemInfo:
     """A pool item as the simulator matches and answers it."""
@@ -63,6 +79,7 @@ class ItemInfo:
     question: str  # whitespace-normalised
     letters: tuple[str, ...]  # the option letters, sorted
     chinese: bool
+    bodies: tuple[str, ...] = ()  # the option texts, whitespace-normalised
 
 
 def _normalise(text: str) -> str:
@@ -127,7 +144,14 @@ class _ItemIndex:
             for m in matches
             if not any(o[0] <= m[0] and m[1] <= o[1] and o[1] - o[0] > m[1] - m[0] for o in matches)
         ]
-        return max(outer, key=lambda m: (m[0], m[1]))[2]
+        last = max(outer, key=lambda m: (m[0], m[1]))
+        twins = [m[2] for m in outer if m[:2] == last[:2]]
+        if len(twins) == 1:
+            return last[2]
+        # One question with other options (a benchmark may repeat a stem): the item whose
+        # option texts the rest of the prompt holds most of; the first on a tie.
+        rest = text[last[1] :]
+        return max(twins, key=lambda info: sum(body in rest for body in info.bodies))
 
 
 class Simulator:
@@ -135,7 +159,9 @@ class Simulator:
 
     ``models`` maps a model name to its probability of answering right, or, with ``irt``
     (item id -> a, b, c), to its ability θ; ``seed`` fixes every answer. ``judges`` maps
-    a judge model's name to its mode (``open_answers.JUDGE_MODES``).
+    a judge model's name to its mode (``open_answers.JUDGE_MODES``). ``replay`` maps a
+    replayed model's name to its recorded answers (item id -> 1 right, 0 wrong; an item
+    it lacks gets a reply naming no option).
     """
 
     def __init__(
@@ -145,14 +171,16 @@ class Simulator:
         seed: int,
         irt: Mapping[str, tuple[float, float, float]] | None = None,
         judges: Mapping[str, str] | None = None,
+        replay: Mapping[str, Mapping[str, int]] | None = None,
     ) -> None:
-        if not models:
+        self.replay: dict[str, dict[str, int]] = _checked_replay(replay or {}, models)
+        if not models and not self.replay:
             raise SynthError("at least one simulated model is needed")
         self.judges: dict[str, str] = dict(judges or {})
         for name, mode in self.judges.items():
             if mode not in JUDGE_MODES:
                 raise SynthError(f"judge {name!r}: mode must be one of {', '.join(JUDGE_MODES)}")
-            if name in models or not name:
+            if name in models or name in self.replay or not name:
                 raise SynthError(f"judge {name!r} needs a name of its own, not a model's")
         for name, p in models.items():
             if not name:
@@ -169,32 +197,35 @@ class Simulator:
         self.models: dict[str, float] = dict(models)
         self.seed = seed
         infos: list[ItemInfo] = []
-        seen: dict[str, str] = {}
+        seen: set[tuple[str, tuple[str, ...]]] = set()
         for item in items:
             question = _normalise(item.question)
-            if question in seen:
-                raise SynthError(
-                    f"items {seen[question]!r} and {item.id!r} ask the same question; "
-                    "the server could not tell them apart"
-                )
-            seen[question] = item.id
+            bodies = tuple(_normalise(body) for body in item.options.values())
+            if (question, bodies) in seen:
+                continue  # asked exactly as an earlier item: that item, to the server
+            seen.add((question, bodies))
             infos.append(
                 ItemInfo(
                     item=item,
                     question=question,
                     letters=tuple(sorted(item.options)),
                     chinese=_CJK.search(item.question) is not None,
+                    bodies=bodies,
                 )
             )
         self._index = _ItemIndex(infos)
 
     @property
     def names(self) -> list[str]:
-        """Every model the server answers as: the simulated models, then the judges."""
-        return [*self.models, *self.judges]
+        """Every model the server answers as: the simulated models, the replayed ones,
+        then the judges."""
+        return [*self.models, *self.replay, *self.judges]
 
     def p_right(self, model: str, item_id: str) -> float:
-        """The probability that ``model`` answers ``item_id`` right."""
+        """The probability that ``model`` answers ``item_id`` right (a replayed model:
+        its recorded answer, 0 where it has none)."""
+        if model in self.replay:
+            return float(self.replay[model].get(item_id, 0))
         value = self.models[model]
         if self.irt is None:
             return value
@@ -231,6 +262,8 @@ class Simulator:
         rng = random.Random(int.from_bytes(digest[:8], "big"))
         if model in self.judges:
             return judge_reply(self.judges[model], info.item, prompt, info.chinese, rng)
+        if model in self.replay and info.item.id not in self.replay[model]:
+            return _no_answer(info, rng)
         if info.item.type is ItemType.OPEN:
             quality = draw_quality(self.p_right(model, info.item.id), rng)
             return open_reply(info.item, quality, info.chinese, rng)
@@ -240,6 +273,33 @@ class Simulator:
             else _wrong(info, rng)
         )
         return _render(info, answer, rng)
+
+
+def _checked_replay(
+    replay: Mapping[str, Mapping[str, int]], models: Mapping[str, float]
+) -> dict[str, dict[str, int]]:
+    """``replay`` as plain dicts, each answer 0 or 1 and each name free."""
+    checked: dict[str, dict[str, int]] = {}
+    for name, answers in replay.items():
+        if not name:
+            raise SynthError("a model name must not be empty")
+        if name in models:
+            raise SynthError(f"model {name!r} is both simulated and replayed")
+        bad = [(item, v) for item, v in answers.items() if v not in (0, 1) or isinstance(v, bool)]
+        if bad:
+            item, value = bad[0]
+            raise SynthError(
+                f"replayed model {name!r}: answer to {item!r} is {value!r}; only 0 or 1"
+            )
+        checked[name] = {str(item): int(v) for item, v in answers.items()}
+    return checked
+
+
+def _no_answer(info: ItemInfo, rng: random.Random) -> str:
+    """A reply naming no option: a model that gave no answer the benchmark could read."""
+    if info.chinese:
+        return rng.choice(_ZH_NO_ANSWER)
+    return rng.choice(_EN_NO_ANSWER)
 
 
 def _wrong(info: ItemInfo, rng: random.Random) -> str:
@@ -277,4 +337,9 @@ def _render(info: ItemInfo, answer: str, rng: random.Random) -> str:
         statements = (f"The answer is ({answer}).", f"Answer: {answer}", f"The answer is {answer}.")
     reasoning = " ".join(rng.sample(_EN_REASONING, rng.randint(1, 2)))
     prefixes = ("", f"Let me think step by step. {reasoning}\n", f"{reasoning}\n\n")
-    return rng.choice(prefixes) + rng.choice(statements)
+    prefix, statement = rng.choice(prefixes), rng.choice(statements)
+    if kind is ItemType.SINGLE and any(body.upper() in info.letters for body in info.bodies):
+        # An option reading "B" or "b" (boron; a variable) makes "Answer: B" mean
+        # either; the bracketed letter is what the model would write to be understood.
+        statement = f"The answer is ({answer})."
+    return prefix + statement

@@ -369,9 +369,10 @@ def test_server_arguments_are_checked() -> None:
         LocalServer(ITEMS, {"m": 1.2})
     with pytest.raises(SynthError, match="model"):
         LocalServer(ITEMS, {})
-    twin = ITEMS[0].model_copy(update={"id": "twin"})
-    with pytest.raises(SynthError, match="same question"):
-        LocalServer((*ITEMS, twin), MODELS)
+    with pytest.raises(SynthError, match="both simulated and replayed"):
+        LocalServer(ITEMS, MODELS, replay={"good": {"en-planet": 1}})
+    with pytest.raises(SynthError, match="answer to 'en-planet' is 2; only 0 or 1"):
+        LocalServer(ITEMS, {}, replay={"r": {"en-planet": 2}})
 
 
 def test_module_entry_point_serves_until_sigterm(tmp_path: Path) -> None:
