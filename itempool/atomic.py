@@ -10,21 +10,34 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
-__all__ = ["write_text_atomic"]
+__all__ = ["atomic_text_file", "write_text_atomic"]
 
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Replace ``path`` by ``text`` (UTF-8) atomically, keeping the replaced file's mode
     (a new file: 0666 less the umask, as ``open`` makes it)."""
+    with atomic_text_file(path) as fh:
+        fh.write(text)
+
+
+@contextmanager
+def atomic_text_file(path: Path) -> Iterator[TextIO]:
+    """A UTF-8 text file to write piece by piece (output too big to hold in memory at
+    once) that replaces ``path`` atomically when the block ends, keeping the replaced
+    file's mode as ``write_text_atomic`` does; an error in the block leaves ``path`` as
+    it was."""
     path = Path(path)
     # Beside the target, so that os.replace stays on one file system and is atomic.
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
     try:
         # Not mkstemp: its files are private (0600); "x" honours the umask like any output.
         with tmp.open("x", encoding="utf-8") as fh:
-            fh.write(text)
+            yield fh
         _keep_mode(path, tmp)
         os.replace(tmp, path)
     except BaseException:

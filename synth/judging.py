@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from itempool import ItemType, PoolItem, QuestionSet
 from synth.backend import CallDeferred, ChatReply, ChatRequest
+from synth.call_grades import judge_grade
 from synth.judge import JUDGE_PROMPT_VERSION, Judge, judge_messages, parse_judge_score
 from synth.prompts import Message
 from synth.store import Judgement, Result, RunStore
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 
 #: Asks one request at one base URL; None when the call failed (recorded by the caller).
 JudgeCall = Callable[[ChatRequest, str], Awaitable[ChatReply | None]]
+#: The stage a judge's call is stored under (``synth.runner.JUDGE_ROLE`` is the same).
+JUDGE_STAGE = "judge"
 
 
 @dataclass
@@ -162,6 +165,8 @@ class JudgePhase:
             self.temperature,
             self.seed + job.rejected,
             self.max_tokens,
+            item_id=job.item.id,
+            stage=JUDGE_STAGE,
         )
         reply = await call(request, self.judge.base_url)
         points, error, rejected = None, None, job.rejected
@@ -170,6 +175,13 @@ class JudgePhase:
         else:
             verdict = parse_judge_score(reply.text, job.item.max_score)
             points, error = verdict.points, verdict.problem
+            self.store.set_call_grade(
+                request.key,
+                None if points is None else str(points),
+                judge_grade(points, job.item.max_score, error),
+                item_id=job.item.id,
+                stage=JUDGE_STAGE,
+            )
             if error is not None:
                 rejected += 1
                 self.counts.refused += 1

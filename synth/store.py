@@ -17,9 +17,15 @@ point resumes its batches and submits nothing twice. Requests are stored as thei
 payload only: no API key or header is ever written.
 
 Schema 2 (issue 15) added ``credit``, ``points``, ``max_score`` and ``reply_hash`` to
-``results`` and the ``judgements`` table. A schema 1 store is migrated when opened: the
-new columns are added empty (NULL), and the runner fills them by grading the stored final
-replies again, without any call.
+``results`` and the ``judgements`` table. Schema 3 (issue 28) added to ``calls`` what each
+call was for and how its reply was graded: ``item_id`` and ``stage`` (from the request:
+``ChatRequest.item_id``, ``ChatRequest.stage``), ``answer`` (the parsed answer) and
+``grade`` (JSON: status, correct, points, max_score, credit, target; a judge's call: its
+parsed score), and ``item_id`` to ``batch_requests`` (a batch's reply is stored with it).
+``cat export`` (``synth.export_calls``) reads them. A schema 1 or 2 store is migrated
+when opened, in one transaction: the new columns are added empty (NULL); the runner fills
+the results' grading by grading the stored final replies again, without any call, and
+``cat export`` grades calls stored without a grade where it is given the pool.
 """
 
 from __future__ import annotations
@@ -27,18 +33,27 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from synth.backend import ChatReply, ChatRequest
 from synth.errors import SynthError
-from synth.store_records import Judgement, Result, StoredBatch, StoredCall
+from synth.store_records import CallRecord, Judgement, Result, StoredBatch, StoredCall
 
-__all__ = ["SCHEMA_VERSION", "Judgement", "Result", "RunStore", "StoredBatch", "StoredCall"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "CallRecord",
+    "Judgement",
+    "Result",
+    "RunStore",
+    "StoredBatch",
+    "StoredCall",
+    "request_from_payload",
+]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,7 +68,11 @@ CREATE TABLE IF NOT EXISTS calls (
     attempts INTEGER NOT NULL,
     cost REAL,
     prompt_version TEXT NOT NULL,
-    created TEXT NOT NULL
+    created TEXT NOT NULL,
+    item_id TEXT,
+    stage TEXT,
+    answer TEXT,
+    grade TEXT
 );
 CREATE TABLE IF NOT EXISTS failures (
     key TEXT PRIMARY KEY,
@@ -102,7 +121,8 @@ CREATE TABLE IF NOT EXISTS batch_requests (
     errors INTEGER NOT NULL,
     last_error TEXT,
     error_seen TEXT,
-    created TEXT NOT NULL
+    created TEXT NOT NULL,
+    item_id TEXT
 );
 CREATE TABLE IF NOT EXISTS batches (
     name TEXT PRIMARY KEY,
@@ -118,12 +138,27 @@ CREATE TABLE IF NOT EXISTS batches (
 );
 """
 
-# Schema 1 -> 2: the grading columns of results (the judgements table is made by _SCHEMA).
-_MIGRATE_1_TO_2 = (
-    "ALTER TABLE results ADD COLUMN credit REAL",
-    "ALTER TABLE results ADD COLUMN points INTEGER",
-    "ALTER TABLE results ADD COLUMN max_score INTEGER",
-    "ALTER TABLE results ADD COLUMN reply_hash TEXT",
+# The columns each schema added to tables that existed before it, as (table, column, type);
+# new tables are made by _SCHEMA. Appended, so a migrated table has a new one's columns in
+# the same order. Schema 2: the grading of results (and the judgements table).
+_ADDED_IN_2 = (
+    ("results", "credit", "REAL"),
+    ("results", "points", "INTEGER"),
+    ("results", "max_score", "INTEGER"),
+    ("results", "reply_hash", "TEXT"),
+)
+# Schema 3: what each call was for and how its reply was graded.
+_ADDED_IN_3 = (
+    ("calls", "item_id", "TEXT"),
+    ("calls", "stage", "TEXT"),
+    ("calls", "answer", "TEXT"),
+    ("calls", "grade", "TEXT"),
+    ("batch_requests", "item_id", "TEXT"),
+)
+_MIGRATIONS = {1: _ADDED_IN_2 + _ADDED_IN_3, 2: _ADDED_IN_3}
+_CALL_COLUMNS = (
+    "key, model, request, reply, prompt_tokens, completion_tokens, latency, attempts, cost, "
+    "prompt_version, created, item_id, stage, answer, grade"
 )
 _JUDGEMENT_COLUMNS = (
     "item_id, participant, reply_hash, judge_model, prompt_version, status, points, "
@@ -137,6 +172,49 @@ _RESULT_COLUMNS = (
 
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def request_from_payload(
+    payload: Mapping[str, Any], item_id: str | None = None, stage: str | None = None
+) -> ChatRequest:
+    """The request whose ``payload()`` is ``payload`` (as the store keeps it), with the
+    same key; ``item_id`` and ``stage`` say what it was for."""
+    stop, extra = payload.get("stop"), payload.get("extra_body")
+    return ChatRequest(
+        payload["model"],
+        tuple((m["role"], m["content"]) for m in payload["messages"]),
+        payload["temperature"],
+        payload["seed"],
+        payload["max_tokens"],
+        stop=None if stop is None else tuple(stop),
+        extra_body=extra,
+        item_id=item_id,
+        stage=stage,
+    )
+
+
+def _models_clause(models: Sequence[str] | None) -> tuple[str, list[str]]:
+    """A WHERE clause keeping the calls of ``models`` (none: every call)."""
+    if not models:
+        return "", []
+    return f" WHERE model IN ({','.join('?' * len(models))})", list(models)
+
+
+def _call_record(row: Sequence[Any]) -> CallRecord:
+    grade = None if row[14] is None else json.loads(row[14])
+    return CallRecord(
+        key=row[0],
+        model=row[1],
+        request=json.loads(row[2]),
+        reply=ChatReply(row[3], row[4], row[5], row[6], row[7]),
+        cost=row[8],
+        prompt_version=row[9],
+        created=row[10],
+        item_id=row[11],
+        stage=row[12],
+        answer=row[13],
+        grade=grade,
+    )
 
 
 class RunStore:
@@ -154,8 +232,8 @@ class RunStore:
             found = self._db.execute("SELECT value FROM meta WHERE name='schema'").fetchone()
             if found is None:
                 self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif found[0] == "1":
-                self._migrate_from_1()
+            elif found[0] in ("1", "2"):
+                self._migrate(int(found[0]))
             elif found[0] != str(SCHEMA_VERSION):
                 raise SynthError(
                     f"{self.path}: run store schema {found[0]}, expected {SCHEMA_VERSION} "
@@ -163,15 +241,46 @@ class RunStore:
                 )
         except sqlite3.Error as exc:
             raise SynthError(f"{self.path}: cannot open the run store ({exc})") from exc
-        #: The schema the file had when opened (1 when this opening migrated it).
+        #: The schema the file had when opened (1 or 2 when this opening migrated it).
         self.opened_schema = int(found[0]) if found is not None else SCHEMA_VERSION
 
-    def _migrate_from_1(self) -> None:
-        # One transaction: a crash leaves the store at schema 1, never half-migrated.
+    @classmethod
+    def existing(cls, path: str | Path) -> RunStore:
+        """Open the run store at ``path``, refusing (``SynthError``) a missing file or one
+        that is not a run store, which opening would otherwise make into one."""
+        path = Path(path)
+        if not path.is_file():
+            raise SynthError(
+                f"{path}: no such run store" if not path.exists() else f"{path}: not a file"
+            )
+        try:
+            # Read-only: a file that is not a store is left untouched.
+            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+                found = (
+                    db.execute("SELECT value FROM meta WHERE name='schema'").fetchone()
+                    if "meta" in tables
+                    else None
+                )
+            finally:
+                db.close()
+        except sqlite3.Error as exc:
+            raise SynthError(f"{path}: not a run store ({exc})") from exc
+        if found is None or "calls" not in tables:
+            raise SynthError(f"{path}: not a run store (an SQLite file without its tables)")
+        return cls(path)
+
+    def _migrate(self, found: int) -> None:
+        # One transaction: a crash leaves the store as it was, never half-migrated.
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _MIGRATE_1_TO_2:
-                self._db.execute(statement)
+            for table, column, kind in _MIGRATIONS[found]:
+                # A table younger than the store's schema was just made whole by _SCHEMA
+                # (a schema 1 store had no batch_requests).
+                have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+                if column not in have:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
             self._db.execute("UPDATE meta SET value=? WHERE name='schema'", (str(SCHEMA_VERSION),))
         except BaseException:
             self._db.execute("ROLLBACK")
@@ -201,10 +310,14 @@ class RunStore:
     def put_call(
         self, request: ChatRequest, reply: ChatReply, cost: float | None, prompt_version: str
     ) -> None:
+        """Store a completed call with what it was for (``request.item_id`` and
+        ``request.stage``); a call already stored keeps its reply."""
         payload = json.dumps(request.payload(), ensure_ascii=False)
         # One autocommitted statement per call: it is on disk before the next call starts.
         self._db.execute(
-            "INSERT OR IGNORE INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT INTO calls ({_CALL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,NULL,NULL) "
+            "ON CONFLICT(key) DO UPDATE SET item_id=COALESCE(calls.item_id, excluded.item_id), "
+            "stage=COALESCE(calls.stage, excluded.stage)",
             (
                 request.key,
                 request.model,
@@ -217,9 +330,62 @@ class RunStore:
                 cost,
                 prompt_version,
                 _now(),
+                request.item_id,
+                request.stage,
             ),
         )
         self._db.execute("DELETE FROM failures WHERE key=?", (request.key,))
+
+    def set_call_grade(
+        self,
+        key: str,
+        answer: str | None,
+        grade: Mapping[str, object],
+        *,
+        item_id: str | None = None,
+        stage: str | None = None,
+    ) -> None:
+        """Record how the stored call ``key``'s reply was read: its parsed ``answer``
+        and its ``grade`` (status, correct, points, max_score, credit, target; a judge's
+        call: its parsed score). ``item_id`` and ``stage`` fill those of a call stored
+        without them (by a store of schema 2 or older); nothing happens to a key not
+        stored."""
+        self._db.execute(
+            "UPDATE calls SET answer=?, grade=?, item_id=COALESCE(item_id, ?), "
+            "stage=COALESCE(stage, ?) WHERE key=?",
+            (answer, json.dumps(dict(grade), ensure_ascii=False), item_id, stage, key),
+        )
+
+    def count_calls(self, models: Sequence[str] | None = None) -> int:
+        """How many calls are stored (of ``models`` only, where given)."""
+        where, args = _models_clause(models)
+        (count,) = self._db.execute(f"SELECT COUNT(*) FROM calls{where}", args).fetchone()
+        return int(count)
+
+    def iter_calls(self, models: Sequence[str] | None = None) -> Iterator[CallRecord]:
+        """Every stored call (of ``models`` only, where given) in the order stored, read
+        a slice at a time: a big store is never held in memory."""
+        where, args = _models_clause(models)
+        cursor = self._db.execute(f"SELECT {_CALL_COLUMNS} FROM calls{where} ORDER BY rowid", args)
+        while rows := cursor.fetchmany(500):
+            for row in rows:
+                yield _call_record(row)
+
+    def call_purposes(self) -> dict[str, tuple[str, str]]:
+        """Call key -> (item id, stage) as the results' stages and the judgements name
+        them: what a call stored without its item and stage (schema 2 or older) was for."""
+        purposes: dict[str, tuple[str, str]] = {}
+        for item_id, stages in self._db.execute("SELECT item_id, stages FROM results"):
+            for stage in json.loads(stages):
+                key, role = stage.get("key"), stage.get("role")
+                if isinstance(key, str) and isinstance(role, str):
+                    purposes.setdefault(key, (item_id, role))
+        rows = self._db.execute(
+            "SELECT call_key, item_id FROM judgements WHERE call_key IS NOT NULL"
+        ).fetchall()
+        for key, item_id in rows:
+            purposes.setdefault(key, (item_id, "judge"))
+        return purposes
 
     def call_mark(self) -> int:
         """The row number of the newest stored call (0 when none): every call stored
@@ -368,12 +534,14 @@ class RunStore:
                 None,
                 None,
                 _now(),
+                request.item_id,
             )
             for request, role in calls
         ]
         with self.transaction():
             self._db.executemany(
-                "INSERT INTO batch_requests VALUES (?,?,?,?,?,?,?,?,?) "
+                "INSERT INTO batch_requests (key, model, request, role, round, errors, "
+                "last_error, error_seen, created, item_id) VALUES (?,?,?,?,?,?,?,?,?,?) "
                 "ON CONFLICT(key) DO UPDATE SET round=excluded.round",
                 rows,
             )
@@ -382,20 +550,11 @@ class RunStore:
         """The request a batch line's ``custom_id`` names and its stage, if a batch file
         asked it."""
         row = self._db.execute(
-            "SELECT request, role FROM batch_requests WHERE key=?", (key,)
+            "SELECT request, role, item_id FROM batch_requests WHERE key=?", (key,)
         ).fetchone()
         if row is None:
             return None
-        payload = json.loads(row[0])
-        messages = tuple((m["role"], m["content"]) for m in payload["messages"])
-        request = ChatRequest(
-            payload["model"],
-            messages,
-            payload["temperature"],
-            payload["seed"],
-            payload["max_tokens"],
-        )
-        return request, row[1]
+        return request_from_payload(json.loads(row[0]), row[2], row[1]), row[1]
 
     def put_batch_error(self, key: str, error: str, seen: str) -> None:
         """Count an error result of a batch request, unless it is the very result line

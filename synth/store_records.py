@@ -18,6 +18,27 @@ class StoredCall:
 
 
 @dataclass(frozen=True)
+class CallRecord:
+    """A stored call in full, as ``cat export`` reads it: the request as its payload
+    (model, messages, temperature, seed, max_tokens, and stop and extra_body where set),
+    the reply with its usage, and what the call was for and how its reply was graded
+    (None where the store does not know: a call stored by schema 2 or older, or not
+    graded yet)."""
+
+    key: str
+    model: str
+    request: dict[str, Any]
+    reply: ChatReply
+    cost: float | None
+    prompt_version: str
+    created: str
+    item_id: str | None = None
+    stage: str | None = None
+    answer: str | None = None
+    grade: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
 class Result:
     """One participant's graded final answer to one item.
 

@@ -44,3 +44,22 @@ def test_a_replaced_file_keeps_its_mode(tmp_path: Path) -> None:
     path.chmod(0o640)
     write_text_atomic(path, "新\n")
     assert path.read_text(encoding="utf-8") == "新\n" and _mode(path) == 0o640
+
+
+def test_a_file_written_in_pieces_replaces_the_old_one_whole_or_not_at_all(
+    tmp_path: Path,
+) -> None:
+    from itempool.atomic import atomic_text_file
+
+    path = tmp_path / "out.jsonl"
+    path.write_text("old\n", encoding="utf-8")
+    with atomic_text_file(path) as fh:
+        fh.write("a\n")
+        assert path.read_text(encoding="utf-8") == "old\n"  # not replaced before the end
+        fh.writelines(["b\n", "ç\n"])
+    assert path.read_text(encoding="utf-8") == "a\nb\nç\n"
+    with pytest.raises(RuntimeError), atomic_text_file(path) as fh:
+        fh.write("half\n")
+        raise RuntimeError("cut short")
+    assert path.read_text(encoding="utf-8") == "a\nb\nç\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]  # no temporary left
