@@ -155,7 +155,7 @@ def run_batch_api(
     clients = _Clients(plan.urls, api_key_env, timeout)
     t0 = time.perf_counter()
     with RunStore(plan.store) as store:
-        store.set_meta("run", plan.meta())
+        plan.record_in(store)
         run_id = store.get_meta(_RUN_ID)
         if run_id is None:
             run_id = uuid.uuid4().hex[:12]  # names this store's batches on a shared account

@@ -131,7 +131,7 @@ def run_batch_round(
         _make_folder(batch_out)
     t0 = time.perf_counter()
     with RunStore(plan.store) as store:
-        store.set_meta("run", plan.meta())
+        plan.record_in(store)
         with store.transaction():
             imported, errors, unmatched = import_results(plan, store, results)
         counts, deferred = walk(plan, store, max_batch_attempts, progress)

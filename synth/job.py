@@ -25,6 +25,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from itempool import ItemType, PoolFormatError, QuestionSet, read_questions
 from synth.backend import (
     DEFAULT_KEY_ENV,
@@ -36,9 +38,11 @@ from synth.backend import (
 )
 from synth.errors import SynthError
 from synth.export import choices_file, write_text_atomic
+from synth.generation import GenerationSettings, changed_settings, describe
 from synth.judge import JUDGE_PROMPT_VERSION, Judge
 from synth.participants import KINDS, Agent, Participant, make_participants, parse_agents
 from synth.pricing import Prices
+from synth.prompter import Prompter
 from synth.prompts import PROMPT_VERSION, Style
 from synth.report import (
     BatchCalls,
@@ -89,6 +93,7 @@ def run_synthesis(
     binary: bool = False,
     report: str | Path | None = None,
     prices: str | Path | None = None,
+    generation: GenerationSettings | None = None,
     api_key_env: str = DEFAULT_KEY_ENV,
     timeout: float = 60.0,
     max_attempts: int = 6,
@@ -103,7 +108,11 @@ def run_synthesis(
     debate → reflection), for each prompt style in ``styles``. Every reply goes into the
     SQLite run ``store`` the moment it arrives. Request ``k``'s endpoint gets seed
     ``seed + k``; ``temperature`` and ``seed`` are sent with every request, and the
-    settings are recorded in the store. Prices per million tokens come from the JSON
+    settings are recorded in the store. ``generation`` (``synth.generation``) sets the
+    rest of how answers are asked for: max tokens, a system prompt, a prompt template
+    and few-shot examples for the first answer, stop sequences and extra body fields;
+    its ``temperature`` replaces ``temperature``. At most ``concurrency`` calls are in
+    flight at once. Prices per million tokens come from the JSON
     file ``prices``; API keys from the environment variable ``api_key_env`` (a local
     endpoint may go without).
 
@@ -133,6 +142,7 @@ def run_synthesis(
         binary=binary,
         report=report,
         prices=prices,
+        generation=generation,
         timeout=timeout,
     )
     retry = RetryPolicy(max_attempts=max_attempts)
@@ -148,7 +158,7 @@ def run_synthesis(
 
     t0 = time.perf_counter()
     with RunStore(plan.store) as run_store:
-        run_store.set_meta("run", plan.meta())
+        plan.record_in(run_store)
         counts = run_with(plan, run_store, backends, progress)
         return finish_run(plan, run_store, counts, t0)
 
@@ -164,6 +174,7 @@ class RunPlan:
     judge: Judge | None
     notes: list[str]
     settings: RunSettings
+    prompter: Prompter
     prices: Prices | None
     urls: list[str]
     open_grading: str
@@ -185,6 +196,24 @@ class RunPlan:
             self.binary,
         )
 
+    def record_in(self, store: RunStore) -> None:
+        """Record the run's settings in ``store``, refusing a store whose answers were
+        asked with other generation settings: its graded answers would be reused as
+        they are, where a changed setting must ask again."""
+        saved = store.get_meta("run")
+        if isinstance(saved, dict):
+            before = saved.get("generation")
+            if before is None:  # recorded before generation settings: only a temperature
+                before = {"temperature": saved.get("temperature", 0.0)}
+            changed = changed_settings(before, self.settings.generation.record())
+            if changed:
+                raise SynthError(
+                    f"{store.path} holds answers asked with other generation settings "
+                    f"({'; '.join(changed)}), which this run would reuse as they are: give "
+                    "it another --store"
+                )
+        store.set_meta("run", self.meta())
+
 
 def prepare_run(
     pool_dir: str | Path,
@@ -205,6 +234,7 @@ def prepare_run(
     binary: bool = False,
     report: str | Path | None = None,
     prices: str | Path | None = None,
+    generation: GenerationSettings | None = None,
     timeout: float = 60.0,
     offline: bool = False,
 ) -> RunPlan:
@@ -223,11 +253,15 @@ def prepare_run(
     who = make_participants(agent_list, participants, styles)
     judge, notes = _judge(judge_model, base_url, questions, need_url=not offline)
     settings = RunSettings(
-        temperature=temperature,
         seed=seed,
         concurrency=concurrency,
         order_threshold=order_threshold,
+        generation=_generation(generation, temperature),
     )
+    # Examples come from the whole pool; every prompt asked is rendered now, so that a
+    # template's error stops the run before its first call.
+    prompter = Prompter.for_pool(settings.generation, full.items, full.language, seed)
+    prompter.check(questions.items, {p.style for p in who})
     urls = sorted({a.base_url for a in agent_list} | ({judge.base_url} if judge else set()))
     return RunPlan(
         full=full,
@@ -237,6 +271,7 @@ def prepare_run(
         judge=judge,
         notes=notes,
         settings=settings,
+        prompter=prompter,
         prices=Prices.read(Path(prices)) if prices is not None else None,
         urls=urls,
         open_grading=open_grading,
@@ -335,6 +370,24 @@ def _check_settings(
         raise SynthError("open grading by the judge needs a judge model (--judge-model)")
 
 
+def _generation(generation: GenerationSettings | None, temperature: float) -> GenerationSettings:
+    """The run's generation settings: ``generation``, or the default ones at
+    ``temperature`` (which ``generation`` must then not contradict)."""
+    if generation is None:
+        try:
+            return GenerationSettings(temperature=temperature)
+        except ValidationError as exc:
+            raise SynthError(describe(exc)) from exc
+    if not isinstance(generation, GenerationSettings):
+        raise SynthError(f"generation must be GenerationSettings, got {type(generation).__name__}")
+    if temperature not in (0.0, generation.temperature):
+        raise SynthError(
+            f"temperature {temperature} and generation's {generation.temperature} differ: "
+            "give it in generation only"
+        )
+    return generation
+
+
 def _check_writable(*paths: Path) -> None:
     # Before any call: a missing folder found after the run would waste all of it.
     for path in paths:
@@ -393,6 +446,8 @@ def _run_meta(
         "participants": [p.name for p in who],
         "prompt_version": PROMPT_VERSION,
         "temperature": settings.temperature,
+        "generation": settings.generation.record().model_dump(mode="json"),
+        "concurrency": settings.concurrency,
         "seed": settings.seed,
         "order_threshold": settings.order_threshold,
         "judge_model": None if judge is None else judge.model,
@@ -437,6 +492,7 @@ def run_with(
                 progress,
                 judge=plan.judge,
                 judge_attempts=judge_attempts,
+                prompter=plan.prompter,
             )
             counts = await runner.run()
             if on_runner is not None:

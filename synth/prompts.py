@@ -117,11 +117,41 @@ def _instructions(item: PoolItem, language: str, style: Style) -> str:
     return f"{_STYLE[language][style]}\n{form}"
 
 
+def instructions(item: PoolItem, language: str, style: Style) -> str:
+    """The style line and the answer format the grader reads (``Answer: X``), as the
+    built-in prompts end; a prompt template gets it as ``instructions``."""
+    return _instructions(item, _language(language), style)
+
+
+def user_prompt(item: PoolItem, language: str, style: Style) -> str:
+    """The built-in user message of the first answer: the question, then instructions."""
+    lang = _language(language)
+    return f"{question_block(item, lang)}\n\n{_instructions(item, lang, style)}"
+
+
+#: The answer line of a solved few-shot example, as ``synth.grading`` reads it.
+_ANSWER_LINE = {"en": "Answer: {}", "zh": "答案：{}"}
+_FINAL_LINE = {"en": "Final answer: {}", "zh": "最终答案：{}"}
+
+
+def example_answer(item: PoolItem, language: str) -> str:
+    """The assistant turn of ``item`` shown as a solved example: its key as the answer
+    line a reply must end with, or an open item's first reference answer (and its
+    numeric answer on the final line the prompt asks for)."""
+    lang = _language(language)
+    if item.type is not ItemType.OPEN:
+        return _ANSWER_LINE[lang].format(item.answer)
+    lines = list(item.references[:1])
+    if item.numeric_answer is not None:
+        value = item.numeric_answer.value
+        lines.append(_FINAL_LINE[lang].format(int(value) if value.is_integer() else value))
+    return "\n".join(lines)
+
+
 def generation(item: PoolItem, language: str, style: Style) -> tuple[Message, ...]:
     """The first (or only) answer to ``item``."""
     lang = _language(language)
-    user = f"{question_block(item, lang)}\n\n{_instructions(item, lang, style)}"
-    return (("system", SYSTEM[lang]), ("user", user))
+    return (("system", SYSTEM[lang]), ("user", user_prompt(item, lang, style)))
 
 
 def debate(item: PoolItem, language: str, style: Style, first: str) -> tuple[Message, ...]:

@@ -24,11 +24,14 @@ from typing import Any
 from itempool import ItemType, PoolItem, QuestionSet
 from synth import prompts
 from synth.backend import CallDeferred, ChatBackend, ChatReply, ChatRequest
+from synth.call_grades import answer_grade, parsed_answer
 from synth.errors import SynthError
+from synth.generation import GenerationSettings
 from synth.judge import JUDGE_PROMPT_VERSION, Judge
 from synth.judging import JudgeCounts, JudgePhase
 from synth.participants import Participant
 from synth.pricing import Prices
+from synth.prompter import Prompter
 from synth.regrade import graded_result, regrade_stored
 from synth.scoring import ItemScore, score_reply
 from synth.store import Result, RunStore
@@ -66,19 +69,27 @@ class RunProgress:
 
 @dataclass(frozen=True)
 class RunSettings:
-    """Sampling and grading settings shared by every call of a run."""
+    """Sampling, prompting and grading settings shared by every call of a run:
+    ``generation`` holds how the answers are asked for (``synth.generation``)."""
 
-    temperature: float = 0.0
     seed: int = 0
-    max_tokens: int | None = None
     order_threshold: float = 0.8
     concurrency: int = 8
+    generation: GenerationSettings = field(default_factory=GenerationSettings)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise SynthError(f"concurrency must be at least 1, got {self.concurrency}")
-        if self.temperature < 0:
-            raise SynthError(f"temperature must be non-negative, got {self.temperature}")
+
+    @property
+    def temperature(self) -> float:
+        """The sampling temperature of every call (the judge's too)."""
+        return self.generation.temperature
+
+    @property
+    def max_tokens(self) -> int | None:
+        """The reply's token limit of every call (the judge's too); None: the endpoint's."""
+        return self.generation.max_tokens
 
 
 #: The stage (``DeferredCall.role``) of a judge's call.
@@ -123,7 +134,10 @@ class SynthRunner:
         on_progress: Callable[[RunProgress], None] | None = None,
         judge: Judge | None = None,
         judge_attempts: int | None = None,
+        prompter: Prompter | None = None,
     ) -> None:
+        """``prompter`` builds each answer's messages and request (default: one for
+        ``settings.generation``, its few-shot examples drawn from ``pool``'s items)."""
         missing = {p.first.base_url for p in participants} | {
             p.second.base_url for p in participants if p.second is not None
         }
@@ -137,6 +151,11 @@ class SynthRunner:
         self.prices = prices or Prices({})
         self.on_progress = on_progress
         self.judge, self.judge_attempts = judge, judge_attempts
+        if prompter is None:
+            prompter = Prompter.for_pool(
+                settings.generation, pool.items, pool.language, settings.seed
+            )
+        self.prompter = prompter
         self._in_flight: dict[str, asyncio.Future[ChatReply]] = {}
         #: The calls a batch must answer first, by key (a backend raised CallDeferred).
         self.deferred: dict[str, DeferredCall] = {}
@@ -212,7 +231,7 @@ class SynthRunner:
                 queue.task_done()
 
     async def _answer(self, participant: Participant, item: PoolItem) -> None:
-        lang, style = self.pool.language, participant.style
+        style, prompter = participant.style, self.prompter
         stages: list[dict[str, Any]] = []
         try:
             first = await self._stage(
@@ -220,7 +239,7 @@ class SynthRunner:
                 "generation",
                 participant.first.model,
                 participant.first.base_url,
-                prompts.generation(item, lang, style),
+                prompter.first(item, style),
                 item,
             )
             final = first
@@ -230,7 +249,7 @@ class SynthRunner:
                     "debate",
                     participant.second.model,
                     participant.second.base_url,
-                    prompts.debate(item, lang, style, first),
+                    prompter.debate(item, style, first),
                     item,
                 )
                 final = await self._stage(
@@ -238,7 +257,7 @@ class SynthRunner:
                     "reflection",
                     participant.first.model,
                     participant.first.base_url,
-                    prompts.reflection(item, lang, style, first, review),
+                    prompter.reflection(item, style, first, review),
                     item,
                 )
         except _CallFailedError:
@@ -265,8 +284,11 @@ class SynthRunner:
         messages: tuple[prompts.Message, ...],
         item: PoolItem,
     ) -> str:
-        s = self.settings
-        request = ChatRequest(model, messages, s.temperature, s.seed, s.max_tokens)
+        # The stage is the call's role (generation, debate, reflection): ``cat export``
+        # reads it from the store.
+        request = self.prompter.request(
+            model, messages, self.settings.seed, item_id=item.id, stage=role
+        )
         try:
             reply = await self._call(request, base_url, role)
         except _CallFailedError:
@@ -278,7 +300,8 @@ class SynthRunner:
         return reply.text
 
     def _parse_stages(self, stages: list[dict[str, Any]], item: PoolItem) -> None:
-        """Each answered stage's parsed answer, in place of its reply text."""
+        """Each answered stage's parsed answer, in place of its reply text; the call's
+        parsed answer and grade are stored with it (``synth.call_grades``)."""
         for stage in stages:
             if _TEXT not in stage:
                 continue
@@ -289,6 +312,13 @@ class SynthRunner:
                 stage["credit"] = parsed.credit
             if parsed.number is not None:
                 stage["number"] = parsed.number
+            self.store.set_call_grade(
+                stage["key"],
+                parsed_answer(parsed),
+                answer_grade(parsed, item),
+                item_id=item.id,
+                stage=stage["role"],
+            )
 
     async def _call(self, request: ChatRequest, base_url: str, role: str) -> ChatReply:
         """The reply to ``request`` at ``base_url``, for a call of stage ``role``: from

@@ -58,6 +58,7 @@ from irt.mirt_model import Structure
 from irt.models import ItemParams
 from itempool import LoadedPool, PoolFormatError, PredictionErrors, read_reference_answers
 from itempool.problems import describe_errors
+from synth.generation import GenerationRecord, GenerationSettings, changed_settings
 from synth.store import RunStore
 
 #: Called after each batch: the session, the items so far, the references.
@@ -100,7 +101,10 @@ def assess(
     ``length`` items or once SE ≤ ``se_target``, never before ``min_length``. An examinee
     with a run store (a live model) saves the session after every batch: an interrupted
     assessment raises ``CatError`` on the next call unless ``resume`` continues it, and
-    ``resume`` with nothing to continue is refused too. The defaults are the registry's
+    ``resume`` with nothing to continue is refused too, as is ``resume`` under other
+    session or generation settings than the interrupted run's. The items an examinee
+    shows as few-shot examples (``example_items()``) are never asked, and are listed in
+    the result's ``settings.excluded_items``. The defaults are the registry's
     (``cat.engine.registry.DEFAULT_POLICY`` and beside it), which ``cat validate``'s
     "default" policy replays. ``model_name`` (default: the
     examinee's label) and ``base_url`` are recorded in the result.
@@ -178,9 +182,13 @@ def assess(
     name = model_name or examinee.label
     examinee.start(pool, seed)
     try:
+        config = _without_examples(config, examinee)
+        generation = _generation_record(examinee)
         store = examinee.checkpoints()
-        key = f"assess:{name}:{pool.manifest.name}:{pool.manifest.version}"
-        session, log = _start(store, key, name, params, config, codes.codes, resume, models)
+        key = checkpoint_key(name, pool)
+        session, log = _start(
+            store, key, name, params, config, codes.codes, resume, models, generation
+        )
         # _start refuses --resume without an unfinished run, so resume means resumed.
         if resume and on_step is not None:  # show where it stands
             on_step(session, log)
@@ -191,7 +199,10 @@ def assess(
 
         def checkpoint(s: AssessmentSession, items: list[ItemRecord]) -> None:
             if store is not None and calls is not None:
-                store.set_meta(key, {**_saved(s, items), **calls.state()})
+                saved = _saved(s, items)
+                if generation is not None:
+                    saved["generation"] = generation.model_dump(mode="json")
+                store.set_meta(key, {**saved, **calls.state()})
 
         if not resume:
             # Saved before the first answer too: a run stopped in its first batch resumes,
@@ -227,6 +238,8 @@ def assess(
             batch_size=batch_size,
             base_url=base_url,
             judge_model=getattr(examinee, "judge_model", None),
+            generation=generation,
+            concurrency=getattr(examinee, "concurrency", None),
             package_version=package_version(),
         ),
         seed=seed,
@@ -237,6 +250,28 @@ def assess(
         usage=None if usage is None else Usage(**usage, pool_items=params.n_items),
         profile=profile,
     )
+
+
+def checkpoint_key(name: str, pool: LoadedPool) -> str:
+    """Where the run store keeps the checkpoint of model ``name``'s test on ``pool``."""
+    return f"assess:{name}:{pool.manifest.name}:{pool.manifest.version}"
+
+
+def _without_examples(config: SessionConfig, examinee: Examinee) -> SessionConfig:
+    """``config`` excluding the items the examinee shows as few-shot examples (an
+    ``example_items()`` method names them, once started), which the test never asks."""
+    shown = getattr(examinee, "example_items", None)
+    excluded = tuple(shown()) if callable(shown) else ()
+    if not excluded:
+        return config
+    return _config(**{**config.model_dump(), "excluded_items": excluded})
+
+
+def _generation_record(examinee: Examinee) -> GenerationRecord | None:
+    """How a live examinee is asked (its ``generation`` settings), for RESULT.json and
+    the checkpoint; None for one that makes no call."""
+    generation = getattr(examinee, "generation", None)
+    return generation.record() if isinstance(generation, GenerationSettings) else None
 
 
 def _check_examinee(examinee: object) -> None:
@@ -290,8 +325,10 @@ def _start(
     scenario: tuple[int, ...] | None,
     resume: bool,
     models: ReferenceModels | None = None,
+    generation: GenerationRecord | None = None,
 ) -> tuple[AssessmentSession, list[ItemRecord]]:
-    """A new session, or the interrupted one in ``store`` when ``resume`` asks for it."""
+    """A new session, or the interrupted one in ``store`` when ``resume`` asks for it;
+    a resumed one must have the same session settings and ``generation`` settings."""
     saved = store.get_meta(key) if store is not None else None
     unfinished = saved is not None and not saved.get("finished")
     if saved is not None and unfinished and not resume and not saved.get("items"):
@@ -312,13 +349,29 @@ def _start(
         )
     if unfinished:
         assert saved is not None
-        if saved["config"] != config.model_dump(mode="json"):
+        if _saved_config(saved) != config:
             raise CatError("--resume needs the same settings as the interrupted run")
+        if generation is not None:
+            changed = changed_settings(saved.get("generation"), generation)
+            if changed:
+                raise CatError(
+                    "--resume needs the same generation settings as the interrupted run: "
+                    + "; ".join(changed)
+                )
         session = AssessmentSession.from_json(
             saved["session"], params, scenario, reference_models=models
         )
         return session, [ItemRecord.model_validate(item) for item in saved["items"]]
     return AssessmentSession(params, config, scenario, reference_models=models), []
+
+
+def _saved_config(saved: dict[str, Any]) -> SessionConfig | None:
+    """The session settings a checkpoint holds, with the defaults of settings added
+    since it was written; None when they cannot be read."""
+    try:
+        return SessionConfig.model_validate(saved["config"])
+    except (ValidationError, KeyError, TypeError):
+        return None
 
 
 def resolve_design(design: str, design_errors: dict[str, PredictionErrors], length: int) -> str:

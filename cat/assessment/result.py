@@ -8,13 +8,20 @@ finished session (``cat.assessment.summary.summarize``).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+)
 
 from cat.assessment.profile import Profile
 from cat.engine.session import SessionConfig
 from cat.results import ResultModel
+from synth.generation import GenerationRecord
 
 
 class _Part(BaseModel):
@@ -133,13 +140,22 @@ class AssessmentSummary(ResultModel):
 
 class ItemRecord(_Part):
     """One item given, in order; ``response`` is 1/0, a score 0..m, or a continuous
-    item's score in [0, 1], and None for an item the model could not answer (skipped)."""
+    item's score in [0, 1], and None for an item the model could not answer (skipped).
+
+    A live model's item also holds its ``reply`` (the raw text; its prompt, settings and
+    usage are in the run store: ``cat export``) and the ``answer`` parsed from it (a
+    choice item's letters, the number read from an open reply). RESULT.json leaves each
+    out where there is none (simulated and replayed examinees, a reply with no readable
+    answer): ``AssessmentResult``'s dump drops them."""
 
     id: str
     scenario: str | None
     response: int | float | None
     theta_after: float
     se_after: float
+    # Out of the repr: a reply can run to pages (the fields and the JSON keep it).
+    reply: str | None = Field(None, repr=False)
+    answer: str | None = Field(None, repr=False)
 
 
 class PoolReference(_Part):
@@ -160,6 +176,11 @@ class AssessmentSettings(SessionConfig):
     base_url: str | None = None
     # The LLM judge that graded open items ("MODEL" or "MODEL@URL"); None: the metric.
     judge_model: str | None = None
+    # How a live model was asked (synth.generation; the template by path and sha256);
+    # None for an examinee that makes no call.
+    generation: GenerationRecord | None = None
+    # The calls in flight at once (shared by every model of one cat assess run).
+    concurrency: int | None = None
     package_version: str
 
 
@@ -188,6 +209,10 @@ class _Header(_Part):
     seed: int
 
 
+#: The keys of an item that RESULT.json leaves out where they hold None.
+_ITEM_KEYS_IF_SET = ("reply", "answer")
+
+
 class _Tail(_Part):
     """The items in the order given, when, and what only some examinees have."""
 
@@ -197,6 +222,17 @@ class _Tail(_Part):
     usage: Usage | None = None
     # A multidimensional pool's factor scores and ranks (cat.assessment.profile).
     profile: Profile | None = None
+
+    @field_serializer("items", mode="wrap")
+    def _items_without_absent_replies(
+        self, items: list[ItemRecord], handler: SerializerFunctionWrapHandler
+    ) -> Any:
+        # Here rather than as ItemRecord's own serializer: the checkpoint dumps each
+        # record alone, and a model serializer would turn an infinite se_after into None.
+        return [
+            {k: v for k, v in item.items() if v is not None or k not in _ITEM_KEYS_IF_SET}
+            for item in handler(items)
+        ]
 
 
 class AssessmentResult(_Tail, AssessmentSummary, _Header):

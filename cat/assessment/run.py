@@ -31,8 +31,12 @@ def run_assessment(
     checkpoint: Step | None = None,
 ) -> list[ItemRecord]:
     """Run ``session`` to its stopping rule; returns the item log, in the order given
-    (skipped items have response None)."""
+    (skipped items have response None). An examinee with a ``reply_of(item_id)``
+    method (``EndpointExaminee``) gives each item's raw reply and parsed answer too."""
     log = list(item_log)
+    reply_of: Callable[[str], tuple[str, str | None] | None] | None = getattr(
+        examinee, "reply_of", None
+    )
     while not session.done:
         asked = session.next_items(batch_size)
         if not asked:
@@ -41,6 +45,8 @@ def run_assessment(
         for item, response in zip(asked, answers, strict=True):
             session.record(item, response)
         for item, response in zip(asked, answers, strict=True):
+            replied = reply_of(item) if reply_of is not None else None
+            reply, answer = replied if replied is not None else (None, None)
             log.append(
                 ItemRecord(
                     id=item,
@@ -48,6 +54,8 @@ def run_assessment(
                     response=response,
                     theta_after=session.theta,
                     se_after=session.se,
+                    reply=reply,
+                    answer=answer,
                 )
             )
         if checkpoint is not None:

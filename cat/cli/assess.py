@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
+from cat.cli.assess_many import assess_models, model_specs
 from cat.cli.common import check_writable, handle_errors, progress_bar, say, stdout
+from cat.cli.generation_options import (
+    CONCURRENCY,
+    EXTRA_BODY,
+    MAX_TOKENS,
+    STOP,
+    SYSTEM_PROMPT,
+    TEMPERATURE,
+    few_shot_option,
+    generation_settings,
+    prompt_template_option,
+)
 from cat.engine.names import (
     DEFAULT_CRITERION,
     DEFAULT_ESTIMATOR,
@@ -24,23 +36,45 @@ if TYPE_CHECKING:
     from cat.assessment.result import AssessmentResult, ItemRecord, Rank
     from cat.engine.session import AssessmentSession
     from itempool import LoadedPool
+    from synth.generation import GenerationRecord
+
+_PROMPT_TEMPLATE = prompt_template_option(
+    "The examples of --few-shot are rendered with it too. Live models only."
+)
+_FEW_SHOT = few_shot_option(
+    "The test never asks an item shown as an example (RESULT.json lists them in "
+    "settings.excluded_items). Live models only."
+)
 
 
 @handle_errors
 def assess(
     pool_dir: Path = typer.Option(..., "--pool", help="Calibrated item pool folder."),
-    model: str = typer.Option(
-        ...,
+    model: list[str] = typer.Option(
+        [],
         "--model",
-        help="A model name at --base-url, sim:THETA (simulated), or replay:FILE#SUBJECT.",
+        help="A model name at --base-url, sim:THETA (simulated), or replay:FILE#SUBJECT. "
+        "Repeat it to assess several models at once, sharing --store and --concurrency: "
+        "--out and --report are then folders, with one MODEL.json and one MODEL/ each.",
+    ),
+    models_file: Path | None = typer.Option(
+        None,
+        "--models",
+        help="A file of models, one a line as --model takes them (a line starting with # "
+        "is a comment), assessed with any --model given.",
     ),
     base_url: str | None = typer.Option(
         None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."
     ),
     length: int = typer.Option(250, "--length", min=1, help="Maximum number of items."),
-    out: Path | None = typer.Option(None, "--out", help="Write RESULT.json here."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write RESULT.json here (several models: a folder of MODEL.json)."
+    ),
     report: Path | None = typer.Option(
-        None, "--report", help="Write an HTML report with plots into this folder."
+        None,
+        "--report",
+        help="Write an HTML report with plots into this folder (several models: one "
+        "MODEL/ in it each).",
     ),
     batch_size: int = typer.Option(1, "--batch-size", min=1, help="Items asked at once."),
     se_target: float | None = typer.Option(
@@ -94,6 +128,14 @@ def assess(
         "cat synth --open-grading judge graded the scores the pool was calibrated on; "
         "default: the reference metric, as cat synth grades by default.",
     ),
+    temperature: float = TEMPERATURE,
+    max_tokens: int | None = MAX_TOKENS,
+    system_prompt: str | None = SYSTEM_PROMPT,
+    prompt_template: Path | None = _PROMPT_TEMPLATE,
+    few_shot: int = _FEW_SHOT,
+    stop: list[str] | None = STOP,
+    extra_body: str | None = EXTRA_BODY,
+    concurrency: int = CONCURRENCY,
 ) -> None:
     """Give a model an adaptive test on a calibrated pool: each item the most
     informative at its current ability estimate (the irt design), or the item that most
@@ -103,6 +145,10 @@ def assess(
     predicted accuracy on the whole pool, the rank among the pool's reference models
     with P(above) for the neighbours, and per-scenario predictions.
 
+    A live model is asked as --temperature, --max-tokens, --system-prompt,
+    --prompt-template, --few-shot, --stop and --extra-body say; RESULT.json records them
+    under settings.generation, and a changed one never reuses a stored reply.
+
     Examples:
 
       cat assess --pool item_pools/demo --model sim:0.5 --out result.json
@@ -110,25 +156,61 @@ def assess(
       cat assess --pool item_pools/demo --model qwen2.5:7b \\
           --base-url http://localhost:11434/v1 \\
           --out result.json --report report/
+
+      cat assess --pool item_pools/demo --model qwen2.5:7b --model llama3.1:8b \\
+          --base-url http://localhost:11434/v1 --concurrency 16 \\
+          --temperature 0.7 --few-shot 3 --out results/
     """
     from cat.assessment.assess import assess as run_assess
     from cat.assessment.examinees import parse_model_spec
     from cat.assessment.summary import current_rank
     from cat.pools.loading import load_pool
 
-    check_writable({"--out": out, "--store": store_path}, folders={"--report": report})
-    pool = load_pool(pool_dir)
-    examinee = parse_model_spec(
-        model,
-        base_url=base_url,
-        store=store_path,
-        api_key_env=api_key_env,
-        timeout=timeout,
-        max_attempts=max_attempts,
-        **({} if judge_model is None else {"judge_model": judge_model}),
+    specs = model_specs(model, models_file)
+    several = len(specs) > 1
+    if several:
+        check_writable({"--store": store_path}, folders={"--out": out, "--report": report})
+    else:
+        check_writable({"--out": out, "--store": store_path}, folders={"--report": report})
+    generation = generation_settings(
+        temperature=temperature,
+        max_tokens=max_tokens,
+        system_prompt=system_prompt,
+        prompt_template=prompt_template,
+        few_shot=few_shot,
+        stop=stop,
+        extra_body=extra_body,
     )
+    pool = load_pool(pool_dir)
+    endpoint: dict[str, Any] = {
+        "base_url": base_url,
+        "store": store_path,
+        "api_key_env": api_key_env,
+        "timeout": timeout,
+        "max_attempts": max_attempts,
+        "generation": generation,
+        "concurrency": concurrency,
+        **({} if judge_model is None else {"judge_model": judge_model}),
+    }
     if criterion is not None:
         _note_criterion(pool, criterion)
+    options: dict[str, Any] = {
+        "length": length,
+        "design": design.value,
+        "criterion": None if criterion is None else criterion.value,
+        "policy": policy.value,
+        "estimator": estimator.value,
+        "se_target": se_target,
+        "min_length": min_length,
+        "content_balancing": not no_balance,
+        "batch_size": batch_size,
+        "seed": seed,
+        "base_url": base_url,
+    }
+    if several:
+        assess_models(pool, specs, endpoint, options, out, report, resume, concurrency)
+        return
+    examinee = parse_model_spec(specs[0], **endpoint)
     thetas = [r.theta for r in pool.references]
     with progress_bar("assessing", total=length) as update:
         resumed = [False]
@@ -146,22 +228,7 @@ def assess(
             )
 
         result = run_assess(
-            pool,
-            examinee,
-            length=length,
-            design=design.value,
-            criterion=None if criterion is None else criterion.value,
-            policy=policy.value,
-            estimator=estimator.value,
-            se_target=se_target,
-            min_length=min_length,
-            content_balancing=not no_balance,
-            batch_size=batch_size,
-            seed=seed,
-            resume=resume,
-            model_name=model,
-            base_url=base_url,
-            on_step=show,
+            pool, examinee, resume=resume, model_name=specs[0], on_step=show, **options
         )
     if out is not None:
         result.write_json(out)
@@ -229,6 +296,9 @@ def _print(result: AssessmentResult) -> None:
             "calls",
             f"{usage.calls} new, {usage.calls_from_store} from the store; {tokens:,} tokens",
         )
+    asked = _generation_text(result.settings.generation)
+    if asked:
+        table.add_row("asked with", asked)
     stdout.print(table)
     profile = result.profile
     if profile is not None:
@@ -268,6 +338,26 @@ def _print(result: AssessmentResult) -> None:
         stdout.print(per)
         if result.scenario_interval is not None:
             say(f"per-scenario intervals: {result.scenario_interval}")
+
+
+def _generation_text(record: GenerationRecord | None) -> str:
+    """The generation settings that are not the defaults, in one line ("" if none)."""
+    if record is None:
+        return ""
+    parts = [] if record.temperature == 0.0 else [f"temperature {record.temperature:g}"]
+    if record.max_tokens is not None:
+        parts.append(f"max tokens {record.max_tokens}")
+    if record.system_prompt is not None:
+        parts.append("own system prompt" if record.system_prompt else "no system prompt")
+    if record.prompt_template is not None:
+        parts.append(f"template {record.prompt_template}")
+    if record.few_shot:
+        parts.append(f"{record.few_shot}-shot")
+    if record.stop:
+        parts.append(f"{len(record.stop)} stop sequence{'s' if len(record.stop) > 1 else ''}")
+    if record.extra_body:
+        parts.append(f"extra body {', '.join(record.extra_body)}")
+    return "; ".join(parts)
 
 
 def _neighbours(rank: Rank, theta: float) -> str:

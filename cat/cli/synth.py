@@ -14,6 +14,17 @@ import typer
 from rich.table import Table
 
 from cat.cli.common import check_writable, counted, fail, handle_errors, progress_bar, say, stdout
+from cat.cli.generation_options import (
+    CONCURRENCY,
+    EXTRA_BODY,
+    MAX_TOKENS,
+    STOP,
+    SYSTEM_PROMPT,
+    TEMPERATURE,
+    few_shot_option,
+    generation_settings,
+    prompt_template_option,
+)
 from synth.names import DEFAULT_KEY_ENV, KINDS, OPEN_GRADINGS, Style
 
 if TYPE_CHECKING:
@@ -23,6 +34,14 @@ if TYPE_CHECKING:
     from synth.runner import RunProgress
 
 _STYLES = tuple(s.value for s in Style)
+
+_PROMPT_TEMPLATE = prompt_template_option(
+    "It shapes the first answer; a pair's debate and reflection keep their own prompts."
+)
+_FEW_SHOT = few_shot_option(
+    "Every item is asked, each with examples other than itself; a pair's debate and "
+    "reflection show none."
+)
 
 
 @handle_errors
@@ -55,7 +74,7 @@ def synth(
         "--styles",
         help=f"Prompt styles, comma-separated, from: {', '.join(_STYLES)}.",
     ),
-    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Calls in flight at once."),
+    concurrency: int = CONCURRENCY,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items."),
     api_key_env: str = typer.Option(
         DEFAULT_KEY_ENV, "--api-key-env", help="Environment variable holding the API key."
@@ -68,7 +87,13 @@ def synth(
         help='Prices per million tokens: {"model": {"input": x, "output": y}}; calls answered '
         'by batches pay "batch_input" and "batch_output", half the online prices unless given.',
     ),
-    temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="Sampling temperature."),
+    temperature: float = TEMPERATURE,
+    max_tokens: int | None = MAX_TOKENS,
+    system_prompt: str | None = SYSTEM_PROMPT,
+    prompt_template: Path | None = _PROMPT_TEMPLATE,
+    few_shot: int = _FEW_SHOT,
+    stop: list[str] | None = STOP,
+    extra_body: str | None = EXTRA_BODY,
     seed: int = typer.Option(0, "--seed", help="Sent with every request; recorded."),
     order_threshold: float = typer.Option(
         0.8,
@@ -161,6 +186,10 @@ def synth(
     or Ctrl-C and only the missing calls are made. The API key is read from
     $OPENAI_API_KEY (or --api-key-env) and never written anywhere.
 
+    How the answers are asked (--temperature, --max-tokens, --system-prompt,
+    --prompt-template, --few-shot, --stop, --extra-body) is recorded in the store, which
+    then takes no run asked otherwise: a changed setting needs a store of its own.
+
     Examples: on a local vLLM or Ollama server.
 
       cat synth --pool item_pools/demo --agents qwen2.5:7b,llama3.1:8b \\
@@ -209,6 +238,15 @@ def synth(
     if open_grading not in OPEN_GRADINGS:
         raise fail(f"--open-grading takes {' or '.join(OPEN_GRADINGS)}; got {open_grading!r}")
     style_list = [Style(s) for s in _comma_list(styles, _STYLES, "--styles")]
+    generation = generation_settings(
+        temperature=temperature,
+        max_tokens=max_tokens,
+        system_prompt=system_prompt,
+        prompt_template=prompt_template,
+        few_shot=few_shot,
+        stop=stop,
+        extra_body=extra_body,
+    )
     # What the online run and a batch round share (run_synthesis and prepare_run).
     common: dict[str, Any] = {
         "store": store_path,
@@ -217,7 +255,7 @@ def synth(
         "participants": kinds,
         "styles": style_list,
         "limit": limit,
-        "temperature": temperature,
+        "generation": generation,
         "seed": seed,
         "concurrency": concurrency,
         "order_threshold": order_threshold,

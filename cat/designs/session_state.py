@@ -30,13 +30,31 @@ class ReferenceDesign:
         self.test: MixtureTest | LowRankTest = test
         self._right = np.zeros(n_items)
         self._given = np.zeros(n_items, dtype=bool)
+        self._blocked = np.zeros(n_items, dtype=bool)
+
+    def block(self, positions: list[int]) -> None:
+        """Never select ``positions`` (the few-shot examples): unlike a skipped item,
+        a blocked one stays among the items the prediction is over."""
+        self._blocked[positions] = True
 
     def select(self, k: int) -> list[int]:
         """The next ``k`` positions (fewer when fewer are left)."""
-        k = min(k, int(self.test.available[0].sum()))
+        available = self.test.available
+        open_now = available[0] & ~self._blocked
+        k = min(k, int(open_now.sum()))
         if k < 1:
             return []
-        return [int(j) for j in self.test.select(_ROW, k)[0]]
+        if not self._blocked.any():
+            return [int(j) for j in self.test.select(_ROW, k)[0]]
+        # Hidden from the selection only: the mixture's scores are then exact, and the
+        # low-rank design's target leaves out the few blocked items' share of the unasked
+        # score while it chooses.
+        blocked = available[0] & self._blocked
+        available[0, blocked] = False
+        try:
+            return [int(j) for j in self.test.select(_ROW, k)[0]]
+        finally:
+            available[0, blocked] = True
 
     def record(self, position: int, right: int) -> None:
         self.test.record(_ROW, np.array([position]), np.array([float(right)]))

@@ -68,6 +68,10 @@ class SessionConfig(BaseModel):
     max_exposure: float | None = Field(None, gt=0, le=1)
     start_theta: float = 0.0
     seed: int = 0
+    # Items the test never asks: the few-shot examples shown with every question
+    # (``synth.few_shot``), whose answers are in the prompt. They still count in the
+    # predicted accuracy on the whole pool.
+    excluded_items: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _criterion_of_a_multidimensional_design(self) -> SessionConfig:
@@ -172,6 +176,11 @@ class AssessmentSession:
                 self.config.max_items,
             )
         self._index = {item: j for j, item in enumerate(self.params.item_ids)}
+        unknown = [i for i in self.config.excluded_items if i not in self._index]
+        if unknown:
+            raise CatError(f"an excluded item is not in the pool (e.g. {unknown[0]!r})")
+        if self.design is not None:
+            self.design.block([self._index[i] for i in self.config.excluded_items])
         self._continuous_ids = frozenset(
             self.params.continuous_ids if isinstance(self.params, MixedParams) else ()
         )
@@ -202,7 +211,7 @@ class AssessmentSession:
 
     def _available(self) -> np.ndarray:
         available = np.ones(self.params.n_items, dtype=bool)
-        for item in (*self.given, *self.skipped, *self._pending):
+        for item in (*self.given, *self.skipped, *self._pending, *self.config.excluded_items):
             available[self._index[item]] = False
         return available
 

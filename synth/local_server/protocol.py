@@ -14,11 +14,11 @@ import json
 import random
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from synth.local_server.faults import FaultPlan
-from synth.local_server.records import RequestLog, RequestRecord
+from synth.local_server.records import RequestLog, RequestRecord, request_parameters
 from synth.local_server.simulator import Simulator
 
 __all__ = ["ChatCompletions", "Reply", "error_body"]
@@ -35,6 +35,9 @@ class Reply:
     item_id: str | None
     key: str
     headers: tuple[tuple[str, str], ...] = ()
+    # The request's generation parameters (``records.request_parameters``); empty for a
+    # body that is not a request.
+    parameters: tuple[tuple[str, Any], ...] = ()
 
 
 def error_body(message: str, kind: str, code: str | None = None) -> bytes:
@@ -74,11 +77,23 @@ class ChatCompletions:
                 key=reply.key,
                 outcome=outcome or reply.outcome,
                 at=time.time(),
+                **dict(reply.parameters),
             )
         )
 
     def complete(self, raw: bytes) -> Reply:
-        """The reply to a ``POST /v1/chat/completions`` body (not yet recorded)."""
+        """The reply to a ``POST /v1/chat/completions`` body (not yet recorded), with the
+        request's generation parameters for its record."""
+        reply = self._complete(raw)
+        try:
+            body = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return reply
+        if not isinstance(body, dict):
+            return reply
+        return replace(reply, parameters=tuple(request_parameters(body).items()))
+
+    def _complete(self, raw: bytes) -> Reply:
         try:
             body = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Any, Final
 
-__all__ = ["OUTCOMES", "RequestLog", "RequestRecord"]
+__all__ = ["OUTCOMES", "STANDARD_FIELDS", "RequestLog", "RequestRecord", "request_parameters"]
 
 #: Every value ``RequestRecord.outcome`` takes.
 OUTCOMES: Final = ("ok", "429", "500", "slow", "malformed", "drop", "bad_request", "unknown_model")
+
+
+#: Body fields of a chat-completion request that a record keeps under their own names;
+#: any other field goes into ``RequestRecord.extra``.
+STANDARD_FIELDS: Final = ("model", "messages", "temperature", "max_tokens", "stop", "seed")
 
 
 @dataclass(frozen=True)
@@ -22,6 +28,12 @@ class RequestRecord:
     ``key`` is the sha256 hex of the canonical JSON of ``[model, messages]`` (of the raw
     body for a request that is not valid JSON); ``at`` is wall-clock time
     (``time.time()``), so records from another process line up.
+
+    The generation parameters as the body gave them, so that a test can check that a
+    setting reached the endpoint: ``temperature``, ``max_tokens`` and ``seed`` (None
+    when absent or null), ``stop`` (a list; None when absent), ``extra`` (every other
+    body field, e.g. ``reasoning_effort``; None when there is none), and ``system``
+    (the text of the first system message; None when there is none).
     """
 
     model: str
@@ -29,6 +41,45 @@ class RequestRecord:
     key: str
     outcome: str
     at: float
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stop: list[str] | None = None
+    seed: int | None = None
+    extra: dict[str, Any] | None = None
+    system: str | None = None
+
+
+def request_parameters(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The generation parameters of a decoded request ``body``, as ``RequestRecord``
+    keeps them (its fields from ``temperature`` on)."""
+    stop = body.get("stop")
+    extra = {k: v for k, v in body.items() if k not in STANDARD_FIELDS}
+    messages = body.get("messages")
+    system = None
+    if isinstance(messages, list):
+        for message in messages:
+            if isinstance(message, dict) and message.get("role") == "system":
+                content = message.get("content")
+                system = content if isinstance(content, str) else json.dumps(content)
+                break
+    return {
+        "temperature": _number(body.get("temperature")),
+        "max_tokens": _whole(body.get("max_tokens")),
+        "stop": [stop] if isinstance(stop, str) else (list(stop) if stop is not None else None),
+        "seed": _whole(body.get("seed")),
+        "extra": extra or None,
+        "system": system,
+    }
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class RequestLog:

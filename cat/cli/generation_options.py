@@ -1,0 +1,88 @@
+"""The generation options ``cat assess`` and ``cat synth`` share: how a model is asked.
+
+Defined once here as typer options (plain objects: nothing heavy is imported until a
+command runs); ``generation_settings`` turns their values into
+``synth.generation.GenerationSettings``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from synth.generation import GenerationSettings
+
+TEMPERATURE = typer.Option(
+    0.0, "--temperature", min=0.0, help="Sampling temperature, sent with every request."
+)
+MAX_TOKENS = typer.Option(
+    None, "--max-tokens", min=1, help="Longest reply, in tokens (default: the endpoint's)."
+)
+SYSTEM_PROMPT = typer.Option(
+    None,
+    "--system-prompt",
+    help='Replace the built-in system message ("You are a helpful assistant."); "" sends none.',
+)
+STOP = typer.Option(
+    None, "--stop", help="A sequence that ends a reply where it appears; repeat for several."
+)
+EXTRA_BODY = typer.Option(
+    None,
+    "--extra-body",
+    help="Fields the endpoint takes beside the standard ones, as JSON or @FILE, e.g. '{\""
+    'reasoning_effort": "low"}\'; they are part of each call\'s key in the store.',
+)
+CONCURRENCY = typer.Option(8, "--concurrency", min=1, help="Calls in flight at once.")
+
+#: What a template sees (synth.templates).
+_FIELDS = "id, scenario, type, question, options, choices, language, instructions, meta"
+
+
+def prompt_template_option(note: str) -> Any:
+    """``--prompt-template``, its help ending in ``note``."""
+    return typer.Option(
+        None,
+        "--prompt-template",
+        help="A Jinja2 file that renders each question's user message from the item's "
+        f"fields ({_FIELDS}; instructions is the built-in answer format, 'Answer: X', "
+        f"which the grader reads). A misspelt field stops the run before any call. {note}",
+    )
+
+
+def few_shot_option(note: str) -> Any:
+    """``--few-shot``, its help ending in ``note``."""
+    return typer.Option(
+        0,
+        "--few-shot",
+        min=0,
+        help="Show K solved examples before each question, as user/assistant turns: "
+        "items of its own scenario (of the whole pool when it has none), drawn with "
+        f"--seed, never the item itself. {note}",
+    )
+
+
+def generation_settings(
+    *,
+    temperature: float,
+    max_tokens: int | None,
+    system_prompt: str | None,
+    prompt_template: Path | None,
+    few_shot: int,
+    stop: list[str] | None,
+    extra_body: str | None,
+) -> GenerationSettings:
+    """The settings the options give (``synth.generation.settings_from_options``)."""
+    from synth.generation import settings_from_options
+
+    return settings_from_options(
+        temperature=temperature,
+        max_tokens=max_tokens,
+        system_prompt=system_prompt,
+        prompt_template=prompt_template,
+        few_shot=few_shot,
+        stop=list(stop) if stop else None,
+        extra_body=extra_body,
+    )

@@ -1,0 +1,121 @@
+"""The messages and request of every call, under a run's generation settings.
+
+``Prompter`` puts ``synth.prompts`` (the built-in prompts), a user's prompt template
+(``synth.templates``), a system prompt and few-shot examples (``synth.few_shot``)
+together. With the default ``GenerationSettings`` its messages are exactly those of
+``synth.prompts``, so the calls of a run without settings keep their store keys.
+
+The template and the examples shape the first (or only) answer; the debate and
+reflection of a pair keep their own prompts. The system prompt, the sampling settings,
+the stop sequences and the extra body apply to every call of the answering models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from itempool import PoolItem
+from synth import prompts
+from synth.backend import ChatRequest
+from synth.few_shot import FewShot
+from synth.generation import GenerationSettings
+from synth.names import Style
+from synth.prompts import Message
+from synth.templates import render
+
+__all__ = ["Prompter"]
+
+
+@dataclass(frozen=True)
+class Prompter:
+    """Messages and requests for the items of a pool in ``language``."""
+
+    settings: GenerationSettings
+    language: str
+    examples: FewShot | None = None
+
+    @classmethod
+    def for_pool(
+        cls, settings: GenerationSettings, items: Sequence[PoolItem], language: str, seed: int
+    ) -> Prompter:
+        """The prompter of a run on ``items`` (the whole pool: examples come from it),
+        its few-shot examples drawn with ``seed``."""
+        examples = FewShot.draw(items, settings.few_shot, seed) if settings.few_shot else None
+        return cls(settings, language, examples)
+
+    def check(self, items: Iterable[PoolItem], styles: Iterable[Style] = (Style.DIRECT,)) -> None:
+        """Render every first answer of ``items``: a template's error (an unknown field)
+        is raised here, before any call, naming it."""
+        styles = tuple(styles)
+        if self.settings.prompt_template is None:
+            return
+        for item in items:
+            for style in styles:
+                self._user(item, style)
+
+    def shown(self) -> tuple[str, ...]:
+        """The items shown as examples (``FewShot.shown``): none without few-shot."""
+        return () if self.examples is None else self.examples.shown()
+
+    def _user(self, item: PoolItem, style: Style) -> str:
+        template = self.settings.prompt_template
+        if template is None:
+            return prompts.user_prompt(item, self.language, style)
+        source = self.settings.prompt_template_path
+        return render(template, item, self.language, style, source)
+
+    def _system(self) -> tuple[Message, ...]:
+        text = self.settings.system_prompt
+        if text is None:
+            return (("system", prompts.SYSTEM[self.language]),)
+        return (("system", text),) if text else ()
+
+    def _with_system(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
+        """``messages`` (a built-in prompt) with this run's system message instead of its."""
+        rest = messages[1:] if messages and messages[0][0] == "system" else messages
+        return (*self._system(), *rest)
+
+    def first(self, item: PoolItem, style: Style) -> tuple[Message, ...]:
+        """The first (or only) answer to ``item``: the system message, each example as a
+        user turn and its solved answer, then the question."""
+        turns: list[Message] = list(self._system())
+        if self.examples is not None:
+            for example in self.examples.examples_for(item):
+                turns.append(("user", self._user(example, style)))
+                turns.append(("assistant", prompts.example_answer(example, self.language)))
+        turns.append(("user", self._user(item, style)))
+        return tuple(turns)
+
+    def debate(self, item: PoolItem, style: Style, first: str) -> tuple[Message, ...]:
+        """A pair's review of the first answer (its built-in prompt)."""
+        return self._with_system(prompts.debate(item, self.language, style, first))
+
+    def reflection(
+        self, item: PoolItem, style: Style, first: str, review: str
+    ) -> tuple[Message, ...]:
+        """A pair's final answer (its built-in prompt)."""
+        return self._with_system(prompts.reflection(item, self.language, style, first, review))
+
+    def request(
+        self,
+        model: str,
+        messages: tuple[Message, ...],
+        seed: int | None,
+        *,
+        item_id: str | None = None,
+        stage: str | None = None,
+    ) -> ChatRequest:
+        """The request of ``messages`` to ``model`` with the run's sampling settings."""
+        s = self.settings
+        return ChatRequest(
+            model,
+            messages,
+            s.temperature,
+            seed,
+            s.max_tokens,
+            stop=s.stop,
+            extra_body=s.extra_body,
+            item_id=item_id,
+            stage=stage,
+        )
