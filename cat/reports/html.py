@@ -1,8 +1,10 @@
-"""A human-readable report of one assessment: ``index.html`` beside three PNG plots.
+"""A human-readable report of one assessment: one file, ``index.html``.
 
-The page is self-contained (inline CSS, no JavaScript, nothing fetched) so it can be
-mailed, archived or opened from a file share. Every piece of text from the result is
-HTML-escaped. The plots are drawn by ``cat.reports.plots``.
+The page is self-contained (inline CSS, the plots inlined as PNG data URIs, no
+JavaScript, nothing fetched or linked) so it can be mailed, attached to a ticket,
+archived or opened from a file share. Every piece of text from the result is
+HTML-escaped. The plots are drawn by ``cat.reports.plots`` and
+``cat.reports.profile_plot``; ``cat.reports.inline`` puts them into the page.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import html
 import json
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from cat.arguments import PathArg, api_errors, as_path
@@ -18,7 +21,8 @@ from cat.assessment.result import AssessmentResult, Neighbour
 from cat.engine.selection import PoolParams
 from cat.errors import CatError
 from cat.pools.loading import calibrated_params
-from cat.reports.plots import information_figure, ranking_figure, save, theta_figure
+from cat.reports.inline import figure_html, png_data_uri
+from cat.reports.plots import DPI, information_figure, ranking_figure, theta_figure
 from cat.reports.profile_plot import profile_figure
 from cat.reports.values import finite, model_interval, references
 from irt.mixed import MixedParams
@@ -33,9 +37,10 @@ __all__ = ["write_report"]
 def write_report(
     result: AssessmentResult, params: LoadedPool | PoolParams, out_dir: PathArg
 ) -> Path:
-    """Write ``index.html``, ``theta.png``, ``ranking.png``, ``information.png`` and,
-    where the pool has scenarios, ``profile.png`` into ``out_dir`` (a str or path,
-    created with its parents) and return the path of ``index.html``.
+    """Write the report, ``index.html``, into ``out_dir`` (a str or path, created with
+    its parents) and return its path. The page needs no other file: its plots (θ during
+    the test, the ranking, the test information and, where the pool has scenarios, the
+    profile) are inlined.
 
     ``params`` is the pool assessed (``cat.load_pool``) or its item parameters, used for
     the test information curve."""
@@ -58,15 +63,27 @@ def write_report(
     # label are not worth a warning line at the end of a run.
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"Glyph .* missing", category=UserWarning)
-        save(theta_figure(result, params), out_dir / "theta.png")
-        save(ranking_figure(result).figure, out_dir / "ranking.png")
-        save(information_figure(result, params), out_dir / "information.png")
         profile = profile_figure(result)
-        if profile is not None:
-            save(profile, out_dir / "profile.png")
+        figures = _Figures(
+            theta=png_data_uri(theta_figure(result, params)),
+            ranking=png_data_uri(ranking_figure(result).figure),
+            information=png_data_uri(information_figure(result, params)),
+            # drawn at matplotlib's default dpi; shown at the other plots' scale
+            profile=None if profile is None else png_data_uri(profile, DPI),
+        )
     index = out_dir / "index.html"
-    index.write_text(_page(result), encoding="utf-8")
+    index.write_text(_page(result, figures), encoding="utf-8")
     return index
+
+
+@dataclass(frozen=True)
+class _Figures:
+    """The page's plots as data URIs; ``profile`` is None on a pool without scenarios."""
+
+    theta: str
+    ranking: str
+    information: str
+    profile: str | None
 
 
 _CSS = """
@@ -183,7 +200,7 @@ def _summary(result: AssessmentResult) -> list[tuple[str, str]]:
     return rows
 
 
-def _page(result: AssessmentResult) -> str:
+def _page(result: AssessmentResult, figures: _Figures) -> str:
     own = model_interval(result)
     acc = result.predicted_accuracy
     pool = result.pool
@@ -205,10 +222,10 @@ def _page(result: AssessmentResult) -> str:
         "<h2>Summary</h2>",
         f"<table>{_rows(_summary(result))}</table>",
         _scenarios(result),
-        _profile(result),
+        _profile(result, figures.profile),
         "<h2>Plots</h2>",
-        _figure(
-            "theta.png",
+        figure_html(
+            figures.theta,
             "θ estimate after each item with its ±1.645 SE band",
             "Ability estimate after each item; ticks at the bottom mark "
             + (
@@ -218,13 +235,13 @@ def _page(result: AssessmentResult) -> str:
                 else "right and wrong answers."
             ),
         ),
-        _figure(
-            "ranking.png",
+        figure_html(
+            figures.ranking,
             "θ of every reference subject and of this model with intervals",
             "Reference subjects and this model (highlighted), with 90% intervals.",
         ),
-        _figure(
-            "information.png",
+        figure_html(
+            figures.information,
             "test information of the pool over θ",
             "Test information of the whole pool; the lines mark this model's θ and its interval.",
         ),
@@ -240,13 +257,6 @@ def _card(title: str, big: str, small: str) -> str:
     return (
         f'<div class="card"><div class="small">{_e(title)}</div>'
         f'<div class="big">{_e(big)}</div><div class="small">{_e(small)}</div></div>'
-    )
-
-
-def _figure(src: str, alt: str, caption: str) -> str:
-    return (
-        f'<figure><img src="{_e(src)}" alt="{_e(alt)}">'
-        f"<figcaption>{_e(caption)}</figcaption></figure>"
     )
 
 
@@ -302,8 +312,8 @@ def _scenarios(result: AssessmentResult) -> str:
     return table and f"<h2>Predicted {measure(result)} by scenario</h2>{table}"
 
 
-def _profile(result: AssessmentResult) -> str:
-    if not result.scenarios:
+def _profile(result: AssessmentResult, uri: str | None) -> str:
+    if not result.scenarios or uri is None:
         return ""
     text = f"Predicted {measure(result)} per scenario with its 90% interval (dashed: overall)"
     profile = result.profile
@@ -319,9 +329,7 @@ def _profile(result: AssessmentResult) -> str:
                 f"<p>{_e(profile.model)} model: general factor {_e(_f(general.score))} "
                 f"(sd {_e(_f(general.sd))}){_e('; ' + ', '.join(ranks)) if ranks else ''}</p>"
             )
-    return "".join(
-        ["<h2>Profile</h2>", *lines, _figure("profile.png", "profile across scenarios", text)]
-    )
+    return "".join(["<h2>Profile</h2>", *lines, figure_html(uri, "profile across scenarios", text)])
 
 
 def _neighbours(result: AssessmentResult) -> str:

@@ -2,13 +2,12 @@
 subjects, and the pool's test information.
 
 Each function builds a ``matplotlib.figure.Figure`` without pyplot (no global state, no
-GUI backend); ``save`` writes it as a PNG.
+GUI backend); ``cat.reports.inline`` puts it into the page.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -25,12 +24,12 @@ from irt.types import FloatArray
 
 __all__ = [
     "BAND_REACH",
+    "DPI",
     "THETA_CAP",
     "RankingPlot",
     "answer_marks",
     "information_figure",
     "ranking_figure",
-    "save",
     "theta_figure",
     "theta_limits",
 ]
@@ -54,11 +53,6 @@ _BINARY_MARKS = ("right", "wrong", "skipped")
 _SCORED_MARKS = ("full", "partial", "zero", "skipped")
 _WIDTH = 7.5  # inches, as wide as the page's column shows them
 _RANKING_PLOT_WIDTH = 6.2  # inches left to the ranking's axes beside its labels
-
-
-def save(fig: Figure, path: Path) -> None:
-    fig.savefig(path, dpi=DPI, format="png")
-    fig.clear()
 
 
 def _note(ax: Axes, text: str, y: float = 0.5) -> None:

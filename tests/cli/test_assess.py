@@ -207,7 +207,9 @@ def test_live_model_over_http_and_resume_pays_nothing_twice(  # type: ignore[no-
         best, worst = 1 + int((refs > ci["high"]).sum()), 1 + int((refs > ci["low"]).sum())
         assert best <= 1 + int((refs > 1.0).sum()) <= worst
         assert best <= first["rank"]["position"] <= worst
-        assert (report / "index.html").is_file() and (report / "theta.png").stat().st_size > 0
+        # one self-contained page: the plots are inline, no file beside it
+        assert [p.name for p in report.iterdir()] == ["index.html"]
+        assert (report / "index.html").read_text().count('src="data:image/png;base64,') == 4
         # the same command again: finished, so it starts over and every call is stored
         code, output = _assess(*args)
         assert code == 0, output

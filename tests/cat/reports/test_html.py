@@ -1,4 +1,5 @@
-"""The HTML report of ``cat assess --report``: a page, three PNGs, escaped text, edge cases."""
+"""The HTML report of ``cat assess --report``: one self-contained page with its plots
+inline, escaped text, edge cases."""
 
 from __future__ import annotations
 
@@ -13,18 +14,16 @@ import pytest
 from cat.assessment.result import AssessmentResult
 from cat.reports.html import write_report
 from tests.cat.reports.build import PARAMS, make_result, result_data
+from tests.cat.reports.page_check import inline_images
 from tests.cat.scored_pools import scored_params
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-IMAGES = ("theta.png", "ranking.png", "information.png")
 
-
-def _check_images(out: Path, page: str) -> None:
-    for name in IMAGES:
-        assert f'src="{name}"' in page
-        data = (out / name).read_bytes()
-        assert data.startswith(PNG_MAGIC)
-        assert len(data) > 5_000
+def _check_images(out: Path, page: str, count: int = 4) -> None:
+    """The page is the report's only file, and holds its ``count`` plots inline."""
+    assert [p.name for p in out.iterdir()] == ["index.html"]
+    images = inline_images(page)
+    assert len(images) == count
+    assert all(len(data) > 5_000 for data in images)
 
 
 def test_full_report(tmp_path: Path) -> None:
@@ -33,7 +32,7 @@ def test_full_report(tmp_path: Path) -> None:
     index = write_report(result, PARAMS, out)
     assert index == out / "index.html"
     page = index.read_text(encoding="utf-8")
-    _check_images(out, page)
+    _check_images(out, page)  # four: with the profile, as the result has scenarios
     assert "evil&lt;model&gt;&amp;co" in page
     assert result.model not in page
     assert "&lt;b&gt;" in page and "<b>" not in page  # the settings are escaped too
@@ -99,9 +98,7 @@ def test_edge_cases_still_write_everything(tmp_path: Path, change: dict[str, Any
             item["se_after"] = math.inf if item["id"] != "q3" else math.nan
     result = AssessmentResult.model_validate(data)
     page = write_report(result, PARAMS, tmp_path).read_text(encoding="utf-8")
-    for name in IMAGES:
-        assert f'src="{name}"' in page
-        assert (tmp_path / name).read_bytes().startswith(PNG_MAGIC)
+    assert len(inline_images(page)) == 3
     assert "evil&lt;model&gt;&amp;co" in page
     assert "by scenario" not in page
     if result.rank is None or not result.rank.above:
