@@ -11,15 +11,17 @@ The library's public API; the ``cat`` command line is a thin layer over it::
 Each command is one function here returning a typed result (pydantic) whose
 ``model_dump(mode="json")`` is the file the command writes: ``assess``, ``calibrate``,
 ``simulate``, ``validate``, ``summarize_pool`` (``cat pool info``), ``validate_pool``,
-``fit_pool``, ``diff_pools``, ``recalibrate_pool``. Paths may be given as str or
-``os.PathLike``, a pool as loaded (``load_pool``) or as its folder, and every problem
-with the input is a ``CatError`` naming the argument.
+``fit_pool``, ``diff_pools``, ``recalibrate_pool``, ``leaderboard`` (``cat leaderboard``;
+``write_leaderboard`` and ``write_leaderboard_html`` write its table and page). Paths may
+be given as str or ``os.PathLike``, a pool as loaded (``load_pool``) or as its folder,
+and every problem with the input is a ``CatError`` naming the argument.
 
 Where things live: ``cat.engine`` (estimators, selection, constraints, exposure,
 stopping, session, simulation, the registry of names), ``cat.pools`` (loading, import,
 calibration, recalibration, diff, fit, summary), ``cat.prediction`` (predictors,
 conformal intervals, cross-fit, validation), ``cat.assessment`` (examinees, the run, the
-result), ``cat.reports`` (the HTML report) and ``cat.cli`` (parsing and rendering only).
+result), ``cat.reports`` (the HTML report), ``cat.leaderboards`` (the table across
+runs) and ``cat.cli`` (parsing and rendering only).
 
 This module stays light: the ``cat`` console script imports it before deciding whether a
 call is for us or for the system ``cat``, so names are loaded on first use.
@@ -40,7 +42,11 @@ if TYPE_CHECKING:
         ReplayExaminee,
         SimulatedExaminee,
     )
+    from cat.assessment.many import ModelRun, assess_many
     from cat.assessment.result import AssessmentResult
+    from cat.comparison.compare import compare
+    from cat.comparison.from_results import compare_results
+    from cat.comparison.result import CompareResult
     from cat.engine.registry import (
         ESTIMATOR_NAMES,
         POLICY_NAMES,
@@ -53,6 +59,10 @@ if TYPE_CHECKING:
     from cat.engine.simulate_job import simulate
     from cat.engine.simulate_result import SimulationResult
     from cat.errors import CatError
+    from cat.leaderboards.build import leaderboard
+    from cat.leaderboards.files import write_leaderboard
+    from cat.leaderboards.page import write_leaderboard_html
+    from cat.leaderboards.result import Leaderboard, LeaderboardRow
     from cat.pools.calibration_job import CalibrationReport, calibrate
     from cat.pools.check import validate_pool
     from cat.pools.diff import diff_pools
@@ -63,13 +73,20 @@ if TYPE_CHECKING:
     from cat.pools.summary import PoolSummary, summarize_pool
     from cat.prediction.validation_report import ValidationReport, validate
     from cat.reports.html import write_report
+    from synth.generation import GenerationSettings
 
 #: Public name → (module, attribute in it).
 _WHERE: dict[str, tuple[str, str]] = {
     "CatError": ("cat.errors", "CatError"),
     "load_pool": ("cat.pools.loading", "load_pool"),
     "assess": ("cat.assessment.assess", "assess"),
+    "assess_many": ("cat.assessment.many", "assess_many"),
+    "ModelRun": ("cat.assessment.many", "ModelRun"),
+    "GenerationSettings": ("synth.generation", "GenerationSettings"),
     "AssessmentResult": ("cat.assessment.result", "AssessmentResult"),
+    "compare": ("cat.comparison.compare", "compare"),
+    "compare_results": ("cat.comparison.from_results", "compare_results"),
+    "CompareResult": ("cat.comparison.result", "CompareResult"),
     "Examinee": ("cat.assessment.examinees", "Examinee"),
     "SimulatedExaminee": ("cat.assessment.examinees", "SimulatedExaminee"),
     "ReplayExaminee": ("cat.assessment.examinees", "ReplayExaminee"),
@@ -96,6 +113,11 @@ _WHERE: dict[str, tuple[str, str]] = {
     "diff_pools": ("cat.pools.diff", "diff_pools"),
     "recalibrate_pool": ("cat.pools.recalibration_job", "recalibrate_pool"),
     "write_report": ("cat.reports.html", "write_report"),
+    "leaderboard": ("cat.leaderboards.build", "leaderboard"),
+    "Leaderboard": ("cat.leaderboards.result", "Leaderboard"),
+    "LeaderboardRow": ("cat.leaderboards.result", "LeaderboardRow"),
+    "write_leaderboard": ("cat.leaderboards.files", "write_leaderboard"),
+    "write_leaderboard_html": ("cat.leaderboards.page", "write_leaderboard_html"),
 }
 
 __all__ = [
@@ -105,11 +127,16 @@ __all__ = [
     "AssessmentSession",
     "CalibrationReport",
     "CatError",
+    "CompareResult",
     "CriterionName",
     "DesignChoice",
     "EndpointExaminee",
     "EstimatorName",
     "Examinee",
+    "GenerationSettings",
+    "Leaderboard",
+    "LeaderboardRow",
+    "ModelRun",
     "PolicyName",
     "PoolFitReport",
     "PoolSummary",
@@ -119,15 +146,21 @@ __all__ = [
     "SimulationResult",
     "ValidationReport",
     "assess",
+    "assess_many",
     "calibrate",
+    "compare",
+    "compare_results",
     "diff_pools",
     "fit_pool",
+    "leaderboard",
     "load_pool",
     "recalibrate_pool",
     "simulate",
     "summarize_pool",
     "validate",
     "validate_pool",
+    "write_leaderboard",
+    "write_leaderboard_html",
     "write_report",
 ]
 

@@ -30,7 +30,19 @@ import signal
 import sys
 
 OWN_COMMANDS: frozenset[str] = frozenset(
-    {"calibrate", "simulate", "validate", "assess", "synth", "demo", "pool", "recalibrate"}
+    {
+        "calibrate",
+        "simulate",
+        "validate",
+        "assess",
+        "synth",
+        "demo",
+        "pool",
+        "recalibrate",
+        "leaderboard",
+        "export",
+        "compare",
+    }
 )
 """Sub-commands handled by the ``cat`` application rather than the system ``cat``."""
 

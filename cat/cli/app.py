@@ -16,8 +16,11 @@ import typer
 from cat.cli.assess import assess
 from cat.cli.calibrate import calibrate
 from cat.cli.command_classes import CatGroup, use_cat_classes
+from cat.cli.compare import compare
 from cat.cli.demo import demo
+from cat.cli.export import export
 from cat.cli.help_format import HELP_MAX_WIDTH
+from cat.cli.leaderboard import leaderboard
 from cat.cli.pool import pool_app
 from cat.cli.pool_fit import fit_pool
 from cat.cli.recalibrate import recalibrate_pool
@@ -66,7 +69,10 @@ app.command(no_args_is_help=True)(simulate)
 app.command(no_args_is_help=True)(validate)
 app.command(no_args_is_help=True)(synth)
 app.command(no_args_is_help=True)(assess)
+app.command(no_args_is_help=True)(compare)
+app.command(no_args_is_help=True)(leaderboard)
 app.command()(demo)
+app.command(no_args_is_help=True)(export)
 pool_app.command("fit", no_args_is_help=True)(fit_pool)
 app.add_typer(pool_app, name="pool")
 app.command("recalibrate", no_args_is_help=True)(recalibrate_pool)

@@ -62,6 +62,9 @@ COMMANDS = [
     ["pool", "import", "questions", "--help"],
     ["pool", "fit", "--help"],
     ["recalibrate", "--help"],
+    ["leaderboard", "--help"],
+    ["compare", "--help"],
+    ["export", "--help"],
 ]
 
 ARGUMENT_ERRORS = [
@@ -70,6 +73,9 @@ ARGUMENT_ERRORS = [
     ["simulate", "--params", "p.csv"],
     ["synth", "--nosuch"],
     ["pool", "info", "a", "b"],
+    ["leaderboard", "r.json", "--nosuch"],
+    ["compare", "--model", "a", "--margin", "x"],
+    ["export", "--store", "s.db", "--nosuch"],
 ]
 
 

@@ -1,0 +1,268 @@
+"""``cat compare``: is model A better than model B? Both answer the same adaptively chosen
+items until the 95% interval of their accuracy difference decides it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.table import Table
+
+from cat.cli.common import check_writable, fail, handle_errors, progress_bar, say, stdout
+
+if TYPE_CHECKING:
+    from cat.assessment.examinees import Examinee
+    from cat.comparison.paired import PairedTest
+    from cat.comparison.result import CompareResult, ModelSide
+    from synth.store import RunStore
+
+#: MODEL@URL: a model at its own endpoint.
+_AT_URL = re.compile(r"^(?P<model>.+)@(?P<url>https?://\S+)$")
+
+
+@handle_errors
+def compare(
+    models: list[str] | None = typer.Option(
+        None,
+        "--model",
+        help="Give twice, A then B: a model name at --base-url, MODEL@URL (at its own "
+        "endpoint), sim:THETA (simulated) or replay:FILE#SUBJECT (recorded answers).",
+    ),
+    results: tuple[Path, Path] | None = typer.Option(
+        None,
+        "--results",
+        metavar="A.json B.json",
+        help="Instead of --model: two RESULT.json files of cat assess on one pool, A then B.",
+    ),
+    pool_dir: Path | None = typer.Option(
+        None,
+        "--pool",
+        help="Calibrated pool of 0/1 items (folder or shipped name); with --results, "
+        "default: the pool the first result names.",
+    ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."
+    ),
+    margin: float = typer.Option(
+        0.01,
+        "--margin",
+        min=0.0,
+        help="Equivalent when the 95% interval lies within ± this (0.01: one point).",
+    ),
+    max_length: int = typer.Option(250, "--max-length", min=1, help="Most items asked."),
+    min_length: int = typer.Option(
+        30, "--min-length", min=0, help="No decision before this many items both answered."
+    ),
+    batch_size: int = typer.Option(1, "--batch-size", min=1, help="Items asked at once."),
+    predictor: str = typer.Option(
+        "auto",
+        "--predictor",
+        help="Each model's accuracy from irt (the IRT plug-in of cat assess), mixture (the "
+        "reference mixture) or auto: the one whose cross-fitted errors of pairs of the "
+        "pool's references are narrower.",
+    ),
+    no_balance: bool = typer.Option(
+        False, "--no-content-balancing", help="Do not keep the pool's mix of scenarios."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the simulated answers; recorded."),
+    out: Path | None = typer.Option(None, "--out", help="Write COMPARE.json here."),
+    store_path: Path = typer.Option(
+        Path("cat-assess.db"), "--store", help="Run store of live models' calls (SQLite)."
+    ),
+    api_key_env: str = typer.Option(
+        "OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key."
+    ),
+    timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds per request."),
+    max_attempts: int = typer.Option(6, "--max-attempts", min=1, help="Tries per call."),
+) -> None:
+    """Compare two models on the same items: each item the one that most narrows the
+    predicted accuracy difference Δ = A − B, until its 95% interval excludes 0 (A or B
+    better), lies within ±--margin (equivalent), or --max-length items are used
+    (inconclusive). The interval holds the pool's cross-fitted errors of pairs of its
+    reference models (cat calibrate --pool --cross-fit), not θ's uncertainty alone.
+    Prints the decision, Δ with its interval, the smallest difference the test could
+    detect, each model's predicted accuracy and the items used. A rerun with the same
+    --store asks nothing twice. --results compares two finished cat assess runs.
+
+    Examples:
+
+      cat compare --pool item_pools/demo-en --model sim:1.0 --model sim:0.2
+
+      cat compare --pool item_pools/demo-en --model new-model --model old-model \\
+          --base-url http://localhost:8000/v1 --out compare.json
+
+      cat compare --results a.json b.json --out compare.json
+    """
+    if results is not None and models:
+        raise fail("give --model twice or --results A.json B.json, not both")
+    if results is None and len(models or []) != 2:
+        raise fail(
+            f"give --model twice (A, then B), or --results A.json B.json; got "
+            f"{len(models or [])} --model"
+        )
+    check_writable({"--out": out, "--store": None if results else store_path})
+    if results is not None:
+        from cat.comparison.from_results import compare_results
+
+        result = compare_results(
+            results[0],
+            results[1],
+            pool=pool_dir,
+            margin=margin,
+            min_length=min_length,
+            predictor=predictor,
+        )
+    else:
+        if pool_dir is None:
+            raise fail("give --pool, the pool both models are tested on")
+        assert models is not None
+        result = _adaptive(
+            pool_dir,
+            (models[0], models[1]),
+            base_url,
+            store_path,
+            {"api_key_env": api_key_env, "timeout": timeout, "max_attempts": max_attempts},
+            margin=margin,
+            max_length=max_length,
+            min_length=min_length,
+            batch_size=batch_size,
+            predictor=predictor,
+            content_balancing=not no_balance,
+            seed=seed,
+        )
+    if out is not None:
+        result.write_json(out)
+    _print(result)
+    if out is not None:
+        say(f"result written to {out}")
+
+
+def _adaptive(
+    pool_dir: Path,
+    specs: tuple[str, str],
+    base_url: str | None,
+    store_path: Path,
+    endpoint: dict[str, object],
+    **options: object,
+) -> CompareResult:
+    from cat.comparison.compare import compare as run_compare
+    from cat.pools.loading import load_pool
+
+    pool = load_pool(pool_dir)
+    live = [not spec.startswith(("sim:", "replay:")) for spec in specs]
+    store: RunStore | None = None
+    if any(live):
+        from synth.store import RunStore
+
+        store = RunStore(store_path)
+    try:
+        parsed = [_examinee(spec, base_url, store, endpoint) for spec in specs]
+        max_length = options["max_length"]
+        assert isinstance(max_length, int)
+        with progress_bar("comparing", total=max_length) as update:
+
+            def show(test: PairedTest) -> None:
+                d = test.difference
+                update(
+                    completed=d.n,
+                    description=f"{d.n} items · Δ {d.value:+.3f} ± {d.half_width:.3f}",
+                )
+
+            return run_compare(
+                pool,
+                parsed[0][0],
+                parsed[1][0],
+                name_a=specs[0],
+                name_b=specs[1],
+                base_url_a=parsed[0][1],
+                base_url_b=parsed[1][1],
+                on_step=show,
+                **options,  # type: ignore[arg-type]
+            )
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _examinee(
+    spec: str, base_url: str | None, store: RunStore | None, endpoint: dict[str, object]
+) -> tuple[Examinee, str | None]:
+    """The examinee a --model names, and the endpoint it answers at (None offline)."""
+    from cat.assessment.examinees import parse_model_spec
+
+    if spec.startswith(("sim:", "replay:")):
+        return parse_model_spec(spec), None
+    found = _AT_URL.match(spec.strip())
+    model, url = (found["model"], found["url"]) if found else (spec, base_url)
+    return parse_model_spec(model, base_url=url, store=store, **endpoint), url
+
+
+def _print(result: CompareResult) -> None:
+    d = result.difference
+    level = f"{d.level:.0%}"
+    table = Table(
+        title=f"{result.model_a} (A) vs {result.model_b} (B) on {result.pool.name}",
+        show_header=False,
+    )
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    verdict: str = result.decision
+    if result.better is not None:
+        verdict += f": {result.better}"
+    table.add_row("decision", verdict)
+    table.add_row("difference A − B", f"{d.value:+.3f}  ({level}: {d.low:+.3f} … {d.high:+.3f})")
+    own = "θ" if d.predictor == "irt" else f"the {d.predictor}'s own spread"
+    if d.stored_half_width is not None:
+        table.add_row(
+            "interval from",
+            f"the references' cross-fitted errors of pairs (±{d.stored_half_width:.3f}; "
+            f"{d.references} models) and {own} (±{d.posterior_half_width:.3f})",
+        )
+    else:
+        table.add_row(
+            "interval from",
+            f"θ only (±{d.posterior_half_width:.3f}): the pool stores no cross-fitted errors",
+        )
+    detect = result.detectable_difference
+    table.add_row(
+        "detectable",
+        f"±{detect.value:.3f} (a true difference this large is found with "
+        f"{detect.power:.0%} power)",
+    )
+    for name, side in (("A", result.a), ("B", result.b)):
+        table.add_row(f"model {name}", _side(side))
+    items = f"{result.n_items} both answered"
+    if result.source == "results":
+        items = f"A {result.a.n_items}, B {result.b.n_items} answered; {items}"
+    if result.n_skipped:
+        items += f" ({result.n_skipped} skipped)"
+    if result.stop_reason:
+        items += f"; stopped: {result.stop_reason}"
+    table.add_row("items", items)
+    shared = result.shared
+    if shared.difference is not None and shared.low is not None and shared.high is not None:
+        table.add_row(
+            "on those items",
+            f"{shared.difference:+.3f} ({level}: {shared.low:+.3f} … {shared.high:+.3f}), "
+            "the plain paired difference (those items only)",
+        )
+    if result.truth is not None:
+        truth = result.truth
+        table.add_row(
+            "true difference", f"{truth.difference:+.3f} (A {truth.a:.3f}, B {truth.b:.3f})"
+        )
+    stdout.print(table)
+    if d.stored_half_width is None:
+        say(f"note: {d.method}")
+
+
+def _side(side: ModelSide) -> str:
+    acc = side.predicted_accuracy
+    text = f"{acc.value:.3f} ({acc.level:.0%}: {acc.low:.3f} … {acc.high:.3f}), θ {side.theta:+.2f}"
+    if side.result is not None:
+        text += f", {side.n_items} items in {Path(side.result).name}"
+    if side.usage is not None:
+        text += f"; {side.usage.calls} calls, {side.usage.calls_from_store} from the store"
+    return text
