@@ -11,7 +11,8 @@ The library's public API; the ``cat`` command line is a thin layer over it::
 Each command is one function here returning a typed result (pydantic) whose
 ``model_dump(mode="json")`` is the file the command writes: ``assess``, ``calibrate``,
 ``simulate``, ``validate``, ``summarize_pool`` (``cat pool info``), ``validate_pool``,
-``fit_pool``, ``diff_pools``, ``recalibrate_pool``, ``leaderboard`` (``cat leaderboard``;
+``fit_pool``, ``diff_pools``, ``recalibrate_pool``, ``compare`` (``cat compare``;
+``compare_results`` for two RESULT.json files), ``leaderboard`` (``cat leaderboard``;
 ``write_leaderboard`` and ``write_leaderboard_html`` write its table and page). Paths may
 be given as str or ``os.PathLike``, a pool as loaded (``load_pool``) or as its folder,
 and every problem with the input is a ``CatError`` naming the argument.
