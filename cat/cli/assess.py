@@ -49,7 +49,9 @@ _FEW_SHOT = few_shot_option(
 
 @handle_errors
 def assess(
-    pool_dir: Path = typer.Option(..., "--pool", help="Calibrated item pool folder."),
+    pool_dir: Path = typer.Option(
+        ..., "--pool", help="Calibrated item pool: a folder, or a shipped pool's name (mmlu-pro)."
+    ),
     model: list[str] = typer.Option(
         [],
         "--model",

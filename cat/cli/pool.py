@@ -44,7 +44,9 @@ _MAP_HELP = (
 @pool_app.command("validate", no_args_is_help=True)
 @handle_errors
 def validate_pool_cmd(
-    pool_dir: Path = typer.Argument(..., help="Pool folder (pool.json, items.jsonl, ...)."),
+    pool_dir: Path = typer.Argument(
+        ..., help="Pool folder (pool.json, items.jsonl, ...), or a shipped pool's name."
+    ),
 ) -> None:
     """List every problem of a pool, one `file:line: message` a line; exit code 2 if any.
 
@@ -67,7 +69,7 @@ def validate_pool_cmd(
 @pool_app.command("info", no_args_is_help=True)
 @handle_errors
 def pool_info(
-    pool_dir: Path = typer.Argument(..., help="Pool folder."),
+    pool_dir: Path = typer.Argument(..., help="Pool folder, or a shipped pool's name."),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the figures here."),
 ) -> None:
     """Describe a pool: items, parameters, test information, reference subjects.

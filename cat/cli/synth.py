@@ -46,7 +46,11 @@ _FEW_SHOT = few_shot_option(
 
 @handle_errors
 def synth(
-    pool_dir: Path = typer.Option(..., "--pool", help="Item pool folder (pool.json, items.jsonl)."),
+    pool_dir: Path = typer.Option(
+        ...,
+        "--pool",
+        help="Item pool: a folder (pool.json, items.jsonl), or a shipped pool's name.",
+    ),
     agents: str = typer.Option(
         ..., "--agents", help="Models, comma-separated; MODEL@URL gives one its own endpoint."
     ),
