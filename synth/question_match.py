@@ -1,73 +1,100 @@
-"""Which pool item a prompt asks about, found by the item's question text in it.
+"""Which pool item a chat prompt asks about, found by the item's question text in it.
 
-For calls stored without their item's id (a run store of schema 2 or older, written by
-``cat assess``): ``cat export --pool`` finds the item by its question. Whitespace is
-collapsed on both sides, since prompt templates re-wrap questions. Questions of at least
-``ANCHOR`` characters are indexed by their first ``ANCHOR`` characters, so that a prompt
-is scanned with one dict lookup per position; the few shorter ones are searched for
-directly. The question found last in the latest user message wins (few-shot examples
-come before the question asked), and a question found inside a longer one that is
-found too does not count.
+The local test server recognises each request's item this way, and ``cat export
+--pool`` the item of a call stored without its id (a run store of schema 2 or older).
+Whitespace is collapsed on both sides, since prompt templates re-wrap questions.
+Questions of at least ``ANCHOR`` characters are indexed by their first ``ANCHOR``
+characters, so that a prompt is scanned with one dict lookup per position; the few
+shorter ones are searched for directly (``str.find`` runs in C). The user messages are
+searched latest first, then the others; in a message the question found last wins
+(few-shot examples come before the question asked), and a question found inside a
+longer one that is found too does not count. A stem that several items share with other
+options (a benchmark may repeat one) goes to the item whose option texts the rest of the
+prompt holds most of; items asked exactly alike go to the first of them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final
 
 from itempool import PoolItem
 
-__all__ = ["ANCHOR", "QuestionIndex"]
+__all__ = ["ANCHOR", "QuestionIndex", "message_text", "normalise"]
 
 #: Long enough that an anchor hit is almost always the question, short enough that every
 #: realistic question has one.
 ANCHOR: Final = 24
+#: Prompts repeat (retries, several models on one question): remember the answers.
+_CACHE_SIZE: Final = 4096
 _WHITESPACE: Final = re.compile(r"\s+")
 
 
-def _normalise(text: str) -> str:
+def normalise(text: str) -> str:
+    """``text`` with every run of whitespace one space, stripped."""
     return _WHITESPACE.sub(" ", text).strip()
+
+
+def message_text(content: Any) -> str:
+    """The text of a message's ``content``: a string or a list of content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return ""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    question: str  # normalised
+    bodies: tuple[str, ...]  # the option texts, normalised
+    item: PoolItem
 
 
 class QuestionIndex:
     """Finds the item of ``items`` whose question occurs in a chat prompt."""
 
     def __init__(self, items: Iterable[PoolItem]) -> None:
-        self._by_anchor: dict[str, list[tuple[str, PoolItem]]] = {}
-        self._short: list[tuple[str, PoolItem]] = []
+        self._by_anchor: dict[str, list[_Entry]] = {}
+        self._short: list[_Entry] = []
         for item in items:
-            question = _normalise(item.question)
+            question = normalise(item.question)
+            bodies = tuple(normalise(body) for body in item.options.values())
+            entry = _Entry(question, bodies, item)
             if len(question) >= ANCHOR:
-                self._by_anchor.setdefault(question[:ANCHOR], []).append((question, item))
+                self._by_anchor.setdefault(question[:ANCHOR], []).append(entry)
             else:
-                self._short.append((question, item))
+                self._short.append(entry)
+        self._in_text = lru_cache(maxsize=_CACHE_SIZE)(self._find)
 
     def find(self, messages: Sequence[Mapping[str, Any]]) -> PoolItem | None:
         """The item that ``messages`` (chat messages, ``{"role", "content"}``) ask
-        about: searched in the user messages, latest first, then in the others; None
-        when no question is found."""
+        about; None when no question is found."""
         ordered = [m for m in reversed(messages) if m.get("role") == "user"]
         ordered += [m for m in reversed(messages) if m.get("role") != "user"]
         for message in ordered:
-            content = message.get("content")
-            if isinstance(content, str) and content:
-                found = self._find(_normalise(content))
+            text = message_text(message.get("content"))
+            if text:
+                found = self._in_text(normalise(text))
                 if found is not None:
                     return found
         return None
 
     def _find(self, text: str) -> PoolItem | None:
-        matches: list[tuple[int, int, PoolItem]] = []
+        matches: list[tuple[int, int, _Entry]] = []
         for start in range(len(text) - ANCHOR + 1):
-            for question, item in self._by_anchor.get(text[start : start + ANCHOR], ()):
-                if text.startswith(question, start):
-                    matches.append((start, start + len(question), item))
-        for question, item in self._short:
-            start = text.find(question)
+            for entry in self._by_anchor.get(text[start : start + ANCHOR], ()):
+                if text.startswith(entry.question, start):
+                    matches.append((start, start + len(entry.question), entry))
+        for entry in self._short:
+            start = text.find(entry.question)
             while start >= 0:
-                matches.append((start, start + len(question), item))
-                start = text.find(question, start + 1)
+                matches.append((start, start + len(entry.question), entry))
+                start = text.find(entry.question, start + 1)
         if not matches:
             return None
         outer = [
@@ -75,4 +102,10 @@ class QuestionIndex:
             for m in matches
             if not any(o[0] <= m[0] and m[1] <= o[1] and o[1] - o[0] > m[1] - m[0] for o in matches)
         ]
-        return max(outer, key=lambda m: (m[0], m[1]))[2]
+        last = max(outer, key=lambda m: (m[0], m[1]))
+        twins = [m[2] for m in outer if m[:2] == last[:2]]
+        if len(twins) == 1:
+            return last[2].item
+        rest = text[last[1] :]
+        # max keeps the first of equals: items asked exactly alike go to the first.
+        return max(twins, key=lambda e: sum(body in rest for body in e.bodies)).item

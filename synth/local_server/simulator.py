@@ -3,9 +3,9 @@ gets it right, and the reply text it sends.
 
 A simulated model is a name and the probability that it answers a question right (or,
 with IRT parameters, an ability θ). The item is recognised by finding its question text
-in the request's messages; the answer is drawn from a generator seeded by a stable hash
-of (server seed, item, request key), so the same request always gets the same reply and
-distinct requests are independent draws.
+in the request's messages (``synth.question_match``); the answer is drawn from a
+generator seeded by a stable hash of (server seed, item, request key), so the same
+request always gets the same reply and distinct requests are independent draws.
 
 Open items get free-text replies, and judge models (``judges``: name -> mode) answer
 judge prompts with a score (``synth.local_server.open_answers``).
@@ -26,21 +26,16 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Final
 
 from itempool import ItemType, PoolItem
 from synth.errors import SynthError
 from synth.local_server.open_answers import JUDGE_MODES, draw_quality, judge_reply, open_reply
+from synth.question_match import QuestionIndex, message_text, normalise
 
 __all__ = ["ItemInfo", "Simulator"]
 
-_WHITESPACE: Final = re.compile(r"\s+")
 _CJK: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-# Anchor length for finding long questions in a prompt: long enough that a hit is almost
-# always the real question, short enough that every realistic question has one.
-_ANCHOR: Final = 24
-_LOOKUP_CACHE_SIZE: Final = 4096
 
 # Reasoning filler. It never contains a lone capital letter (no "I", no "A ..."), so a
 # parser looking for option letters finds only the final answer statement.
@@ -73,85 +68,11 @@ _ZH_NO_ANSWER: Final = ("抱歉，这道题我无法作出选择。", "信息不
 
 @dataclass(frozen=True)
 class ItemInfo:
-    """A pool item as the simulator matches and answers it."""
+    """A pool item as the simulator answers it."""
 
     item: PoolItem
-    question: str  # whitespace-normalised
     letters: tuple[str, ...]  # the option letters, sorted
     chinese: bool
-    bodies: tuple[str, ...] = ()  # the option texts, whitespace-normalised
-
-
-def _normalise(text: str) -> str:
-    # Prompt templates re-wrap and indent questions; matching on collapsed whitespace
-    # keeps recognition independent of that.
-    return _WHITESPACE.sub(" ", text).strip()
-
-
-def _message_text(content: Any) -> str:
-    """The text of a message's ``content``: a string or a list of content parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, dict)]
-        return "\n".join(p for p in parts if isinstance(p, str))
-    return ""
-
-
-class _ItemIndex:
-    """Finds the pool item whose question occurs in a text.
-
-    Questions of at least ``_ANCHOR`` characters are indexed by their first ``_ANCHOR``
-    characters, so a text is scanned with one dict lookup per position; the few shorter
-    questions are searched for directly (``str.find`` runs in C).
-    """
-
-    def __init__(self, infos: Sequence[ItemInfo]) -> None:
-        self._by_anchor: dict[str, list[ItemInfo]] = {}
-        self._short: list[ItemInfo] = []
-        for info in infos:
-            if len(info.question) >= _ANCHOR:
-                self._by_anchor.setdefault(info.question[:_ANCHOR], []).append(info)
-            else:
-                self._short.append(info)
-        # Prompts repeat (retries, several models on one question): remember answers.
-        self.find = lru_cache(maxsize=_LOOKUP_CACHE_SIZE)(self._find)
-
-    def _find(self, text: str) -> ItemInfo | None:
-        """The item whose question occurs last in ``text`` (a question inside a longer
-        matching question does not count), or None."""
-        matches: list[tuple[int, int, ItemInfo]] = []
-        if self._by_anchor:
-            by_anchor = self._by_anchor
-            for start in range(len(text) - _ANCHOR + 1):
-                candidates = by_anchor.get(text[start : start + _ANCHOR])
-                if candidates is None:
-                    continue
-                for info in candidates:
-                    if text.startswith(info.question, start):
-                        matches.append((start, start + len(info.question), info))
-        for info in self._short:
-            start = text.find(info.question)
-            while start >= 0:
-                matches.append((start, start + len(info.question), info))
-                start = text.find(info.question, start + 1)
-        if not matches:
-            return None
-        # Drop matches nested in a longer one (a short question quoted by a longer one),
-        # then take the last: few-shot examples come before the question being asked.
-        outer = [
-            m
-            for m in matches
-            if not any(o[0] <= m[0] and m[1] <= o[1] and o[1] - o[0] > m[1] - m[0] for o in matches)
-        ]
-        last = max(outer, key=lambda m: (m[0], m[1]))
-        twins = [m[2] for m in outer if m[:2] == last[:2]]
-        if len(twins) == 1:
-            return last[2]
-        # One question with other options (a benchmark may repeat a stem): the item whose
-        # option texts the rest of the prompt holds most of; the first on a tie.
-        rest = text[last[1] :]
-        return max(twins, key=lambda info: sum(body in rest for body in info.bodies))
 
 
 class Simulator:
@@ -196,24 +117,17 @@ class Simulator:
         self.irt = dict(irt) if irt is not None else None
         self.models: dict[str, float] = dict(models)
         self.seed = seed
-        infos: list[ItemInfo] = []
-        seen: set[tuple[str, tuple[str, ...]]] = set()
-        for item in items:
-            question = _normalise(item.question)
-            bodies = tuple(_normalise(body) for body in item.options.values())
-            if (question, bodies) in seen:
-                continue  # asked exactly as an earlier item: that item, to the server
-            seen.add((question, bodies))
-            infos.append(
-                ItemInfo(
-                    item=item,
-                    question=question,
-                    letters=tuple(sorted(item.options)),
-                    chinese=_CJK.search(item.question) is not None,
-                    bodies=bodies,
-                )
+        # An item asked exactly as an earlier one is that item, to the server
+        # (synth.question_match).
+        self._infos = {
+            item.id: ItemInfo(
+                item=item,
+                letters=tuple(sorted(item.options)),
+                chinese=_CJK.search(item.question) is not None,
             )
-        self._index = _ItemIndex(infos)
+            for item in items
+        }
+        self._index = QuestionIndex(items)
 
     @property
     def names(self) -> list[str]:
@@ -236,21 +150,12 @@ class Simulator:
     def last_user_text(messages: list[dict[str, Any]]) -> str:
         """The text of the request's last user message ("" without one)."""
         users = [m for m in messages if m.get("role") == "user"]
-        return _message_text(users[-1].get("content")) if users else ""
+        return message_text(users[-1].get("content")) if users else ""
 
     def find_item(self, messages: list[dict[str, Any]]) -> ItemInfo | None:
         """The pool item a chat request's ``messages`` ask about, or None."""
-        # The question being asked is in the latest user turn; other turns are searched
-        # only when no user turn names a question.
-        ordered = [m for m in reversed(messages) if m.get("role") == "user"]
-        ordered += [m for m in reversed(messages) if m.get("role") != "user"]
-        for message in ordered:
-            text = _message_text(message.get("content"))
-            if text:
-                found = self._index.find(_normalise(text))
-                if found is not None:
-                    return found
-        return None
+        found = self._index.find(messages)
+        return None if found is None else self._infos[found.id]
 
     def answer_text(self, model: str, info: ItemInfo | None, key: str, prompt: str = "") -> str:
         """``model``'s reply to the request with key ``key`` about ``info`` (None: an
@@ -338,7 +243,9 @@ def _render(info: ItemInfo, answer: str, rng: random.Random) -> str:
     reasoning = " ".join(rng.sample(_EN_REASONING, rng.randint(1, 2)))
     prefixes = ("", f"Let me think step by step. {reasoning}\n", f"{reasoning}\n\n")
     prefix, statement = rng.choice(prefixes), rng.choice(statements)
-    if kind is ItemType.SINGLE and any(body.upper() in info.letters for body in info.bodies):
+    if kind is ItemType.SINGLE and any(
+        normalise(body).upper() in info.letters for body in info.item.options.values()
+    ):
         # An option reading "B" or "b" (boron; a variable) makes "Answer: B" mean
         # either; the bracketed letter is what the model would write to be understood.
         statement = f"The answer is ({answer})."
