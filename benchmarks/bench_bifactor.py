@@ -65,7 +65,7 @@ class Row:
 
 def _mmlu() -> tuple[Any, Any, tuple[str, ...], str]:
     from irt.bifactor import group_codes
-    from irt.readers import read_responses
+    from itempool.formats.responses import read_responses
 
     responses = read_responses(MMLU / "responses.csv.gz")
     with gzip.open(MMLU / "items.csv.gz", "rt", encoding="utf-8") as fh:

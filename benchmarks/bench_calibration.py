@@ -68,11 +68,11 @@ def _worker(case: str, tool: str) -> dict[str, Any]:
     if case in SIMULATED:
         truth, theta, data = _simulate(case)
     elif case == "mmlu-pro":
-        from irt.readers import read_responses
+        from itempool.formats.responses import read_responses
 
         truth, theta, data = None, None, read_responses(SHARED / "mmlu-pro" / "responses.csv.gz")
     else:
-        from irt.readers import read_responses
+        from itempool.formats.responses import read_responses
 
         truth, theta = None, None
         data = read_responses(SHARED / "human" / HUMAN[case.split(":")[0]], id_column=False)

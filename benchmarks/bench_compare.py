@@ -73,9 +73,9 @@ from cat.engine.selection import PoolInfo
 from cat.pools.scenarios import scenarios_of
 from cat.prediction.predictors import reference_offset
 from irt.models import ItemParams
-from irt.readers import read_responses, write_jsonl
 from irt.responses import ResponseMatrix
 from itempool import LoadedPool, PredictionErrors, load_pool
+from itempool.formats.responses import read_responses, write_jsonl
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 SEED = 0

@@ -33,7 +33,7 @@ from cat.prediction.replay import calibrate_split
 from cat.prediction.validation import splits
 from irt.errors import ConvergenceWarning
 from irt.models import ModelKind
-from irt.readers import read_responses
+from itempool.formats.responses import read_responses
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mmlu-pro"
 SEED = 0

@@ -207,7 +207,7 @@ def real_data() -> None:
 
 def _synthetic_items(responses: Path, pool: Path) -> None:
     """A pool folder for a matrix without question text (ARC): placeholder items."""
-    from irt.readers import read_responses
+    from itempool.formats.responses import read_responses
 
     matrix = read_responses(responses)
     pool.mkdir(parents=True)

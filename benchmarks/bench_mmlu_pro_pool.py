@@ -42,8 +42,8 @@ def leave_out(model: str, folds: int, length: int, seed: int) -> dict[str, Any]:
     """Build the pool without ``model``, assess ``model`` on it; the row of figures."""
     import cat
     from cat.pools.calibration_job import calibrate
-    from irt.readers import read_responses, write_jsonl
     from itempool import ITEMS_GZ
+    from itempool.formats.responses import read_responses, write_jsonl
 
     start = time.perf_counter()
     responses = SHARED / "responses.csv.gz"

@@ -34,8 +34,8 @@ from cat.prediction.verdicts import ValidationRow
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
 from irt.models import ModelKind, probability
-from irt.readers import read_responses
 from irt.scoring import AbilityMethod, score_abilities
+from itempool.formats.responses import read_responses
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 DATA = SHARED / "mmlu-pro"

@@ -34,7 +34,7 @@ from cat.pools.scenarios import read_item_scenarios
 from cat.prediction.replay import CHOSEN, PLUG_IN
 from cat.prediction.validation import validate
 from cat.prediction.verdicts import ValidationRow, verdicts
-from irt.readers import read_responses
+from itempool.formats.responses import read_responses
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 SEED = 0

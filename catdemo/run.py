@@ -37,9 +37,9 @@ from cat.pools.loading import load_pool, read_pool_questions
 from cat.results import ResultModel
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
-from irt.readers import read_responses
 from irt.scoring import AbilityMethod, score_abilities
 from itempool import LoadedPool, PoolItem, QuestionSet
+from itempool.formats.responses import read_responses
 from synth.backend import OpenAIBackend, RetryPolicy
 from synth.export import graded_answers, write_responses
 from synth.local_server import LocalServer

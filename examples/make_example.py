@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from irt.params_io import write_params
-from irt.readers import write_jsonl
 from irt.responses import ResponseMatrix
 from irt.simulate import random_params, simulate_responses
+from itempool.formats.params import write_params
+from itempool.formats.responses import write_jsonl
 
 SEED = 2026
 HERE = Path(__file__).resolve().parent

@@ -28,9 +28,9 @@ import numpy as np
 
 from cat.engine.simulation import draw_scores
 from irt.polytomous import ItemType, PolytomousParams
-from irt.polytomous_io import write_polytomous_params
 from irt.polytomous_responses import PolytomousResponses
-from irt.readers import write_scored_jsonl
+from itempool.formats.polytomous_params import write_polytomous_params
+from itempool.formats.responses import write_scored_jsonl
 
 SEED = 20261124
 HERE = Path(__file__).resolve().parent

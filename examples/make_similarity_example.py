@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from irt.continuous import ContinuousParams
-from irt.continuous_io import write_continuous_params
-from irt.continuous_readers import write_continuous_jsonl
 from irt.continuous_responses import ContinuousResponses
+from itempool.formats.continuous_params import write_continuous_params
+from itempool.formats.scores import write_continuous_jsonl
 
 SEED = 20261124
 HERE = Path(__file__).resolve().parent

@@ -25,9 +25,7 @@ if TYPE_CHECKING:
     from irt.estep import marginal_log_likelihood
     from irt.models import ItemParams, information, log_likelihood, probability, test_information
     from irt.names import AbilityMethod, ModelKind
-    from irt.params_io import read_params, write_params
     from irt.priors import ItemPriors
-    from irt.readers import read_responses, write_csv, write_jsonl
     from irt.responses import ResponseMatrix
     from irt.scoring import Abilities, score_abilities
 
@@ -48,12 +46,7 @@ _WHERE: dict[str, str] = {
     "test_information": "irt.models",
     "AbilityMethod": "irt.names",
     "ModelKind": "irt.names",
-    "read_params": "irt.params_io",
-    "write_params": "irt.params_io",
     "ItemPriors": "irt.priors",
-    "read_responses": "irt.readers",
-    "write_csv": "irt.readers",
-    "write_jsonl": "irt.readers",
     "ResponseMatrix": "irt.responses",
     "Abilities": "irt.scoring",
     "score_abilities": "irt.scoring",
@@ -77,13 +70,8 @@ __all__ = [
     "log_likelihood",
     "marginal_log_likelihood",
     "probability",
-    "read_params",
-    "read_responses",
     "score_abilities",
     "test_information",
-    "write_csv",
-    "write_jsonl",
-    "write_params",
 ]
 
 

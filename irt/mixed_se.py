@@ -332,7 +332,7 @@ class MixedStandardErrors:
 
     def apply(self, params: MixedParams) -> MixedParams:
         """``params`` (the fit's) with these errors as their ``se_`` columns, ready for
-        ``irt.polytomous_io`` / ``irt.continuous_io``."""
+        ``itempool.formats.polytomous_params`` / ``itempool.formats.continuous_params``."""
         if (params.discrete is None) != (self.discrete is None) or (params.continuous is None) != (
             self.continuous is None
         ):

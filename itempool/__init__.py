@@ -4,9 +4,11 @@ A pool folder holds ``pool.json``, ``items.jsonl`` (or ``items.jsonl.gz``) and, 
 calibrated, ``params.csv``,
 ``reference.jsonl``, ``reference_answers.csv.gz``, ``low_rank.csv``, for a pool with
 continuous items ``continuous_params.csv``, and, for a multidimensional pool,
-``mirt_params.csv``. ``load_pool`` is
-the one strict reader every command uses; ``check_pool`` lists every problem with its
-file and line. Both take a folder or the name of a pool on the search path
+``mirt_params.csv``. Every file format of the project has its reader and writer here:
+the pool's files, and in ``itempool.formats`` the response files (CSV, JSONL; binary,
+graded, scored and mixed) and parameter tables that ``cat calibrate`` reads and writes.
+``load_pool`` is the one strict reader every command uses; ``check_pool`` lists every
+problem with its file and line. Both take a folder or the name of a pool on the search path
 (``$CAT_POOL_PATH``, then the repository's ``item_pools/``: ``shipped_pools``).
 
 Names are imported on first use, so that the ``cat`` command line loads no pydantic
@@ -23,6 +25,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from itempool.checks import MANIFEST, REFERENCE
     from itempool.errors import PoolFormatError
+    from itempool.formats.params import read_params, write_params
+    from itempool.formats.responses import read_responses, write_csv, write_jsonl
     from itempool.item_files import ITEMS, ITEMS_GZ, items_file
     from itempool.items import ItemType, PoolItem, QuestionSet
     from itempool.loader import LoadedPool, check_pool, load_pool, read_questions
@@ -72,6 +76,11 @@ _WHERE: dict[str, str] = {
     "ReferenceRow": "itempool.manifest",
     "check_mirt_params": "itempool.mirt_file",
     "check_params": "itempool.params_check",
+    "read_params": "itempool.formats.params",
+    "read_responses": "itempool.formats.responses",
+    "write_csv": "itempool.formats.responses",
+    "write_jsonl": "itempool.formats.responses",
+    "write_params": "itempool.formats.params",
     "check_pool": "itempool.loader",
     "is_scored_params": "itempool.params_check",
     "items_file": "itempool.item_files",
@@ -118,12 +127,17 @@ __all__ = [
     "load_pool",
     "read_checked_params",
     "read_low_rank",
+    "read_params",
     "read_pool_params",
     "read_questions",
     "read_reference_answers",
+    "read_responses",
     "resolve_pool",
     "shipped_pools",
+    "write_csv",
+    "write_jsonl",
     "write_low_rank",
+    "write_params",
     "write_reference_answers",
 ]
 

@@ -16,14 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from irt.continuous_io import read_continuous_params
 from irt.errors import IRTError
 from irt.mirt_model import MirtParams
 from irt.mixed import MixedParams
 from irt.models import ItemParams
-from irt.params_io import read_params
 from irt.polytomous import PolytomousParams
-from irt.polytomous_io import read_polytomous_params
 from itempool.checks import (
     MANIFEST,
     REFERENCE,
@@ -32,6 +29,9 @@ from itempool.checks import (
     check_references,
 )
 from itempool.errors import PoolFormatError
+from itempool.formats.continuous_params import read_continuous_params
+from itempool.formats.params import read_params
+from itempool.formats.polytomous_params import read_polytomous_params
 from itempool.item_files import ITEMS, ITEMS_GZ, items_problem
 from itempool.items import PoolItem, QuestionSet
 from itempool.manifest import PoolManifest, ReferenceRow
@@ -57,7 +57,7 @@ class LoadedPool:
     manifest: PoolManifest
     items: tuple[PoolItem, ...]
     # A pool of scored items (graded, partial-credit, sequential and 0/1 mixed) has
-    # PolytomousParams: params.csv in the layout of irt.polytomous_io.
+    # PolytomousParams: params.csv in the layout of itempool.formats.polytomous_params.
     # A pool with continuous items (open items scored in [0, 1]) has MixedParams: its
     # scored items' params.csv and its continuous items' continuous_params.csv, in that
     # order (not item order; look items up by id).

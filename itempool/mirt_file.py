@@ -1,4 +1,4 @@
-"""A pool's multidimensional model: ``mirt_params.csv`` (``irt.mirt_io``) and
+"""A pool's multidimensional model: ``mirt_params.csv`` (``itempool.formats.mirt_params``) and
 ``pool.json``'s ``multidimensional`` entry (structure, factors, correlation, fit).
 
 A multidimensional pool keeps its unidimensional ``params.csv`` too: the reference
@@ -15,8 +15,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from irt.errors import IRTError
-from irt.mirt_io import read_mirt_params
 from irt.mirt_model import MirtParams, Structure
+from itempool.formats.mirt_params import read_mirt_params
 from itempool.problems import Problem
 
 MIRT_PARAMS = "mirt_params.csv"

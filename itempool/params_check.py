@@ -4,7 +4,8 @@
 ``cat simulate --params`` all go through ``check_params``, so a file is judged the same
 way whichever command reads it. A pool of scored items (graded, partial-credit,
 sequential and binary items mixed) keeps its ``params.csv`` in the layout of
-``irt.polytomous_io`` (``item_id,type,a,d1..dM,c``), told apart by its second column.
+``itempool.formats.polytomous_params`` (``item_id,type,a,d1..dM,c``), told apart by its
+second column.
 """
 
 from __future__ import annotations
@@ -17,15 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
-from irt.continuous_io import CONTINUOUS_COLUMNS, read_continuous_params
 from irt.errors import IRTError, ParamsError
 from irt.mixed import MixedParams
 from irt.models import ItemParams, ModelKind
-from irt.params_io import read_params
 from irt.polytomous import ItemType, PolytomousParams
-from irt.polytomous_io import read_polytomous_params
 from itempool.checks import MANIFEST, check_manifest
 from itempool.errors import PoolFormatError
+from itempool.formats.continuous_params import CONTINUOUS_COLUMNS, read_continuous_params
+from itempool.formats.params import read_params
+from itempool.formats.polytomous_params import read_polytomous_params
 from itempool.problems import Problem, numbered_csv_rows
 
 PARAMS = "params.csv"
@@ -163,12 +164,12 @@ def _continuous_header(header: list[str]) -> bool:
 
 
 def is_continuous_params(path: Path) -> bool:
-    """Whether ``path`` holds continuous items (the ``irt.continuous_io`` layout)."""
+    """Whether ``path`` holds continuous items (``itempool.formats.continuous_params``)."""
     return _continuous_header(_header(path))
 
 
 def is_scored_params(path: Path) -> bool:
-    """Whether ``path`` holds scored items (the ``irt.polytomous_io`` layout)."""
+    """Whether ``path`` holds scored items (the ``itempool.formats.polytomous_params`` layout)."""
     header = _header(path)
     return header[:2] == list(_SCORED_HEADER) and not _continuous_header(header)
 
@@ -275,7 +276,7 @@ def _where(path: Path, problem: Problem) -> str:
 
 def read_pool_params(path: Path, model: ModelKind | None = None) -> ItemParams | PolytomousParams:
     """``read_checked_params``, or the scored items of a file in the
-    ``irt.polytomous_io`` layout (``PoolFormatError`` naming its file and line). A
+    ``itempool.formats.polytomous_params`` layout (``PoolFormatError`` naming its file and line). A
     file in a pool's folder is held to that pool's model (``pool_model``) unless
     ``model`` is given, as ``load_pool`` holds it."""
     if not is_scored_params(path):
@@ -338,7 +339,8 @@ def binary_as_scored(params: ItemParams) -> PolytomousParams:
     )
 
 
-#: A mixed pool's second parameter file: its continuous items (``irt.continuous_io``).
+#: A mixed pool's second parameter file: its continuous items
+#: (``itempool.formats.continuous_params``).
 CONTINUOUS_PARAMS = "continuous_params.csv"
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from irt.errors import ResponseDataError
 from irt.polytomous_responses import PolytomousResponses
-from irt.readers import read_responses, write_csv, write_scored_csv
 from irt.responses import ResponseMatrix
 from itempool.errors import PoolFormatError
+from itempool.formats.responses import read_responses, write_csv, write_scored_csv
 
 REFERENCE_ANSWERS = "reference_answers.csv.gz"
 

@@ -41,8 +41,8 @@ import numpy as np
 
 from irt.em import EMCalibrator
 from irt.models import test_information
-from irt.params_io import read_params
-from irt.readers import read_responses""",
+from itempool.formats.params import read_params
+from itempool.formats.responses import read_responses""",
     ),
     ("code", CHDIR.format(marker="examples")),
     (
@@ -197,7 +197,7 @@ ax.legend()""",
     (
         "code",
         """from cat.prediction.validation import validate
-from irt.readers import read_responses
+from itempool.formats.responses import read_responses
 
 shared = root.parent / "shared" / "data" / "mmlu-pro" / "responses.csv.gz"
 if shared.exists():

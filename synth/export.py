@@ -3,7 +3,8 @@
 Each graded answer has ``points`` 0..max_score and a 0/1 ``correct`` (``graded_answers``;
 an unparsed answer scores 0). A pool whose items all score 0/1 gets the 0/1 matrix it
 always got; with any item above 1 the matrix holds the points (0..max_score, read by
-``irt.readers.read_scored_responses``), or ``correct`` when asked for 0/1. A continuous
+``itempool.formats.responses.read_scored_responses``), or ``correct`` when asked for
+0/1. A continuous
 item (``PoolItem.continuous``) holds its reference metric's credit in [0, 1] uncut. A failed call
 leaves the item missing for that participant, never a silent 0; so does, when the judge
 grades open items, an open answer the judge has not scored.

@@ -24,13 +24,13 @@ from cat.errors import CatError
 from cat.pools.loading import calibrated_params
 from cat.prediction.shares import expected_share
 from irt.mixed import MixedParams, MixedResponses
-from irt.mixed_readers import read_mixed_responses
 from irt.models import ItemParams
 from irt.polytomous import PolytomousParams
 from irt.polytomous_responses import PolytomousResponses
-from irt.readers import read_responses, read_scored_responses
 from irt.responses import ResponseMatrix
 from itempool import LoadedPool
+from itempool.formats.mixed_responses import read_mixed_responses
+from itempool.formats.responses import read_responses, read_scored_responses
 from synth.store import RunStore
 
 __all__ = [

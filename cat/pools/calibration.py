@@ -9,14 +9,10 @@ from typing import Any
 from cat.designs.low_rank import LowRankModel
 from cat.errors import CatError
 from cat.pools.reference_models import low_rank_entry
-from irt.continuous_io import write_continuous_params
-from irt.mirt_io import write_mirt_params
 from irt.mirt_model import MirtParams
 from irt.mixed import MixedParams
 from irt.models import ItemParams
-from irt.params_io import write_params
 from irt.polytomous import PolytomousParams
-from irt.polytomous_io import write_polytomous_params
 from irt.polytomous_responses import PolytomousResponses
 from irt.responses import ResponseMatrix
 from irt.scoring import Abilities
@@ -31,6 +27,10 @@ from itempool import (
     write_reference_answers,
 )
 from itempool.atomic import write_text_atomic
+from itempool.formats.continuous_params import write_continuous_params
+from itempool.formats.mirt_params import write_mirt_params
+from itempool.formats.params import write_params
+from itempool.formats.polytomous_params import write_polytomous_params
 from itempool.item_files import read_text as read_items_text
 from itempool.problems import split_lines
 

@@ -34,12 +34,9 @@ from cat.provenance import package_version, utc_now
 from irt.checks import check_responses, warn_runaway_estimates
 from irt.fit import CalibrationMethod, CalibrationResult, FitProgress, parameter_summary
 from irt.fit import calibrate as fit_items
-from irt.mirt_io import write_mirt_params
 from irt.mirt_model import MirtParams, Structure
 from irt.models import ItemParams, ModelKind
-from irt.params_io import write_abilities, write_params
 from irt.priors import ItemPriors
-from irt.readers import read_responses
 from irt.responses import ResponseMatrix
 from irt.scoring import AbilityMethod, score_abilities
 from itempool import (
@@ -50,6 +47,9 @@ from itempool import (
     PredictionErrors,
     QuestionSet,
 )
+from itempool.formats.mirt_params import write_mirt_params
+from itempool.formats.params import write_abilities, write_params
+from itempool.formats.responses import read_responses
 
 
 class CalibrationReport(FitReportHead):

@@ -1,6 +1,7 @@
 """``cat calibrate --model crm|beta``: read scores in [0, 1] per item (a similarity such
 as ROUGE-L, not cut into 0..m), fit them on one θ by ``irt.continuous_em``, and write
-the item parameters (``irt.continuous_io``), the abilities (EAP) and the fit report.
+the item parameters (``itempool.formats.continuous_params``), the abilities (EAP) and
+the fit report.
 
 The items are fitted under ``ContinuousPriors.weakly_informative`` unless told
 otherwise, as the graded path fits under its weakly informative priors: tens of
@@ -23,15 +24,15 @@ from cat.pools.report_keys import FitReportHead, scored_fit_figures, value_stats
 from cat.provenance import package_version, utc_now
 from irt.continuous import ContinuousParams
 from irt.continuous_em import ContinuousCalibrator
-from irt.continuous_io import write_continuous_params
 from irt.continuous_kernels import DEFAULT_EPSILON
 from irt.continuous_priors import ContinuousPriors
-from irt.continuous_readers import read_continuous_responses
 from irt.continuous_responses import ContinuousResponses
 from irt.continuous_scoring import continuous_scores
 from irt.errors import DataWarning
 from irt.fit import FitProgress
-from irt.params_io import write_abilities
+from itempool.formats.continuous_params import write_continuous_params
+from itempool.formats.params import write_abilities
+from itempool.formats.scores import read_continuous_responses
 
 __all__ = [
     "AUTO_SE_MAX_PARAMETERS",
@@ -97,7 +98,7 @@ def calibrate_continuous(
     progress: FitProgress | None = None,
 ) -> ContinuousCalibrationOutcome:
     """Fit ``model`` ("crm" or "beta") to every item of the scores in ``responses``
-    (``irt.continuous_readers``' files) and write the parameters to ``out``, the EAP
+    (``itempool.formats.scores``' files) and write the parameters to ``out``, the EAP
     abilities to ``abilities`` and the report to ``report``. ``standard_errors``:
     "auto" (observed information up to ``AUTO_SE_MAX_PARAMETERS`` free parameters),
     "oakes" or "none". EM is deterministic: ``seed`` is only recorded.

@@ -66,10 +66,10 @@ from irt.errors import IRTError
 from irt.item_fit import adjust_p_values, item_fit
 from irt.models import ItemParams
 from irt.priors import ItemPriors
-from irt.readers import read_responses
 from irt.responses import ResponseMatrix
 from irt.scoring import AbilityMethod, score_abilities
 from itempool import LoadedPool
+from itempool.formats.responses import read_responses
 
 __all__ = [
     "LOW_SLOPE",

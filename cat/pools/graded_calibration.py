@@ -1,6 +1,6 @@
 """``cat calibrate --model graded|gpcm|sequential`` as one function: read scores 0..m per
 item, fit them on one θ by ``irt.polytomous_em.PolytomousCalibrator``, and write the
-item parameters (``irt.polytomous_io``'s CSV), the abilities and the fit report.
+item parameters (``itempool.formats.polytomous_params``'s CSV), the abilities and the fit report.
 
     outcome = calibrate_scored(Path("scores.jsonl"), model="graded", out=Path("params.csv"))
     outcome.report.loglik
@@ -35,17 +35,17 @@ from cat.prediction.cross_fit import fold_count
 from irt.continuous_scoring import ContinuousScores
 from irt.fit import FitProgress
 from irt.mixed_scoring import MixedScores
-from irt.params_io import write_abilities
 from irt.polytomous import ItemType, PolytomousParams
 from irt.polytomous_em import PolytomousCalibrator
-from irt.polytomous_io import write_polytomous_params
 from irt.polytomous_priors import PolytomousPriors
 from irt.polytomous_responses import PolytomousResponses
 from irt.polytomous_scoring import PolytomousScores, polytomous_scores
 from irt.polytomous_start import resolve_item_types
-from irt.readers import read_scored_responses
 from irt.scoring import Abilities, AbilityMethod
 from itempool import PredictionErrors, QuestionSet
+from itempool.formats.params import write_abilities
+from itempool.formats.polytomous_params import write_polytomous_params
+from itempool.formats.responses import read_scored_responses
 
 __all__ = [
     "AUTO_SE_MAX_PARAMETERS",
@@ -110,7 +110,7 @@ def calibrate_scored(
     cross_fit_fallback: bool = False,
 ) -> GradedCalibrationOutcome:
     """Fit ``model`` ("graded", "gpcm" or "sequential") to the scores in ``responses``
-    (``irt.readers.read_scored_responses``' files) and write the item parameters to
+    (``itempool.formats.responses.read_scored_responses``' files) and write the item parameters to
     ``out``, the abilities (``scoring`` "eap" or "map") to ``abilities`` and the fit
     report to ``report``.
 

@@ -16,8 +16,8 @@ import numpy as np
 
 from cat.errors import CatError
 from cat.pools.jsonl import read_json_lines
-from irt.readers import write_csv, write_jsonl
 from irt.responses import MISSING, ResponseMatrix
+from itempool.formats.responses import write_csv, write_jsonl
 
 _NOT_METRICS = {"doc_id", "target"}
 

@@ -38,25 +38,25 @@ from cat.pools.scored_data import refuse_skipped_scores
 from cat.pools.scored_pool import pool_item_types, record_scored_pool
 from cat.prediction.cross_fit import fold_count
 from cat.provenance import package_version, utc_now
-from irt.continuous_io import write_continuous_params
 from irt.continuous_kernels import DEFAULT_EPSILON
 from irt.continuous_priors import ContinuousPriors
-from irt.continuous_readers import read_continuous_responses
 from irt.continuous_responses import ContinuousResponses
 from irt.errors import DataWarning
 from irt.fit import FitProgress
 from irt.mixed import MixedParams, MixedResponses
 from irt.mixed_em import MixedCalibrator
-from irt.mixed_readers import read_mixed_responses
 from irt.mixed_scoring import mixed_scores
 from irt.mixed_se import fit_standard_errors
-from irt.params_io import write_abilities
 from irt.polytomous import ItemType
-from irt.polytomous_io import write_polytomous_params
 from irt.polytomous_priors import PolytomousPriors
 from irt.polytomous_responses import PolytomousResponses
-from irt.readers import read_scored_responses
 from itempool import PredictionErrors
+from itempool.formats.continuous_params import write_continuous_params
+from itempool.formats.mixed_responses import read_mixed_responses
+from itempool.formats.params import write_abilities
+from itempool.formats.polytomous_params import write_polytomous_params
+from itempool.formats.responses import read_scored_responses
+from itempool.formats.scores import read_continuous_responses
 
 __all__ = [
     "CONTINUOUS_CHOICES",

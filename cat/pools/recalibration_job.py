@@ -23,8 +23,8 @@ from cat.pools.calibration import record_calibration
 from cat.pools.loading import as_pool, binary_params
 from cat.pools.recalibration import Method, Recalibration, merge_responses, recalibrate
 from cat.provenance import package_version, utc_now
-from irt.readers import read_responses
 from itempool import MANIFEST, LoadedPool, PoolItem, items_file
+from itempool.formats.responses import read_responses
 from itempool.item_files import read_text, write_text
 from itempool.problems import describe_errors, split_lines
 

@@ -30,9 +30,9 @@ from irt.mixed_scoring import MixedScores
 from irt.polytomous import ItemType, PolytomousParams
 from irt.polytomous_responses import PolytomousResponses
 from irt.polytomous_scoring import PolytomousScores
-from irt.readers import read_scored_responses
 from itempool import CONTINUOUS_PARAMS, REFERENCE_ANSWERS, PredictionErrors, QuestionSet
 from itempool import ItemType as QuestionType
+from itempool.formats.responses import read_scored_responses
 
 __all__ = ["ScoredPoolWrite", "pool_item_types", "read_pool_scores", "record_scored_pool"]
 

@@ -40,8 +40,8 @@ from cat.prediction.verdicts import ValidationRow, Verdict, verdicts
 from cat.provenance import package_version, utc_now
 from irt.errors import IRTError
 from irt.models import ModelKind
-from irt.readers import read_responses
 from irt.responses import ResponseMatrix
+from itempool.formats.responses import read_responses
 
 __all__ = [
     "SubjectPredictions",
@@ -382,14 +382,14 @@ def validate_scored_responses(
     repeats: int = 5,
     interval_folds: int = 5,
 ) -> ValidationReport:
-    """``validate`` on scores 0..m (``irt.readers.read_scored_responses``):
+    """``validate`` on scores 0..m (``itempool.formats.responses.read_scored_responses``):
     every item with 3+ scores is fitted by ``model`` ("graded", "gpcm" or
     "sequential"), a 0/1 item by the 2PL, and the held-out subjects are replayed as
     ``cat.prediction.scored_validation`` describes. The report has the same keys."""
     from cat.pools.graded_calibration import GRADED_MODELS, item_types_for
     from cat.prediction.scored_validation import validate_scored
     from irt.polytomous import ItemType
-    from irt.readers import read_scored_responses
+    from itempool.formats.responses import read_scored_responses
 
     if seed < 0:
         raise CatError(f"the seed must be a non-negative whole number, got {seed}")

@@ -13,12 +13,13 @@ __all__ = ["read_replay"]
 
 def read_replay(path: Path, subjects: Sequence[str] | None = None) -> dict[str, dict[str, int]]:
     """Each subject's answers (item id -> 0/1; unanswered items absent) from the response
-    matrix ``path`` (``.jsonl``, ``.csv``, either optionally gzipped: ``irt.readers``), or
+    matrix ``path`` (``.jsonl``, ``.csv``, either optionally gzipped:
+    ``itempool.formats.responses``), or
     only those of ``subjects``. ``SynthError`` for an unreadable file or an unknown
     subject."""
     # numpy and the readers load only when a server replays.
     from irt.errors import IRTError
-    from irt.readers import read_responses
+    from itempool.formats.responses import read_responses
 
     try:
         matrix = read_responses(path)

@@ -11,10 +11,10 @@ import numpy as np
 from cat.engine.simulation import draw_scores
 from cat.prediction.scored_cross_fit import mean_shares, scored_abilities
 from irt.polytomous import ItemType, PolytomousParams
-from irt.polytomous_io import write_polytomous_params
 from irt.polytomous_responses import PolytomousResponses
-from irt.readers import write_scored_jsonl
 from itempool import PoolItem
+from itempool.formats.polytomous_params import write_polytomous_params
+from itempool.formats.responses import write_scored_jsonl
 
 SCENARIOS = ("dosing", "triage")
 

@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 import cat
 from cat.cli.app import app
 from cat.engine.registry import DEFAULT_CONTENT_BALANCING
-from irt.readers import write_jsonl
 from irt.simulate import random_params, simulate_responses
 from itempool import LoadedPool, PoolItem
+from itempool.formats.responses import write_jsonl
 from tests.synth.pools import write_pool
 
 ROOT = Path(__file__).resolve().parents[2]

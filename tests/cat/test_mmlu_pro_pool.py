@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import cat
-from irt.readers import read_responses
 from itempool import ITEMS_GZ, LoadedPool, load_pool, read_reference_answers
+from itempool.formats.responses import read_responses
 from itempool.shipped import SHIPPED_POOLS
 
 POOL = SHIPPED_POOLS / "mmlu-pro"

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from cat.cli.app import app
 from cat.pools.calibration import record_calibration
 from irt.models import probability
-from irt.readers import write_jsonl
 from irt.simulate import random_params, simulate_responses
 from itempool import PoolItem
+from itempool.formats.responses import write_jsonl
 from synth.local_server import LocalServer
 from tests.synth.pools import write_pool
 

@@ -13,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cat.cli.app import app
-from irt.params_io import read_params
-from irt.readers import write_jsonl
 from irt.simulate import random_params, simulate_responses
 from itempool import PoolItem
+from itempool.formats.params import read_params
+from itempool.formats.responses import write_jsonl
 from tests.synth.pools import write_pool
 
 runner = CliRunner()

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from cat.cli.app import app
 from irt.bifactor_model import BifactorParams, group_codes
-from irt.mirt_io import read_mirt_params
-from irt.readers import write_jsonl
 from irt.responses import ResponseMatrix
 from itempool import PoolItem, load_pool
+from itempool.formats.mirt_params import read_mirt_params
+from itempool.formats.responses import write_jsonl
 from tests.synth.pools import write_pool
 
 runner = CliRunner()

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from cat.cli.app import app
 from irt.continuous import ContinuousParams
-from irt.continuous_io import read_continuous_params
-from irt.continuous_readers import write_continuous_jsonl
 from irt.continuous_responses import ContinuousResponses
+from itempool.formats.continuous_params import read_continuous_params
+from itempool.formats.scores import write_continuous_jsonl
 
 runner = CliRunner()
 N_ITEMS = 12

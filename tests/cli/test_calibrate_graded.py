@@ -15,8 +15,8 @@ from cat.cli.app import app
 from irt.polytomous import PolytomousParams
 from irt.polytomous_em import PolytomousCalibrator
 from irt.polytomous_estep import polytomous_log_likelihood
-from irt.polytomous_io import read_polytomous_params
-from irt.readers import read_scored_responses, write_scored_jsonl
+from itempool.formats.polytomous_params import read_polytomous_params
+from itempool.formats.responses import read_scored_responses, write_scored_jsonl
 from tests.cat.pools.test_graded_calibration import (
     MIRT_SCIENCE_GRADED,
     N_BINARY,

@@ -15,12 +15,12 @@ from cat.cli.app import app
 from cat.engine.simulation import draw_scores
 from cat.pools.mixed_calibration import aligned_responses
 from irt.continuous import ContinuousParams
-from irt.continuous_io import read_continuous_params
-from irt.continuous_readers import write_continuous_jsonl
 from irt.continuous_responses import ContinuousResponses
-from irt.polytomous_io import read_polytomous_params
 from irt.polytomous_responses import PolytomousResponses
-from irt.readers import write_scored_jsonl
+from itempool.formats.continuous_params import read_continuous_params
+from itempool.formats.polytomous_params import read_polytomous_params
+from itempool.formats.responses import write_scored_jsonl
+from itempool.formats.scores import write_continuous_jsonl
 from tests.cat.engine.scored_pool import mixed_pool
 
 runner = CliRunner()
@@ -118,8 +118,8 @@ def test_the_continuous_model_can_be_fixed(files: dict[str, Path], tmp_path: Pat
 
 
 def test_subjects_are_aligned_across_the_two_files(files: dict[str, Path]) -> None:
-    from irt.continuous_readers import read_continuous_responses
-    from irt.readers import read_scored_responses
+    from itempool.formats.responses import read_scored_responses
+    from itempool.formats.scores import read_continuous_responses
 
     disc = read_scored_responses(files["scores"])
     cont = read_continuous_responses(files["similarity"])

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from cat.cli.app import app as cat_app
 from cat.cli.pool import pool_app
-from irt.readers import read_responses
+from itempool.formats.responses import read_responses
 from tests.cat.pools.test_importer import MMLU_HEADER, mmlu_rows, sample, write_csv, write_samples
 from tests.itempool.test_format import (
     BROKEN,

@@ -17,10 +17,10 @@ from cat.pools.calibration import record_calibration, reference_rows
 from cat.pools.recalibration import METHODS
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
-from irt.readers import write_jsonl
 from irt.scoring import AbilityMethod, score_abilities
 from irt.simulate import random_params, simulate_responses
 from itempool import PoolItem, load_pool
+from itempool.formats.responses import write_jsonl
 from tests.synth.pools import write_pool
 
 runner = CliRunner()

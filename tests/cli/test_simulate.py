@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from cat.cli.app import app
 from cat.engine.registry import ESTIMATOR_NAMES, POLICY_NAMES
 from cat.engine.simulate_result import SimulationResult, SimulationSummary
-from irt.params_io import write_params
 from irt.simulate import random_params
+from itempool.formats.params import write_params
 
 runner = CliRunner()
 
@@ -285,7 +285,7 @@ def test_names_come_from_the_registry() -> None:
 
 @pytest.fixture
 def scored_csv(tmp_path: Path) -> Path:
-    from irt.polytomous_io import write_polytomous_params
+    from itempool.formats.polytomous_params import write_polytomous_params
     from tests.cat.engine.scored_pool import mixed_pool
 
     path = tmp_path / "scored.csv"
@@ -340,7 +340,7 @@ def test_a_bad_scored_params_file_is_named_with_its_line(tmp_path: Path) -> None
 
 @pytest.fixture
 def continuous_csv(tmp_path: Path) -> Path:
-    from irt.continuous_io import write_continuous_params
+    from itempool.formats.continuous_params import write_continuous_params
     from tests.cat.engine.test_mixed_pool import continuous_pool
 
     path = tmp_path / "continuous.csv"

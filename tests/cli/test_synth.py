@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from cat.cli.app import app
 from cat.pools.fit import read_choices
-from irt.readers import read_responses, read_scored_responses
 from itempool import PoolItem
+from itempool.formats.responses import read_responses, read_scored_responses
 from synth.local_server import LocalServer
 from tests.synth.pools import EN_ITEMS, OPEN_ITEMS, write_pool
 

@@ -12,7 +12,7 @@ from openai.resources.batches import Batches
 from typer.testing import CliRunner
 
 from cat.cli.app import app
-from irt.readers import read_responses
+from itempool.formats.responses import read_responses
 from synth.local_server import LocalServer
 from synth.local_server.batches import BatchFaults
 from tests.synth.pools import EN_ITEMS

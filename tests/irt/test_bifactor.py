@@ -21,8 +21,8 @@ from irt.bifactor import (
 )
 from irt.errors import ConvergenceWarning, IRTError
 from irt.quadrature import normal_grid
-from irt.readers import read_responses
 from irt.responses import MISSING, ResponseMatrix
+from itempool.formats.responses import read_responses
 
 POLYTOMOUS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "human" / "polytomous"
 

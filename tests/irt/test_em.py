@@ -15,9 +15,9 @@ from irt.estep import marginal_log_likelihood
 from irt.models import ItemParams, ModelKind
 from irt.priors import ItemPriors
 from irt.quadrature import normal_grid
-from irt.readers import read_responses
 from irt.responses import ResponseMatrix
 from irt.simulate import random_params, simulate_responses
+from itempool.formats.responses import read_responses
 
 # data set name in ref/ -> file in human/
 HUMAN = {

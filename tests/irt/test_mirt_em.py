@@ -31,8 +31,8 @@ from irt.mirt_mstep import correlation_step, m_step
 from irt.mirt_rotation import rotate, standardized_loadings
 from irt.mirt_se import item_standard_errors
 from irt.priors import ItemPriors
-from irt.readers import read_responses
 from irt.responses import MISSING, ResponseMatrix
+from itempool.formats.responses import read_responses
 
 POLYTOMOUS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "human" / "polytomous"
 needs_polytomous = pytest.mark.skipif(

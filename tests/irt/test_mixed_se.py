@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irt.continuous_io import read_continuous_params, write_continuous_params
 from irt.continuous_se import continuous_standard_errors
 from irt.errors import IRTError
 from irt.mixed import MixedParams, MixedResponses
@@ -22,9 +21,10 @@ from irt.mixed_se import (
     fit_standard_errors,
     mixed_standard_errors,
 )
-from irt.polytomous_io import read_polytomous_params, write_polytomous_params
 from irt.polytomous_se import polytomous_standard_errors
 from irt.quadrature import normal_grid
+from itempool.formats.continuous_params import read_continuous_params, write_continuous_params
+from itempool.formats.polytomous_params import read_polytomous_params, write_polytomous_params
 from tests.irt.test_mixed import _continuous_pool, _discrete_pool, _simulate, _types
 
 

@@ -23,7 +23,7 @@ from irt.polytomous_responses import MISSING, PolytomousResponses
 from irt.polytomous_scoring import polytomous_scores
 from irt.polytomous_se import polytomous_standard_errors
 from irt.priors import ItemPriors
-from irt.readers import read_responses
+from itempool.formats.responses import read_responses
 from tests.irt.test_polytomous import mixed_pool, simulate
 
 POLYTOMOUS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "human" / "polytomous"

@@ -19,10 +19,10 @@ from irt.mirt_estep import Patterns, mirt_log_likelihood, product_grid
 from irt.mirt_estep import e_step as full_e_step
 from irt.mirt_model import MirtParams, Structure
 from irt.mirt_mstep import MirtPriors
-from irt.readers import read_responses
 from irt.responses import MISSING, ResponseMatrix
 from irt.two_tier import NO_SPECIFIC, TwoTierCalibrator, two_tier_log_likelihood
 from irt.two_tier_estep import TwoTierGrid, TwoTierLayout, e_step
+from itempool.formats.responses import read_responses
 
 POLYTOMOUS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "human" / "polytomous"
 needs_polytomous = pytest.mark.skipif(

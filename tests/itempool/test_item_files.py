@@ -16,9 +16,9 @@ from cat.pools.calibration import record_calibration
 from cat.pools.check import validate_pool
 from cat.pools.importer import import_questions
 from cat.pools.recalibration_job import recalibrate_pool
-from irt.readers import write_jsonl
 from irt.simulate import simulate_responses
 from itempool import ITEMS, ITEMS_GZ, PoolFormatError, check_pool, items_file, load_pool
+from itempool.formats.responses import write_jsonl
 from itempool.item_files import read_text, write_text
 from tests.itempool.test_format import item, write_clean_pool
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from irt.readers import read_responses
+from itempool.formats.responses import read_responses
 from synth.backend import ChatReply
 from synth.errors import SynthError
 from synth.export import summarize_results, write_choices, write_responses

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from irt.readers import read_responses
+from itempool.formats.responses import read_responses
 from synth.errors import SynthError
 from synth.export import choices_file
 from synth.job import SynthesisReport, run_synthesis

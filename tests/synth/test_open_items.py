@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from irt.readers import read_responses, read_scored_responses
 from itempool import ItemType
+from itempool.formats.responses import read_responses, read_scored_responses
 from synth.agreement import agreement
 from synth.errors import SynthError
 from synth.job import SynthesisReport, run_synthesis

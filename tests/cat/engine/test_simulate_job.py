@@ -13,8 +13,8 @@ from cat.engine.registry import EstimatorName, PolicyName
 from cat.engine.simulate_job import SH_ROUNDS, simulate
 from cat.engine.simulate_result import SimulationResult
 from cat.errors import CatError
-from irt.params_io import write_params
 from irt.simulate import random_params
+from itempool.formats.params import write_params
 
 PARAMS = random_params(300, np.random.default_rng(0), "3pl")
 

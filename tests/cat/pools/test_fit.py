@@ -23,10 +23,10 @@ from cat.pools.fit import (
 )
 from irt.models import ItemParams, probability
 from irt.priors import ItemPriors
-from irt.readers import write_jsonl
 from irt.responses import ResponseMatrix
 from irt.simulate import random_params
 from itempool import LoadedPool, PoolItem, load_pool
+from itempool.formats.responses import write_jsonl
 from tests.irt.test_drift import answers_with_shift
 from tests.synth.pools import write_pool
 

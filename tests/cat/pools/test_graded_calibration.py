@@ -22,10 +22,10 @@ from irt.errors import IRTError, ResponseDataError
 from irt.polytomous import ItemType, PolytomousParams
 from irt.polytomous_em import PolytomousCalibrator
 from irt.polytomous_estep import polytomous_log_likelihood
-from irt.polytomous_io import read_polytomous_params
 from irt.polytomous_priors import PolytomousPriors
 from irt.polytomous_responses import MISSING, PolytomousResponses
-from irt.readers import read_scored_responses, write_scored_jsonl
+from itempool.formats.polytomous_params import read_polytomous_params
+from itempool.formats.responses import read_scored_responses, write_scored_jsonl
 
 N_GRADED, N_BINARY = 8, 4
 CONTRACT_KEYS = {

@@ -14,9 +14,9 @@ import pytest
 
 from cat.errors import CatError
 from cat.pools.importer import import_lm_eval, import_questions, lm_eval_task
-from irt.readers import read_responses
 from irt.responses import MISSING
 from itempool import check_pool, load_pool
+from itempool.formats.responses import read_responses
 
 MMLU_MAP = {
     "id": "question_id",

@@ -21,8 +21,8 @@ from cat.pools.recalibration_job import (
     recalibrate_pool,
 )
 from irt.models import ItemParams
-from irt.readers import write_jsonl
 from irt.simulate import simulate_responses
+from itempool.formats.responses import write_jsonl
 from tests.itempool.test_format import item, write_clean_pool
 
 

@@ -50,7 +50,7 @@ def test_every_fold_of_the_shipped_example_converges() -> None:
     import warnings
 
     from irt.em import EMCalibrator
-    from irt.readers import read_responses
+    from itempool.formats.responses import read_responses
 
     example = Path(__file__).resolve().parents[3] / "examples" / "responses.jsonl"
     responses = read_responses(example)

@@ -14,7 +14,7 @@ from cat.errors import CatError
 from cat.prediction.predictions import Predictions
 from cat.prediction.validation_checks import answered_subjects, refuse_nan
 from cat.prediction.verdicts import ValidationRow, verdicts
-from irt.readers import read_responses, read_scored_responses
+from itempool.formats.responses import read_responses, read_scored_responses
 
 
 def test_a_csv_row_of_empty_cells_is_left_out_with_a_note(tmp_path: Path) -> None:

@@ -17,9 +17,9 @@ from cat.prediction.validation_report import (
     validate,
 )
 from irt.models import ModelKind
-from irt.readers import read_responses, write_jsonl
 from irt.responses import ResponseMatrix
 from irt.simulate import random_params, simulate_responses
+from itempool.formats.responses import read_responses, write_jsonl
 
 
 @pytest.fixture(scope="module")

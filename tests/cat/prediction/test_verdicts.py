@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from cat.cli.app import app
 from cat.prediction.verdicts import ValidationRow, verdicts
-from irt.readers import write_jsonl
 from irt.simulate import random_params, simulate_responses
+from itempool.formats.responses import write_jsonl
 
 runner = CliRunner()
 

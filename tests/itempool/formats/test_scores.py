@@ -1,4 +1,4 @@
-"""Tests of irt.continuous_readers: continuous scores in [0, 1] as JSONL and wide CSV
+"""Tests of itempool.formats.scores: continuous scores in [0, 1] as JSONL and wide CSV
 response files — exact round trips, one line per bad input, a large file's speed, and a
 calibration of scores read back from a file."""
 
@@ -13,19 +13,19 @@ import pytest
 
 from irt.continuous import ContinuousParams
 from irt.continuous_em import ContinuousCalibrator
-from irt.continuous_io import read_continuous_params, write_continuous_params
-from irt.continuous_readers import (
+from irt.continuous_responses import ContinuousResponses
+from irt.errors import ResponseDataError
+from irt.responses import MISSING, ResponseMatrix
+from itempool.formats.continuous_params import read_continuous_params, write_continuous_params
+from itempool.formats.responses import write_csv, write_jsonl
+from itempool.formats.scores import (
     ContinuousSubjectResponses,
     _fast_scores,
     read_continuous_responses,
     write_continuous_csv,
     write_continuous_jsonl,
 )
-from irt.continuous_responses import ContinuousResponses
-from irt.errors import ResponseDataError
-from irt.readers import write_csv, write_jsonl
-from irt.responses import MISSING, ResponseMatrix
-from tests.irt.test_readers import _csv, _jsonl, _write
+from tests.itempool.formats.test_responses import _csv, _jsonl, _write
 
 NAN = np.nan
 SUFFIXES = ["out.jsonl", "out.jsonl.gz", "out.csv", "out.csv.gz"]

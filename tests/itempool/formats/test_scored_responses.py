@@ -1,4 +1,5 @@
-"""Tests of the scored readers and writers in irt.readers: ordered scores 0..m per item."""
+"""Tests of the scored readers and writers in itempool.formats.responses: ordered
+scores 0..m per item."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 
 from irt.errors import ResponseDataError
 from irt.polytomous_responses import PolytomousResponses
-from irt.readers import (
+from irt.responses import MISSING, ResponseMatrix
+from itempool.formats.responses import (
     ScoredSubjectResponses,
     read_responses,
     read_scored_responses,
@@ -20,8 +22,7 @@ from irt.readers import (
     write_scored_csv,
     write_scored_jsonl,
 )
-from irt.responses import MISSING, ResponseMatrix
-from tests.irt.test_readers import _csv, _jsonl, _write
+from tests.itempool.formats.test_responses import _csv, _jsonl, _write
 
 
 def _error(path: Path, **kwargs: object) -> str:

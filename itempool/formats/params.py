@@ -10,8 +10,8 @@ import numpy as np
 
 from irt.errors import ParamsError
 from irt.models import ItemParams, ModelKind
-from irt.params_table import format_cell, read_table
 from irt.scoring import Abilities
+from itempool.formats.table import format_cell, read_table
 
 PARAMS_COLUMNS = ("item_id", "a", "b", "c", "d", "se_a", "se_b", "se_c")
 ABILITY_COLUMNS = ("subject_id", "theta", "se", "method", "n_answered", "fallback")

@@ -1,5 +1,6 @@
-"""The CSV of a continuous pool's parameters (irt.continuous_io): exact round trips with
-and without standard errors, ε in the file, and one clear line per bad file."""
+"""The CSV of a continuous pool's parameters (itempool.formats.continuous_params):
+exact round trips with and without standard errors, ε in the file, and one clear line per
+bad file."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import numpy as np
 import pytest
 
 from irt.continuous import DEFAULT_EPSILON, ContinuousParams, ContinuousType
-from irt.continuous_io import read_continuous_params, write_continuous_params
 from irt.errors import ParamsError
+from itempool.formats.continuous_params import read_continuous_params, write_continuous_params
 
 NAN = np.nan
 HEADER = "item_id,type,a,d,sigma,tau,epsilon"

@@ -10,7 +10,7 @@ import pytest
 
 from irt.errors import ParamsError
 from irt.polytomous import ItemType, PolytomousParams
-from irt.polytomous_io import read_polytomous_params, write_polytomous_params
+from itempool.formats.polytomous_params import read_polytomous_params, write_polytomous_params
 
 HEADER = "item_id,type,a,d1,d2,d3,c"
 

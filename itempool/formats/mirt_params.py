@@ -21,8 +21,8 @@ import numpy as np
 from irt.errors import ParamsError
 from irt.mirt_model import GENERAL_FACTOR as GENERAL
 from irt.mirt_model import MirtParams, Structure
-from irt.params_table import format_cell, read_table
 from irt.types import FloatArray
+from itempool.formats.table import format_cell, read_table
 
 BIFACTOR_COLUMNS = ("item_id", "factor", "a_general", "a_specific", "d", "c")
 

@@ -1,4 +1,5 @@
-"""Tests of irt.readers: JSONL and wide CSV response files, their errors and writers."""
+"""Tests of itempool.formats.responses: JSONL and wide CSV response files,
+their errors and writers."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from irt.errors import ResponseDataError
-from irt.readers import SubjectResponses, read_responses, write_csv, write_jsonl
 from irt.responses import MISSING, ResponseMatrix
+from itempool.formats.responses import SubjectResponses, read_responses, write_csv, write_jsonl
 
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+SHARED_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 
 
 def _write(path: Path, text: str) -> Path:

@@ -1,6 +1,6 @@
 """Read a mixed pool's answers (``irt.mixed``) from one response file: whole scores
 0..m for its discrete items and numbers in [0, 1] for its continuous ones, in the JSONL
-and wide CSV layouts of ``irt.readers`` (optionally gzipped).
+and wide CSV layouts of ``itempool.formats.responses`` (optionally gzipped).
 
     {"subject_id": "qwen2.5-7b", "responses": {"calc01": 3, "explain07": 0.62}}
 
@@ -20,15 +20,21 @@ from typing import ClassVar, Self, TextIO
 import numpy as np
 from pydantic import model_validator
 
-from irt._csv_format import parse_csv_rows
-from irt._jsonl_format import ParsedResponses, Scale, SubjectResponses, as_json, parse_jsonl_rows
-from irt.continuous_readers import ids_only_scale, parse_cell
 from irt.continuous_responses import ContinuousResponses
 from irt.errors import ResponseDataError
 from irt.mixed import MixedResponses
 from irt.polytomous_responses import PolytomousResponses
-from irt.readers import read_text_file
 from irt.types import FloatArray
+from itempool.formats.responses import read_text_file
+from itempool.formats.responses_csv import parse_csv_rows
+from itempool.formats.responses_jsonl import (
+    ParsedResponses,
+    Scale,
+    SubjectResponses,
+    as_json,
+    parse_jsonl_rows,
+)
+from itempool.formats.scores import ids_only_scale, parse_cell
 
 __all__ = ["read_mixed_responses"]
 
@@ -133,7 +139,7 @@ def _check_column(parsed: ParsedResponses, name: str, j: int, fine: object, rule
 
 def _check_top(parsed: ParsedResponses, name: str, j: int, top: int) -> None:
     """Refuse a score above the top one the pool gives item ``j``, as
-    ``irt.readers.read_scored_responses`` words it."""
+    ``itempool.formats.responses.read_scored_responses`` words it."""
     above = np.flatnonzero(parsed.values[:, j] > top)  # NaN (missing) compares False
     if above.size:
         row = int(above[0])

@@ -10,7 +10,7 @@ import pytest
 
 from irt.errors import ResponseDataError
 from irt.mixed import MixedResponses
-from irt.mixed_readers import read_mixed_responses
+from itempool.formats.mixed_responses import read_mixed_responses
 
 
 def _read(path: Path) -> MixedResponses:

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from irt.errors import ParamsError
-from irt.params_table import format_cell, read_table
 from irt.polytomous import ItemType, PolytomousParams
+from itempool.formats.table import format_cell, read_table
 
 _FIXED = ("item_id", "type", "a")
 

@@ -9,8 +9,8 @@ import pytest
 
 from irt.bifactor_model import BifactorParams, group_codes
 from irt.errors import IRTError, ParamsError
-from irt.mirt_io import read_mirt_params, write_mirt_params
 from irt.mirt_model import MirtParams, Structure
+from itempool.formats.mirt_params import read_mirt_params, write_mirt_params
 
 
 def _bifactor(c: bool) -> BifactorParams:

@@ -27,10 +27,10 @@ import numpy as np
 from irt.continuous import ContinuousParams, ContinuousType
 from irt.continuous_kernels import check_epsilon
 from irt.errors import ParamsError
-from irt.params_table import format_cell, read_table
 
 # A cell's number as the scored pool's file reads it (empty, not a number, not finite).
-from irt.polytomous_io import number_cell
+from itempool.formats.polytomous_params import number_cell
+from itempool.formats.table import format_cell, read_table
 
 __all__ = ["CONTINUOUS_COLUMNS", "read_continuous_params", "write_continuous_params"]
 

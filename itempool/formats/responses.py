@@ -17,8 +17,11 @@ from typing import Protocol, TextIO, TypeVar
 
 import numpy as np
 
-from irt._csv_format import parse_csv, write_csv_rows
-from irt._jsonl_format import (
+from irt.errors import ResponseDataError
+from irt.polytomous_responses import PolytomousResponses
+from irt.responses import ResponseMatrix
+from itempool.formats.responses_csv import parse_csv, write_csv_rows
+from itempool.formats.responses_jsonl import (
     MAX_SCORE,
     ParsedResponses,
     ScoredSubjectResponses,
@@ -26,9 +29,6 @@ from irt._jsonl_format import (
     parse_jsonl,
     write_jsonl_lines,
 )
-from irt.errors import ResponseDataError
-from irt.polytomous_responses import PolytomousResponses
-from irt.responses import ResponseMatrix
 
 __all__ = [
     "ScoredSubjectResponses",
@@ -133,7 +133,7 @@ def _parse(path: Path, id_column: bool, *, scored: bool) -> tuple[ParsedResponse
 
 def read_text_file(path: Path, parse: Callable[[TextIO, str], _T]) -> _T:
     """``parse(text, suffix)`` of the response file ``path`` (shared with
-    ``irt.continuous_readers``): ``suffix`` is its type, ``.jsonl``, ``.jsonl.gz``,
+    ``itempool.formats.scores``): ``suffix`` is its type, ``.jsonl``, ``.jsonl.gz``,
     ``.csv`` or ``.csv.gz``, and ``text`` the open file, gunzipped and decoded. A missing
     or unreadable file, broken gzip or text that is not UTF-8 becomes one
     ``ResponseDataError`` naming the file; those ``parse`` raises pass as they are."""
@@ -249,7 +249,7 @@ def write_scored_csv(responses: PolytomousResponses, path: str | Path) -> None:
 
 def write_text_file(matrix: _Table, path: Path, writer: Callable[[_Table, TextIO], None]) -> None:
     """``writer(matrix, text)`` into ``path`` opened as text, gzipped if it ends in
-    ``.gz`` (shared with ``irt.continuous_readers``), after refusing blank ids."""
+    ``.gz`` (shared with ``itempool.formats.scores``), after refusing blank ids."""
     _check_writable(matrix)
     try:
         with _open_text(path, path.name.lower().endswith(".gz"), write=True) as fh:

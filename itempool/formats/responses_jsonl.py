@@ -1,4 +1,4 @@
-"""JSONL response files: one subject a line (used through ``irt.readers``)."""
+"""JSONL response files: one subject a line (used through ``itempool.formats.responses``)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ MAX_SCORE = int(np.iinfo(np.int16).max) - 1
 
 
 class ParsedResponses(NamedTuple):
-    """What a parser read (shared with ``irt._csv_format`` and
-    ``irt.continuous_readers``): ``values`` (N, J) of the scale's dtype with its missing
+    """What a parser read (shared with ``itempool.formats.responses_csv`` and
+    ``itempool.formats.scores``): ``values`` (N, J) of the scale's dtype with its missing
     value for no answer, and the file line of each subject."""
 
     subject_ids: tuple[str, ...]

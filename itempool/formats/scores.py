@@ -1,5 +1,5 @@
 """Read and write continuous scores in [0, 1] (``irt.continuous_responses``) as the
-JSONL and wide CSV response files of ``irt.readers``, optionally gzipped.
+JSONL and wide CSV response files of ``itempool.formats.responses``, optionally gzipped.
 
 JSONL: one subject a line, a number in [0, 1] per answered item, an unanswered item left
 out of its line, as in the 0/1 and scored files:
@@ -30,20 +30,21 @@ from typing import Any, ClassVar, Self, TextIO, cast
 import numpy as np
 from pydantic import model_validator
 
+from irt.continuous_responses import ContinuousResponses
+from irt.errors import ResponseDataError
+from irt.types import FloatArray
+from itempool.formats.responses import read_text_file, write_text_file
+
 # The 0/1 and scored readers' own helpers (private names of the package's private
 # modules), reused so that all three kinds of file are checked and worded alike.
-from irt._csv_format import parse_csv_rows, quote
-from irt._jsonl_format import (
+from itempool.formats.responses_csv import parse_csv_rows, quote
+from itempool.formats.responses_jsonl import (
     ParsedResponses,
     Scale,
     SubjectResponses,
     as_json,
     parse_jsonl_rows,
 )
-from irt.continuous_responses import ContinuousResponses
-from irt.errors import ResponseDataError
-from irt.readers import read_text_file, write_text_file
-from irt.types import FloatArray
 
 __all__ = [
     "ContinuousSubjectResponses",
@@ -70,7 +71,7 @@ _EXACT_MISSING = frozenset({"", "NA", "NaN"})
 
 def ids_only_scale() -> Scale:
     """A JSONL line's scale that checks its item ids only, leaving the scores to the
-    line's own validator (shared with ``irt.mixed_readers``)."""
+    line's own validator (shared with ``itempool.formats.mixed_responses``)."""
     return _IDS_ONLY
 
 
@@ -236,7 +237,7 @@ def _cell_score(cell: str) -> float | None:
 
 def parse_cell(cell: str, upper: float = 1.0) -> float | None:
     """One CSV cell's score in [0, ``upper``] (NaN for missing; shared with
-    ``irt.mixed_readers``), None if it is none."""
+    ``itempool.formats.mixed_responses``), None if it is none."""
     text = cell.strip()
     low = text.lower()
     if low in _MISSING_CELLS:

@@ -1,5 +1,5 @@
 """Wide CSV response files: a header of item ids, one subject a row (used through
-``irt.readers``)."""
+``itempool.formats.responses``)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any, TextIO
 import numpy as np
 import numpy.typing as npt
 
-from irt._jsonl_format import MAX_SCORE, ParsedResponses, ResponseTable
 from irt.errors import ResponseDataError
 from irt.responses import MISSING
+from itempool.formats.responses_jsonl import MAX_SCORE, ParsedResponses, ResponseTable
 
 # The spellings written by us, pandas and R; looked up as they are, which is the fast path.
 # NaN is not among them: pandas writes a missing answer as an empty cell and R as NA, so a
