@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import logging
-import time
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from irt.errors import ConvergenceWarning, DataWarning, IRTError
+from irt.errors import DataWarning, IRTError
 from irt.estep import DesignMatrices, EStep, e_step, marginal_log_likelihood
+from irt.estimation.calibrator import Calibrator
+from irt.estimation.em_loop import EMRun, ProgressCallback, run_em
 from irt.item_se import item_standard_errors
 from irt.models import ItemParams, ModelKind, log_prob_pair
 from irt.mstep import MStepSpec, clip_coords, from_abcd, log_prior, m_step, to_abcd
@@ -22,12 +22,6 @@ from irt.start import classical_start
 from irt.types import FloatArray
 
 logger = logging.getLogger(__name__)
-
-#: Called after every EM cycle with (cycle, marginal log-likelihood, largest change).
-ProgressCallback = Callable[[int, float, float], None]
-
-# Bound on the SQUAREM step length, in units of the plain EM step.
-_MAX_EXTRAPOLATION = 64.0
 
 
 @dataclass(frozen=True)
@@ -48,7 +42,7 @@ class EMSettings:
             raise IRTError(f"max_iter must be at least 1, got {self.max_iter}")
 
 
-class EMCalibrator:
+class EMCalibrator(Calibrator):
     """Fit 1PL–4PL item parameters by EM on a quadrature grid with a N(0, 1) latent scale.
 
     Settings are fixed at construction; ``fit`` estimates and stores results in
@@ -98,27 +92,21 @@ class EMCalibrator:
 
     def fit(self, responses: ResponseMatrix, start: ItemParams | None = None) -> EMCalibrator:
         """Estimate item parameters from ``responses`` (missing answers are masked)."""
-        t0 = time.perf_counter()
+        self._started()
         priors = (self.priors or ItemPriors.default_for(self.model)).for_model(self.model)
         grid = normal_grid(self.n_quad, self.bound)
         spec = MStepSpec(model=self.model, priors=priors, theta=grid.points)
         design = DesignMatrices.from_responses(responses)
         coords = self._start(design, spec, responses, start)
 
-        converged, n_iter, coords, step = self._iterate(coords, design, spec, grid)
-        if not converged:
-            warnings.warn(
-                f"EM stopped at its cap of {self.max_iter} cycles before the item "
-                f"parameters settled (tolerance {self.tol})",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
+        run = self._iterate(coords, design, spec, grid)
+        coords, step = run.x.reshape(-1, 4), run.evaluation.step
         a, b, c, d = to_abcd(coords, spec)
         se_a = se_b = se_c = None
         if self.standard_errors:
             se_a, se_b, se_c = item_standard_errors(coords, design, step.posterior, spec)
         b = _bound_difficulties(b, responses.item_ids)
-        self.params_ = ItemParams(
+        params = ItemParams(
             item_ids=responses.item_ids,
             a=a,
             b=b,
@@ -131,20 +119,25 @@ class EMCalibrator:
         )
         # The E-step's log-likelihood reads narrow posteriors off the grid; the reported
         # one takes their mode and curvature exactly (see irt.laplace).
-        self.loglik_ = marginal_log_likelihood(responses, self.params_, grid)
-        self.logpost_ = self.loglik_ + float(log_prior(coords, spec).sum())
-        self.n_iter_ = n_iter
-        self.converged_ = converged
+        loglik = marginal_log_likelihood(responses, params, grid)
+        n_free = len(spec.active) * responses.n_items + (1 if self.model is ModelKind.ONE_PL else 0)
+        self._record(
+            params=params,
+            loglik=loglik,
+            logpost=loglik + float(log_prior(coords, spec).sum()),
+            run=run,
+            n_parameters=n_free,
+            n_categories=[2] * responses.n_items,
+        )
         self.priors_ = priors
         self.grid_ = grid
         self.posterior_ = step.posterior
-        self.seconds_ = time.perf_counter() - t0
         logger.info(
             "EM %s: %d cycles, loglik %.3f, converged=%s, %.2fs",
             self.model,
-            n_iter,
+            self.n_iter_,
             self.loglik_,
-            converged,
+            self.converged_,
             self.seconds_,
         )
         return self
@@ -176,68 +169,75 @@ class EMCalibrator:
 
     def _iterate(
         self, coords: FloatArray, design: DesignMatrices, spec: MStepSpec, grid: QuadratureGrid
-    ) -> tuple[bool, int, FloatArray, EStep]:
-        """EM cycles accelerated by SQUAREM (Varadhan & Roland, 2008, scheme S3).
+    ) -> EMRun[_Evaluation]:
+        """The one EM loop (``irt.estimation.em_loop``) over the items' internal
+        coordinates; its stopping rule measures the move of the free ones."""
+        problem = _BinaryEM(design, spec, grid, self.max_newton, self.tol)
+        return run_em(
+            problem,
+            coords.ravel(),
+            tol=self.tol,
+            max_iter=self.max_iter,
+            progress=self.progress,
+        )
 
-        Two plain EM maps x0 → x1 → x2 give r = x1 − x0 and v = x2 − x1 − r; the
-        extrapolation x0 − 2αr + α²v with α = −|r|/|v| is kept only when its log
-        posterior beats x2's, so it never loses ground to the plain steps. The
-        convergence test is on the size of a plain EM step, as without acceleration.
-        """
 
-        def objective(step: EStep, x: FloatArray) -> float:
-            return step.loglik + float(log_prior(x, spec).sum())
+@dataclass(frozen=True)
+class _Evaluation:
+    step: EStep
+    logpost: float
 
+    @property
+    def loglik(self) -> float:
+        return self.step.loglik
+
+
+@dataclass(frozen=True)
+class _BinaryEM:
+    """One EM cycle of the 1PL–4PL on the flattened (J, 4) internal coordinates."""
+
+    design: DesignMatrices
+    spec: MStepSpec
+    grid: QuadratureGrid
+    max_newton: int
+    tol: float
+
+    def _coords(self, x: FloatArray) -> FloatArray:
+        return x.reshape(-1, 4)
+
+    def evaluate(self, x: FloatArray) -> _Evaluation:
+        coords = self._coords(x)
+        step = e_step_at(coords, self.design, self.spec, self.grid)
+        return _Evaluation(step, step.loglik + float(log_prior(coords, self.spec).sum()))
+
+    def update(self, x: FloatArray, evaluation: _Evaluation) -> FloatArray:
+        spec, step = self.spec, evaluation.step
+        # The M-step only needs to be an order of magnitude tighter than EM itself; much
+        # below 1e-6 its Newton steps sit at the rounding noise of the gradient.
+        inner_tol = min(self.tol / 10, 1e-6)
+        new = m_step(
+            self._coords(x),
+            step.expected_right,
+            step.expected_total,
+            spec,
+            self.max_newton,
+            inner_tol,
+        )
         # The parameter expansion leaves the likelihood unchanged but not a prior on a or
         # b: with one, EM + rescaling settles where neither is at its best (on 32 of
         # examples/responses.jsonl's 40 models a 3PL fold cycled 500 times and ended
         # 21 log-posterior units below the mode plain EM reached in 11 cycles). There
         # the priors pin the scale, and EM maximises the log posterior itself.
-        expand = not (spec.priors.has_a or spec.priors.has_b)
+        if not (spec.priors.has_a or spec.priors.has_b):
+            new = standardize_scale(new, step.posterior, self.grid.points, spec)
+        return new.ravel()
 
-        def em_map(step: EStep, x: FloatArray) -> FloatArray:
-            new = m_step(
-                x, step.expected_right, step.expected_total, spec, self.max_newton, inner_tol
-            )
-            return standardize_scale(new, step.posterior, grid.points, spec) if expand else new
+    def clip(self, x: FloatArray) -> FloatArray:
+        return clip_coords(self._coords(x), self.spec).ravel()
 
-        active = list(spec.active) + ([0] if self.model is ModelKind.ONE_PL else [])
-        # The M-step only needs to be an order of magnitude tighter than EM itself; much
-        # below 1e-6 its Newton steps sit at the rounding noise of the gradient.
-        inner_tol = min(self.tol / 10, 1e-6)
-        step0 = e_step_at(coords, design, spec, grid)
-        n_maps = 0
-        while n_maps < self.max_iter:
-            x1 = em_map(step0, coords)
-            n_maps += 1
-            change = float(np.abs(x1 - coords)[:, active].max())
-            step1 = e_step_at(x1, design, spec, grid)
-            if self.progress is not None:
-                self.progress(n_maps, step1.loglik, change)
-            if change < self.tol or n_maps >= self.max_iter:
-                return change < self.tol, n_maps, x1, step1
-            x2 = em_map(step1, x1)
-            n_maps += 1
-            step2 = e_step_at(x2, design, spec, grid)
-            # x1 is a plain EM iterate, so |x2 − x1| is an honest plain step too; x0 may
-            # be an extrapolation that overshot along a flat ridge.
-            change = float(np.abs(x2 - x1)[:, active].max())
-            if self.progress is not None:
-                self.progress(n_maps, step2.loglik, change)
-            if change < self.tol:
-                return True, n_maps, x2, step2
-            r = x1 - coords
-            v = x2 - x1 - r
-            v_norm = float(np.sqrt((v * v).sum()))
-            x0, coords, step0 = coords, x2, step2
-            if v_norm > 0:
-                alpha = max(-float(np.sqrt((r * r).sum())) / v_norm, -_MAX_EXTRAPOLATION)
-                if alpha < -1.0:
-                    trial = clip_coords(x0 - 2 * alpha * r + alpha**2 * v, spec)
-                    trial_step = e_step_at(trial, design, spec, grid)
-                    if objective(trial_step, trial) > objective(step2, x2):
-                        coords, step0 = trial, trial_step
-        return False, n_maps, coords, step0
+    def change(self, new: FloatArray, old: FloatArray) -> float:
+        active = list(self.spec.active) + ([0] if self.spec.model is ModelKind.ONE_PL else [])
+        return float(np.abs(self._coords(new) - self._coords(old))[:, active].max())
 
 
 #: Reported difficulties are kept within ±this. Beyond it the data do not identify b (a

@@ -1,0 +1,87 @@
+"""The base of every calibrator in ``irt``: settings fixed at construction, ``fit``
+estimates, and every fit reports the same result attributes (scikit-learn style,
+trailing underscore), so code above ``irt`` reads any fit the same way."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+from irt.errors import ConvergenceWarning
+from irt.estimation.em_loop import EMRun
+
+
+class Calibrator:
+    """What every fit sets, whatever the model family:
+
+    - ``params_``: the fitted parameters (with standard errors where asked);
+    - ``loglik_``: the marginal log-likelihood at them; ``logpost_``: plus the log prior
+      (equal without priors);
+    - ``n_iter_``: EM cycles (every evaluation of the EM map, SQUAREM's included);
+      ``converged_``: whether the stopping rule was met before the cycle cap;
+    - ``seconds_``: wall time of ``fit``;
+    - ``n_parameters_``: free parameters; ``df_``: the degrees of freedom of the full
+      response table, Π_j K_j − 1 − ``n_parameters_`` (R mirt's ``df``; negative when
+      the model has more parameters than patterns);
+    - ``trace_``: the log posterior at the start of every cycle, in order.
+
+    Subclasses call ``_started`` at the start of ``fit`` and ``_record`` at its end.
+    """
+
+    params_: Any
+    loglik_: float
+    logpost_: float
+    n_iter_: int
+    converged_: bool
+    seconds_: float
+    n_parameters_: int
+    df_: int
+    trace_: list[float]
+
+    #: The words that open the warning when EM hits its cycle cap.
+    _what: str = "EM"
+
+    def _started(self) -> None:
+        self._t0 = time.perf_counter()
+
+    def _record(
+        self,
+        *,
+        params: Any,
+        loglik: float,
+        logpost: float,
+        run: EMRun[Any],
+        n_parameters: int,
+        n_categories: list[int] | tuple[int, ...] | Any,
+    ) -> None:
+        """Set the result attributes; warn (``ConvergenceWarning``) when ``run`` hit its
+        cap. ``n_categories``: each item's number of response categories (2 for binary
+        items; continuous items count as 0, which leaves ``df_`` undefined: −1)."""
+        if not run.converged:
+            warnings.warn(
+                f"{self._what} stopped at its cap of {run.n_iter} cycles without "
+                "converging: the item parameters had not settled",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        self.params_ = params
+        self.loglik_ = float(loglik)
+        self.logpost_ = float(logpost)
+        self.n_iter_ = run.n_iter
+        self.converged_ = run.converged
+        self.trace_ = list(run.trace)
+        self.n_parameters_ = int(n_parameters)
+        self.df_ = degrees_of_freedom(n_categories, self.n_parameters_)
+        self.seconds_ = time.perf_counter() - self._t0
+
+
+def degrees_of_freedom(n_categories: Any, n_parameters: int) -> int:
+    """Π_j K_j − 1 − ``n_parameters`` in exact integers (the product overflows floats for
+    a few hundred items); −1 when an item has no finite number of categories."""
+    counts = [int(k) for k in np.asarray(n_categories).ravel()]
+    if any(k < 1 for k in counts):
+        return -1
+    return int(np.prod(counts, dtype=object)) - 1 - n_parameters
