@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 import logging
 import math
-import time
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, replace
@@ -21,6 +20,7 @@ from scipy.special import betaln
 
 from irt.errors import ConvergenceWarning, DataWarning, IRTError
 from irt.estep import marginal_log_likelihood
+from irt.estimation.calibrator import Calibrator
 from irt.models import ItemParams, ModelKind
 from irt.priors import ItemPriors, beta_log_kernel
 from irt.responses import ResponseMatrix
@@ -46,7 +46,7 @@ _SVI_RTOL = 1e-3
 _R_HAT_MAX = 1.1
 
 
-class BayesCalibrator:
+class BayesCalibrator(Calibrator):
     """Fit 1PL–4PL item parameters and abilities by Bayesian inference with pyro.
 
     Model: θ_n ~ N(0, 1); a_j ~ LogNormal (one shared a for the 1PL); b_j ~ Normal;
@@ -74,7 +74,9 @@ class BayesCalibrator:
     ``theta_se_`` (posterior means and SDs, in subject order); ``loglik_`` (marginal, by
     quadrature); ``logpost_`` (``loglik_`` + log prior density of the point estimates);
     ``elbo_`` (SVI, one value a step); ``r_hat_`` (NUTS, largest split R-hat);
-    ``n_iter_``, ``converged_``, ``priors_``, ``method_``, ``seed_``, ``seconds_``.
+    ``n_iter_``, ``converged_``, ``trace_`` (the ELBO; empty for NUTS), ``priors_``,
+    ``method_``, ``seed_``, ``seconds_`` and the other attributes of every
+    ``irt.estimation.Calibrator``.
     The mean-field SVI guide ignores posterior correlations, so its SDs run smaller
     than EM's standard errors or NUTS's posterior SDs.
     """
@@ -123,7 +125,7 @@ class BayesCalibrator:
 
     def fit(self, responses: ResponseMatrix) -> BayesCalibrator:
         """Sample or approximate the posterior given ``responses`` (missing cells masked)."""
-        t0 = time.perf_counter()
+        self._started()
         n_obs = int(responses.observed.sum())
         if self.method == "nuts" and n_obs > NUTS_MAX_OBSERVED:
             raise IRTError(
@@ -166,17 +168,23 @@ class BayesCalibrator:
             warnings.warn(
                 f"Bayesian calibration did not converge: {what}", ConvergenceWarning, stacklevel=2
             )
-        self.params_ = self._params(responses, centre, sd)
+        params = self._params(responses, centre, sd)
+        loglik = marginal_log_likelihood(responses, params)
+        self._record(
+            params=params,
+            loglik=loglik,
+            logpost=loglik + log_prior_density(params, priors),
+            n_parameters=len(sites) * responses.n_items,
+            n_categories=[2] * responses.n_items,
+            n_iter=n_iter,
+            converged=converged,
+            trace=self.elbo_,
+        )
         self.theta_ = centre["theta"]
         self.theta_se_ = sd["theta"]
-        self.loglik_ = marginal_log_likelihood(responses, self.params_)
-        self.logpost_ = self.loglik_ + log_prior_density(self.params_, priors)
-        self.n_iter_ = n_iter
-        self.converged_ = converged
         self.priors_ = priors
         self.method_ = self.method
         self.seed_ = self.seed
-        self.seconds_ = time.perf_counter() - t0
         logger.info(
             "Bayes %s (%s): %d iterations, loglik %.3f, converged=%s, %.2fs",
             self.model,

@@ -18,16 +18,27 @@ not converged; the alternating fit takes seconds.)
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from irt.errors import ConvergenceWarning, IRTError
+from irt.estimation.calibrator import Calibrator
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray
 
 #: Penalty on each item's intercept, relative to the factors' penalty.
 INTERCEPT_PENALTY = 0.01
 HALVINGS = 10
+
+
+@dataclass(frozen=True)
+class LowRankParams:
+    """The item side of a low-rank fit: each item's loadings (J, K) and intercept (J,)."""
+
+    item_ids: tuple[str, ...]
+    loadings: FloatArray
+    intercepts: FloatArray
 
 
 def sigmoid(z: FloatArray) -> FloatArray:
@@ -84,10 +95,13 @@ def logistic_rows(
     return theta
 
 
-class LowRankCalibrator:
+class LowRankCalibrator(Calibrator):
     """``fit(responses)`` sets ``person_`` (N, K), ``loadings_`` (J, K), ``intercepts_``
-    (J,), ``loglik_`` (of the observed answers, without the penalty), ``n_sweeps_`` and
-    ``converged_``; settings as in scikit-learn."""
+    (J,) and the attributes of every ``Calibrator``: ``params_`` (``LowRankParams``:
+    the items' loadings and intercepts), ``loglik_`` (of the observed answers, without
+    the penalty), ``logpost_`` (minus the ridge penalty), ``n_iter_`` (alternating
+    sweeps), ``converged_``, ``trace_`` (the penalised log-likelihood after each sweep),
+    ``n_parameters_`` and ``seconds_``; settings as in scikit-learn."""
 
     def __init__(
         self,
@@ -108,6 +122,7 @@ class LowRankCalibrator:
         self.seed = seed
 
     def fit(self, responses: ResponseMatrix) -> LowRankCalibrator:
+        self._started()
         n, k = responses.n_subjects, self.dims
         if n < 2:
             raise IRTError("a low-rank model needs at least 2 subjects")
@@ -121,8 +136,8 @@ class LowRankCalibrator:
         item_penalty = np.array([lam] * k + [lam * INTERCEPT_PENALTY])
         person_penalty = np.full(k, lam)
         previous = np.inf
-        self.converged_ = False
-        for sweep in range(1, self.max_sweeps + 1):
+        converged, trace = False, []
+        for _ in range(self.max_sweeps):
             design = np.column_stack([u, np.ones(n)])
             items = logistic_rows(items, design, np.zeros(n), y.T, mask.T, item_penalty)
             v, b = items[:, :k], items[:, k]
@@ -131,15 +146,25 @@ class LowRankCalibrator:
                 _penalised_nll(u, v, b, y, mask, person_penalty).sum()
                 + 0.5 * np.sum(item_penalty * items * items)
             )
-            self.n_sweeps_ = sweep
+            trace.append(-total)
             if abs(previous - total) <= self.tol * max(abs(total), 1.0):
-                self.converged_ = True
+                converged = True
                 break
             previous = total
         z = u @ v.T + b
         self.person_, self.loadings_, self.intercepts_ = u, v, b
-        self.loglik_ = -float(np.sum(mask * (np.logaddexp(0.0, z) - y * z)))
-        if not self.converged_:
+        loglik = -float(np.sum(mask * (np.logaddexp(0.0, z) - y * z)))
+        self._record(
+            params=LowRankParams(responses.item_ids, v, b),
+            loglik=loglik,
+            logpost=trace[-1],
+            n_parameters=(n + responses.n_items) * k + responses.n_items,
+            n_categories=[2] * responses.n_items,
+            n_iter=len(trace),
+            converged=converged,
+            trace=trace,
+        )
+        if not converged:
             warnings.warn(
                 f"low-rank fit not converged after {self.max_sweeps} sweeps",
                 ConvergenceWarning,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,8 @@ class Calibrator:
       the model has more parameters than patterns);
     - ``trace_``: the log posterior at the start of every cycle, in order.
 
-    Subclasses call ``_started`` at the start of ``fit`` and ``_record`` at its end.
+    Subclasses call ``_started`` at the start of ``fit`` and ``_record`` at its end; a
+    family adds its own attributes beside these (``aic_``, ``se_``, ``priors_`` ...).
     """
 
     params_: Any
@@ -53,26 +55,33 @@ class Calibrator:
         params: Any,
         loglik: float,
         logpost: float,
-        run: EMRun[Any],
         n_parameters: int,
-        n_categories: list[int] | tuple[int, ...] | Any,
+        n_categories: Any,
+        run: EMRun[Any] | None = None,
+        n_iter: int = 0,
+        converged: bool = True,
+        trace: Sequence[float] = (),
     ) -> None:
-        """Set the result attributes; warn (``ConvergenceWarning``) when ``run`` hit its
-        cap. ``n_categories``: each item's number of response categories (2 for binary
-        items; continuous items count as 0, which leaves ``df_`` undefined: −1)."""
-        if not run.converged:
-            warnings.warn(
-                f"{self._what} stopped at its cap of {run.n_iter} cycles without "
-                "converging: the item parameters had not settled",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        """Set the result attributes. An EM fit passes its ``run`` (and is warned about,
+        ``ConvergenceWarning``, when the run hit its cap); another method passes its own
+        ``n_iter``, ``converged`` and ``trace`` and warns in its own words.
+        ``n_categories``: each item's number of response categories (2 for binary items;
+        a continuous item counts as 0, which leaves ``df_`` undefined: −1)."""
+        if run is not None:
+            n_iter, converged, trace = run.n_iter, run.converged, run.trace
+            if not converged:
+                warnings.warn(
+                    f"{self._what} stopped at its cap of {n_iter} cycles without "
+                    "converging: the item parameters had not settled",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
         self.params_ = params
         self.loglik_ = float(loglik)
         self.logpost_ = float(logpost)
-        self.n_iter_ = run.n_iter
-        self.converged_ = run.converged
-        self.trace_ = list(run.trace)
+        self.n_iter_ = int(n_iter)
+        self.converged_ = bool(converged)
+        self.trace_ = [float(v) for v in trace]
         self.n_parameters_ = int(n_parameters)
         self.df_ = degrees_of_freedom(n_categories, self.n_parameters_)
         self.seconds_ = time.perf_counter() - self._t0
