@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
 
 import numpy as np
 
 from irt.errors import ResponseDataError
+from irt.response_table import ResponseTable, default_ids
 from irt.responses import check_layout
 from irt.types import BoolArray, FloatArray
 
@@ -17,7 +17,7 @@ __all__ = ["ContinuousResponses"]
 
 
 @dataclass(frozen=True)
-class ContinuousResponses:
+class ContinuousResponses(ResponseTable):
     """Scores of N subjects on J items, ``values`` (N, J) float64 in [0, 1] or NaN
     (missing). Infinite scores, scores outside [0, 1] and a matrix without any answer
     are refused."""
@@ -59,20 +59,8 @@ class ContinuousResponses:
             raise ResponseDataError("scores must be a 2-D array of numbers") from None
         if arr.ndim != 2:
             raise ResponseDataError(f"a response matrix must be 2-D, got shape {arr.shape}")
-        n, j = arr.shape
-        subjects = (
-            tuple(subject_ids) if subject_ids is not None else tuple(f"s{k:04d}" for k in range(n))
-        )
-        items = tuple(item_ids) if item_ids is not None else tuple(f"i{k:04d}" for k in range(j))
+        subjects, items = default_ids(arr.shape, subject_ids, item_ids)
         return cls(subject_ids=subjects, item_ids=items, values=arr)
-
-    @property
-    def n_subjects(self) -> int:
-        return len(self.subject_ids)
-
-    @property
-    def n_items(self) -> int:
-        return len(self.item_ids)
 
     @property
     def observed(self) -> BoolArray:
@@ -83,17 +71,3 @@ class ContinuousResponses:
         """How many answers lie outside [ε, 1 − ε] and are moved to its ends by a fit."""
         x = self.values[self.observed]
         return int(((x < epsilon) | (x > 1 - epsilon)).sum())
-
-    def subset(self, subjects: object = None, items: object = None) -> ContinuousResponses:
-        """Rows and columns selected by numpy indices (masks or positions)."""
-        rows = np.arange(self.n_subjects)
-        cols = np.arange(self.n_items)
-        if subjects is not None:
-            rows = rows[cast(Any, subjects)]
-        if items is not None:
-            cols = cols[cast(Any, items)]
-        return ContinuousResponses(
-            subject_ids=tuple(self.subject_ids[r] for r in rows),
-            item_ids=tuple(self.item_ids[c] for c in cols),
-            values=self.values[np.ix_(rows, cols)],
-        )

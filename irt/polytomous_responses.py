@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from irt.errors import ResponseDataError
+from irt.response_table import ResponseTable, default_ids
 from irt.responses import MISSING, ResponseMatrix, check_layout
 from irt.types import BoolArray, FloatArray, IntArray
 
@@ -27,7 +27,7 @@ _STORE = np.int16
 
 
 @dataclass(frozen=True)
-class PolytomousResponses:
+class PolytomousResponses(ResponseTable):
     """Scores of N subjects on J items: ``values`` (N, J) int16 with 0..m_j, or
     ``MISSING`` (−1) where a subject did not answer.
 
@@ -35,6 +35,8 @@ class PolytomousResponses:
     item's highest observed score + 1 (at least 2, so an item nobody answered above 0 is
     still binary).
     """
+
+    _per_item = ("n_categories",)
 
     subject_ids: tuple[str, ...]
     item_ids: tuple[str, ...]
@@ -93,11 +95,7 @@ class PolytomousResponses:
         arr = np.asarray(data, dtype=np.float64)
         if arr.ndim != 2:
             raise ResponseDataError(f"a response matrix must be 2-D, got shape {arr.shape}")
-        n, j = arr.shape
-        subjects = (
-            tuple(subject_ids) if subject_ids is not None else tuple(f"s{k:04d}" for k in range(n))
-        )
-        items = tuple(item_ids) if item_ids is not None else tuple(f"i{k:04d}" for k in range(j))
+        subjects, items = default_ids(arr.shape, subject_ids, item_ids)
         missing = np.isnan(arr)
         fractional = ~missing & (arr != np.round(arr))
         infinite = np.isinf(arr)
@@ -106,7 +104,7 @@ class PolytomousResponses:
             r, k = np.argwhere(bad)[0]
             who = (
                 f"subject {subjects[r]!r} on item {items[k]!r}"
-                if len(subjects) == n and len(items) == j
+                if (len(subjects), len(items)) == arr.shape
                 else f"row {r}, column {k}"
             )
             raise ResponseDataError(
@@ -135,14 +133,6 @@ class PolytomousResponses:
             values=responses.values.astype(_STORE),
             n_categories=(2,) * responses.n_items,
         )
-
-    @property
-    def n_subjects(self) -> int:
-        return len(self.subject_ids)
-
-    @property
-    def n_items(self) -> int:
-        return len(self.item_ids)
 
     @property
     def max_scores(self) -> IntArray:
@@ -190,19 +180,3 @@ class PolytomousResponses:
             values[:, j] = np.where(col == MISSING, MISSING, code[np.maximum(col, 0)])
             n_cat.append(max(int(seen.size), 2))
         return PolytomousResponses(self.subject_ids, self.item_ids, values, tuple(n_cat))
-
-    def subset(self, subjects: object = None, items: object = None) -> PolytomousResponses:
-        """Rows and columns selected by numpy indices (masks or positions); the items
-        keep their numbers of categories."""
-        rows = np.arange(self.n_subjects)
-        cols = np.arange(self.n_items)
-        if subjects is not None:
-            rows = rows[cast(Any, subjects)]
-        if items is not None:
-            cols = cols[cast(Any, items)]
-        return PolytomousResponses(
-            subject_ids=tuple(self.subject_ids[r] for r in rows),
-            item_ids=tuple(self.item_ids[c] for c in cols),
-            values=self.values[np.ix_(rows, cols)],
-            n_categories=tuple(self.n_categories[c] for c in cols),
-        )

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from irt.errors import ResponseDataError
+from irt.response_table import ResponseTable, default_ids
 from irt.types import BoolArray, FloatArray
 
 #: Stored code for an item a subject did not answer.
@@ -16,7 +16,7 @@ MISSING = -1
 
 
 @dataclass(frozen=True)
-class ResponseMatrix:
+class ResponseMatrix(ResponseTable):
     """Graded answers of N subjects to J items.
 
     ``values`` is an int8 array of shape (N, J) holding 1 (right), 0 (wrong) or
@@ -56,24 +56,8 @@ class ResponseMatrix:
         values = np.where(missing, MISSING, arr)
         if not np.all((values == 0) | (values == 1) | (values == MISSING)):
             raise ResponseDataError("responses must be 0, 1 or missing")
-        n, j = arr.shape
-        return cls(
-            subject_ids=tuple(subject_ids)
-            if subject_ids is not None
-            else tuple(f"s{k:04d}" for k in range(n)),
-            item_ids=tuple(item_ids)
-            if item_ids is not None
-            else tuple(f"i{k:04d}" for k in range(j)),
-            values=values.astype(np.int8),
-        )
-
-    @property
-    def n_subjects(self) -> int:
-        return len(self.subject_ids)
-
-    @property
-    def n_items(self) -> int:
-        return len(self.item_ids)
+        subjects, items = default_ids(arr.shape, subject_ids, item_ids)
+        return cls(subject_ids=subjects, item_ids=items, values=values.astype(np.int8))
 
     @property
     def observed(self) -> BoolArray:
@@ -97,20 +81,6 @@ class ResponseMatrix:
         right = (self.values == 1).sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(n > 0, right / np.maximum(n, 1), np.nan)
-
-    def subset(self, subjects: object = None, items: object = None) -> ResponseMatrix:
-        """Rows and columns selected by numpy indices (masks or positions)."""
-        rows = np.arange(self.n_subjects)
-        cols = np.arange(self.n_items)
-        if subjects is not None:
-            rows = rows[cast(Any, subjects)]
-        if items is not None:
-            cols = cols[cast(Any, items)]
-        return ResponseMatrix(
-            subject_ids=tuple(self.subject_ids[r] for r in rows),
-            item_ids=tuple(self.item_ids[c] for c in cols),
-            values=self.values[np.ix_(rows, cols)],
-        )
 
     def on_items(self, item_ids: tuple[str, ...]) -> ResponseMatrix:
         """The same subjects on ``item_ids`` in that order: columns of items this matrix
