@@ -12,6 +12,7 @@ in small samples and, unlike the observed information, assumes the model is righ
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,7 +23,7 @@ from irt.continuous_mstep import complete_gradient, stats_of
 from irt.continuous_priors import ContinuousPriors
 from irt.continuous_responses import ContinuousResponses
 from irt.quadrature import normal_grid
-from irt.types import FloatArray
+from irt.types import BoolArray, FloatArray
 
 __all__ = ["ContinuousStandardErrors", "MarginalLogPosterior", "continuous_standard_errors"]
 
@@ -97,27 +98,33 @@ def _invert(info: FloatArray) -> FloatArray:
     return cov
 
 
+def shape_errors(
+    psi: FloatArray, is_crm: BoolArray, item_ids: Sequence[str], info: FloatArray, cov: FloatArray
+) -> ContinuousStandardErrors:
+    """The errors of a, d, σ and τ at ψ (J, 3) from the information over ψ and its
+    inverse ``cov`` (delta method for a and σ)."""
+    var = np.diag(cov).reshape(-1, 3)
+    se = np.where(var > 0, np.sqrt(np.where(var > 0, var, 1.0)), np.nan)
+    labels = []
+    for item, crm in zip(item_ids, is_crm, strict=True):
+        labels += [f"{item}.log_a", f"{item}.d", f"{item}.{'log_sigma' if crm else 'tau'}"]
+    return ContinuousStandardErrors(
+        a=np.exp(psi[:, 0]) * se[:, 0],
+        d=se[:, 1],
+        sigma=np.where(is_crm, np.exp(psi[:, 2]) * se[:, 2], np.nan),
+        tau=np.where(is_crm, np.nan, se[:, 2]),
+        method="oakes",
+        information=info,
+        labels=tuple(labels),
+    )
+
+
 def standard_errors_at(
     objective: MarginalLogPosterior, psi: FloatArray, item_ids: tuple[str, ...]
 ) -> ContinuousStandardErrors:
     """Standard errors at ψ (J, 3) from the observed information."""
     info = -objective.hessian(psi.ravel())
-    var = np.diag(_invert(info)).reshape(-1, 3)
-    se = np.where(var > 0, np.sqrt(np.where(var > 0, var, 1.0)), np.nan)
-    crm = objective.data.is_crm
-    a = np.exp(psi[:, 0])
-    labels = []
-    for item, is_crm in zip(item_ids, crm, strict=True):
-        labels += [f"{item}.log_a", f"{item}.d", f"{item}.{'log_sigma' if is_crm else 'tau'}"]
-    return ContinuousStandardErrors(
-        a=a * se[:, 0],
-        d=se[:, 1],
-        sigma=np.where(crm, np.exp(psi[:, 2]) * se[:, 2], np.nan),
-        tau=np.where(crm, np.nan, se[:, 2]),
-        method="oakes",
-        information=info,
-        labels=tuple(labels),
-    )
+    return shape_errors(psi, objective.data.is_crm, item_ids, info, _invert(info))
 
 
 def continuous_standard_errors(

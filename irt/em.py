@@ -66,6 +66,8 @@ class EMCalibrator(Calibrator):
     standard_errors : compute item standard errors after the fit.
     """
 
+    params_: ItemParams
+
     def __init__(
         self,
         model: ModelKind | str = ModelKind.THREE_PL,

@@ -5,7 +5,7 @@ points on [−6, 6]).
 
 Given θ the items are independent, so a subject's log-likelihood at each node is the sum
 of its discrete part's and its continuous part's (missing answers contribute nothing);
-the joint E-step of the calibrator (``irt.mixed_em.joint_e_step``) turns it into the
+the joint E-step of the calibrator (``irt.mixed_joint.joint_e_step``) turns it into the
 posterior, whose mean and SD are the EAP and its posterior SD. A subject with no answer
 gets the prior's mean and SD.
 """
@@ -18,7 +18,7 @@ import numpy as np
 
 from irt.errors import IRTError
 from irt.mixed import MixedParams, MixedResponses
-from irt.mixed_em import joint_e_step
+from irt.mixed_joint import joint_e_step
 from irt.mixed_se import ContinuousPart, DiscretePart
 from irt.quadrature import normal_grid, normal_on
 from irt.types import FloatArray, IntArray

@@ -4,7 +4,7 @@ the marginal log posterior over both families' parameters.
 The coordinates are each family's own: ρ = (a, d_1..d_m, logit c) for the discrete items
 (``irt.polytomous_se``) and ψ = (log a, d, log σ or τ) for the continuous ones
 (``irt.continuous_se``), discrete first. The gradient is exact by Fisher's identity:
-the joint E-step (``irt.mixed_em.joint_e_step``) gives every subject's posterior over
+the joint E-step (``irt.mixed_joint.joint_e_step``) gives every subject's posterior over
 the nodes given all its answers, and each family's complete-data gradient at that
 posterior — the discrete one by ``irt.polytomous_se.MarginalLogPosterior.gradient`` on
 the counts r_jkq = Σ_n 1[y_nj = k] p_nq, the continuous one by
@@ -22,12 +22,12 @@ about a second for 80 parameters and 1,000 subjects.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
-from scipy import sparse
 
 from irt.continuous import ContinuousParams
 from irt.continuous_estep import ScoreData, node_coefficients, params_internal
@@ -36,12 +36,15 @@ from irt.continuous_mstep import complete_gradient
 from irt.continuous_priors import ContinuousPriors
 from irt.continuous_responses import ContinuousResponses
 from irt.continuous_se import ContinuousStandardErrors
+from irt.continuous_se import shape_errors as shape_continuous
 from irt.errors import IRTError
 from irt.mixed import MixedParams, MixedResponses
-from irt.mixed_em import MixedCalibrator, joint_e_step
+from irt.mixed_em import MixedCalibrator
+from irt.mixed_joint import joint_e_step
 from irt.polytomous import PolytomousParams
 from irt.polytomous_estep import EStep as DiscreteEStep
 from irt.polytomous_estep import log_table
+from irt.polytomous_family import subject_sums
 from irt.polytomous_layout import (
     Layout,
     Natural,
@@ -54,7 +57,8 @@ from irt.polytomous_layout import check_match as check_discrete
 from irt.polytomous_priors import PolytomousPriors
 from irt.polytomous_responses import PolytomousResponses
 from irt.polytomous_se import MarginalLogPosterior as DiscreteLogPosterior
-from irt.polytomous_se import PolytomousStandardErrors
+from irt.polytomous_se import PolytomousStandardErrors, invert_information, item_widths
+from irt.polytomous_se import shape_errors as shape_discrete
 from irt.quadrature import normal_grid
 from irt.types import FloatArray
 
@@ -73,8 +77,6 @@ __all__ = [
 
 #: The methods accepted for standard errors of a mixed pool.
 SE_METHODS = ("oakes",)
-# An information matrix with a larger condition number is inverted item by item.
-_MAX_CONDITION = 1e12
 # Relative step of the numerical Hessian (as both families use).
 _HESSIAN_STEP = 1e-5
 
@@ -87,20 +89,11 @@ class _UnderPosterior(DiscreteLogPosterior):
     posteriors, so that its ``gradient`` is the complete-data gradient at the counts
     those posteriors give (the joint posterior of a mixed pool)."""
 
-    def __init__(
-        self,
-        layout: Layout,
-        patterns: Patterns,
-        theta: FloatArray,
-        log_w: FloatArray,
-        priors: PolytomousPriors,
-    ) -> None:
-        super().__init__(layout, patterns, theta, log_w, priors)
-        n = patterns.inverse.size
-        self.to_patterns = sparse.csr_matrix(
-            (np.ones(n), (patterns.inverse, np.arange(n))), shape=(patterns.counts.size, n)
-        )
-        self.posterior: FloatArray | None = None
+    posterior: FloatArray | None = None
+
+    @cached_property
+    def to_patterns(self) -> Any:
+        return subject_sums(self.patterns)
 
     def step(self, rho: FloatArray) -> tuple[list[Natural], DiscreteEStep]:
         if self.posterior is None:
@@ -162,7 +155,7 @@ class DiscretePart:
 
     def blocks(self) -> list[int]:
         """Width of each item's block, in flat order."""
-        return [g.width for g in self.layout.groups for _ in g.items]
+        return item_widths(self.layout)
 
 
 class ContinuousPart:
@@ -272,27 +265,6 @@ class JointLogPosterior:
         return [w for p in self.parts for w in p.blocks()]
 
 
-def _invert(info: FloatArray, blocks: Sequence[int]) -> FloatArray:
-    """The whole information inverted, or, where it is near-singular (a parameter at a
-    bound), item by item with NaN for the blocks that stay singular (and between
-    items)."""
-    if np.all(np.isfinite(info)) and np.linalg.cond(info) < _MAX_CONDITION:
-        return np.asarray(np.linalg.inv(info))
-    cov = np.full_like(info, np.nan)
-    at = 0
-    for w in blocks:
-        sl = slice(at, at + w)
-        block = info[sl, sl]
-        if np.all(np.isfinite(block)) and np.linalg.cond(block) < _MAX_CONDITION:
-            cov[sl, sl] = np.linalg.inv(block)
-        at += w
-    return cov
-
-
-def _root(var: FloatArray) -> FloatArray:
-    return np.where(var > 0, np.sqrt(np.where(var > 0, var, 1.0)), np.nan)
-
-
 # --- the result --------------------------------------------------------------------------
 
 
@@ -362,60 +334,15 @@ def _discrete_result(
 ) -> tuple[PolytomousStandardErrors, list[int]]:
     """Shaped as ``polytomous_se.standard_errors_at`` does, and the permutation from
     flat (group by group) to item-by-item order."""
-    layout, ids = part.layout, part.params.item_ids
-    se_flat = _root(np.diag(cov))
-    naturals = from_reported(layout, x)
-    n_items = len(ids)
-    width = max(g.m for g in layout.groups)
-    se_a, se_c = np.full(n_items, np.nan), np.full(n_items, np.nan)
-    se_d = np.full((n_items, width), np.nan)
-    item_of: list[int] = []
-    labels_of: list[str] = []
-    at = 0
-    for g, (_, _, c) in zip(layout.groups, naturals, strict=True):
-        block = se_flat[at : at + len(g.items) * g.width].reshape(len(g.items), g.width)
-        at += block.size
-        se_a[g.items] = block[:, 0]
-        se_d[g.items, : g.m] = block[:, 1 : g.m + 1]
-        if g.kind.has_guessing:
-            se_c[g.items] = c * (1 - c) * block[:, -1]  # delta method from logit c
-        for j in g.items:
-            names = [f"{ids[j]}.a"] + [f"{ids[j]}.d{k}" for k in range(1, g.m + 1)]
-            if g.kind.has_guessing:
-                names.append(f"{ids[j]}.logit_c")
-            item_of += [int(j)] * len(names)
-            labels_of += names
-    order = [int(k) for k in np.argsort(item_of, kind="stable")]
-    result = PolytomousStandardErrors(
-        se_a,
-        se_d,
-        se_c,
-        method,
-        info[np.ix_(order, order)],
-        tuple(labels_of[k] for k in order),
-    )
-    return result, order
+    naturals = from_reported(part.layout, x)
+    return shape_discrete(part.layout, naturals, part.params.item_ids, info, cov, method)
 
 
 def _continuous_result(
     part: ContinuousPart, x: FloatArray, info: FloatArray, cov: FloatArray
 ) -> ContinuousStandardErrors:
     """Shaped as ``continuous_se.standard_errors_at`` does (delta method for a, σ)."""
-    psi = x.reshape(-1, 3)
-    se = _root(np.diag(cov)).reshape(-1, 3)
-    crm = part.data.is_crm
-    labels: list[str] = []
-    for item, is_crm in zip(part.params.item_ids, crm, strict=True):
-        labels += [f"{item}.log_a", f"{item}.d", f"{item}.{'log_sigma' if is_crm else 'tau'}"]
-    return ContinuousStandardErrors(
-        a=np.exp(psi[:, 0]) * se[:, 0],
-        d=se[:, 1],
-        sigma=np.where(crm, np.exp(psi[:, 2]) * se[:, 2], np.nan),
-        tau=np.where(crm, np.nan, se[:, 2]),
-        method="oakes",
-        information=info,
-        labels=tuple(labels),
-    )
+    return shape_continuous(x.reshape(-1, 3), part.data.is_crm, part.params.item_ids, info, cov)
 
 
 def standard_errors_at(
@@ -428,7 +355,7 @@ def standard_errors_at(
     t0 = time.perf_counter()
     x = objective.start()
     info = -objective.hessian(x, progress)
-    cov = _invert(info, objective.blocks())
+    cov = invert_information(info, objective.blocks())
     xs = objective.split(x)
     n_disc = xs[0].size if objective.discrete is not None else 0
     disc_se = cont_se = None

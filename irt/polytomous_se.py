@@ -195,44 +195,52 @@ class MarginalLogPosterior:
         return np.diag(np.concatenate(diag))
 
 
-def _invert(info: FloatArray, layout: Layout) -> FloatArray:
+def invert_information(info: FloatArray, widths: Sequence[int]) -> FloatArray:
     """The covariance matrix: the whole information inverted, or, where it is
-    near-singular (a parameter at a bound), item by item with NaN for blocks that stay
-    singular."""
+    near-singular (a parameter at a bound), item by item (``widths``: each item's number
+    of parameters, in flat order) with NaN for blocks that stay singular and between
+    items."""
     if np.all(np.isfinite(info)) and np.linalg.cond(info) < _MAX_CONDITION:
         return np.asarray(np.linalg.inv(info))
     cov = np.full_like(info, np.nan)
     at = 0
-    for g in layout.groups:
-        for _ in g.items:
-            sl = slice(at, at + g.width)
-            block = info[sl, sl]
-            if np.all(np.isfinite(block)) and np.linalg.cond(block) < _MAX_CONDITION:
-                cov[sl, sl] = np.linalg.inv(block)
-            at += g.width
+    for w in widths:
+        sl = slice(at, at + w)
+        block = info[sl, sl]
+        if np.all(np.isfinite(block)) and np.linalg.cond(block) < _MAX_CONDITION:
+            cov[sl, sl] = np.linalg.inv(block)
+        at += w
     return cov
 
 
-def standard_errors_at(
-    objective: MarginalLogPosterior,
+def item_widths(layout: Layout) -> list[int]:
+    """Each item's number of parameters, in flat (group by group) order."""
+    return [g.width for g in layout.groups for _ in g.items]
+
+
+def root_variance(var: FloatArray) -> FloatArray:
+    """√var, NaN where the variance is not positive."""
+    return np.where(var > 0, np.sqrt(np.where(var > 0, var, 1.0)), np.nan)
+
+
+def shape_errors(
+    layout: Layout,
     naturals: Sequence[Natural],
     item_ids: Sequence[str],
+    info: FloatArray,
+    cov: FloatArray,
     method: str,
-) -> PolytomousStandardErrors:
-    """Standard errors of the items at ``naturals`` by ``method`` (one of
-    ``SE_METHODS``), reported item by item in ``item_ids`` order."""
-    layout = objective.layout
-    rho = to_reported(layout, naturals)
-    info = -objective.hessian(rho) if method == "oakes" else objective.cross_product(rho)
-    cov = _invert(info, layout)
-    var = np.diag(cov)
-    se_flat = np.where(var > 0, np.sqrt(np.where(var > 0, var, 1.0)), np.nan)
+) -> tuple[PolytomousStandardErrors, list[int]]:
+    """The errors item by item in ``item_ids`` order from the information and covariance
+    over ρ (flat, group by group), with the information reordered item by item; and
+    that permutation from flat to item order."""
+    se_flat = root_variance(np.diag(cov))
     n_items = len(item_ids)
     width = max(g.m for g in layout.groups)
     se_a, se_c = np.full(n_items, np.nan), np.full(n_items, np.nan)
     se_d = np.full((n_items, width), np.nan)
-    # Flat positions come group by group; the reported matrix goes item by item.
-    item_of, labels_of = [], []
+    item_of: list[int] = []
+    labels_of: list[str] = []
     at = 0
     for g, (_, _, c) in zip(layout.groups, naturals, strict=True):
         block = se_flat[at : at + len(g.items) * g.width].reshape(len(g.items), g.width)
@@ -248,10 +256,25 @@ def standard_errors_at(
                 names.append(f"{item}.logit_c")
             item_of += [int(j)] * len(names)
             labels_of += names
-    order = np.argsort(item_of, kind="stable")
-    info = info[np.ix_(order, order)]
-    labels = [labels_of[k] for k in order]
-    return PolytomousStandardErrors(se_a, se_d, se_c, method, info, tuple(labels))
+    order = [int(k) for k in np.argsort(item_of, kind="stable")]
+    labels = tuple(labels_of[k] for k in order)
+    result = PolytomousStandardErrors(se_a, se_d, se_c, method, info[np.ix_(order, order)], labels)
+    return result, order
+
+
+def standard_errors_at(
+    objective: MarginalLogPosterior,
+    naturals: Sequence[Natural],
+    item_ids: Sequence[str],
+    method: str,
+) -> PolytomousStandardErrors:
+    """Standard errors of the items at ``naturals`` by ``method`` (one of
+    ``SE_METHODS``), reported item by item in ``item_ids`` order."""
+    layout = objective.layout
+    rho = to_reported(layout, naturals)
+    info = -objective.hessian(rho) if method == "oakes" else objective.cross_product(rho)
+    cov = invert_information(info, item_widths(layout))
+    return shape_errors(layout, naturals, item_ids, info, cov, method)[0]
 
 
 def polytomous_standard_errors(

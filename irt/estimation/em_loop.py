@@ -14,12 +14,15 @@ the M-step (``EMProblem.update``: the next vector F(x) from that evaluation).
   v = x2 − 2·x1 + x0; the jump x0 + 2αr + α²v, α = ‖r‖/‖v‖, is kept when its log
   posterior is no lower than x2's (less ``slack`` of its size, for E-steps that round),
   and the loop goes on from x2 otherwise, so it never loses ground to plain EM. A kept
-  jump's E-step is the next step's, so the extrapolation costs one E-step. α is capped
-  by α_max, which starts at 1 and grows fourfold whenever the cap binds and a step is
-  kept (as in R's SQUAREM package), so the first steps, far from the optimum, do not
-  fling slopes across sign; after a refused jump α_max drops to a quarter of that
-  jump's α, so an overshooting length is not proposed again and again. α is never
+  jump's E-step is the next step's, so the extrapolation costs one E-step. α is never
   above ``MAX_EXTRAPOLATION``.
+- **Cautious steps** (``cautious=True``, for models whose slopes can turn sign: several
+  factors, bifactor): α is also capped by α_max, which starts at 1 and grows fourfold
+  whenever the cap binds and a step is kept (as in R's SQUAREM package), so the first
+  steps, far from the optimum, do not fling slopes across sign; after a refused jump
+  α_max drops to a quarter of that jump's α, so an overshooting length is not proposed
+  again and again. On one θ the free steps converge in fewer cycles (MMLU-Pro 3PL: 23
+  against 34; 2,000 × 50 graded: 11 against 14), so they are the default.
 
 ``n_iter`` counts M-steps (the EM map's evaluations), as R mirt counts cycles.
 """
@@ -85,7 +88,7 @@ def max_abs_change(new: FloatArray, old: FloatArray) -> float:
 class EMRun(Generic[E]):
     """The loop's result: the last vector and the E-step at it, the M-steps run,
     whether the stopping rule was met, and the log posterior at every M-step's start
-    (``trace``)."""
+    and at the end (``trace``, one longer than ``n_iter``)."""
 
     x: FloatArray
     evaluation: E
@@ -101,12 +104,14 @@ def run_em(
     tol: float,
     max_iter: int,
     accelerate: bool = True,
+    cautious: bool = False,
     slack: float = 0.0,
     progress: ProgressCallback | None = None,
 ) -> EMRun[E]:
     """EM steps of ``problem`` from ``start`` until a plain step moves less than
     ``tol`` or ``max_iter`` steps ran; SQUAREM-accelerated unless ``accelerate`` is
-    false. ``slack``: the relative rounding of the family's log posterior, which a jump
+    false; ``cautious`` caps the extrapolation as the module's docstring says.
+    ``slack``: the relative rounding of the family's log posterior, which a jump
     may lose and still be kept."""
     run: EMRun[E] = EMRun(x=start, evaluation=problem.evaluate(start))
 
@@ -123,10 +128,11 @@ def run_em(
 
     def done(x: FloatArray, at_x: E, converged: bool) -> EMRun[E]:
         run.x, run.evaluation, run.converged = x, at_x, converged
+        run.trace.append(at_x.logpost)
         return run
 
     x, at_x = start, run.evaluation
-    step_max = 1.0
+    step_max = 1.0 if cautious else MAX_EXTRAPOLATION
     while True:
         x1, at_x1, change = step(x, at_x)
         if change < tol:
@@ -148,8 +154,8 @@ def run_em(
         alpha = min(ratio, step_max, MAX_EXTRAPOLATION)
         x0, x, at_x = x, x2, at_x2
         if alpha <= 1.0:
-            # The jump would be x2 itself: plain EM, and the cap may grow.
-            if ratio > step_max:
+            # The jump would be x2 itself: plain EM, and a cautious cap may grow.
+            if cautious and ratio > step_max:
                 step_max *= 4.0
             continue
         jump = problem.clip(x0 + 2 * alpha * r + alpha**2 * v)
@@ -157,7 +163,7 @@ def run_em(
         floor = at_x2.logpost - slack * abs(at_x2.logpost)
         if np.isfinite(at_jump.logpost) and at_jump.logpost >= floor:
             x, at_x = jump, at_jump
-            if alpha == step_max:
+            if cautious and alpha == step_max:
                 step_max *= 4.0
-        else:
+        elif cautious:
             step_max = max(1.0, alpha / 4.0)
