@@ -26,9 +26,9 @@ from scipy.stats import kendalltau
 
 from cat.designs.low_rank import scored_test
 from cat.designs.models import ReferenceModels
+from cat.designs.per_scenario import scenario_accuracy, scenario_masks, scenario_truth
 from cat.engine.registry import CriterionName
 from cat.pools.scenarios import read_item_scenarios
-from cat.prediction.per_scenario import scenario_accuracy, scenario_masks, scenario_truth
 from cat.prediction.replay import calibrate_split
 from cat.prediction.validation import splits
 from irt.errors import ConvergenceWarning

@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
+from cat.assessment.session import AssessmentSession, SessionConfig
 from cat.designs.models import ReferenceModels
-from cat.engine.session import AssessmentSession, SessionConfig
 from irt.simulate import random_params, simulate_responses
 
 SEED = 0

@@ -29,8 +29,8 @@ from scipy.stats import kendalltau
 from cat.designs.low_rank import LowRankModel, scored_test
 from cat.pools.mirt_calibration import fit_multidimensional, information_criteria, n_parameters
 from cat.pools.scenarios import read_item_scenarios
-from cat.prediction.validation_report import validate
 from cat.prediction.verdicts import ValidationRow
+from cat.validation.report import validate
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
 from irt.models import ModelKind, probability

@@ -17,12 +17,15 @@ Each command is one function here returning a typed result (pydantic) whose
 be given as str or ``os.PathLike``, a pool as loaded (``load_pool``) or as its folder,
 and every problem with the input is a ``CatError`` naming the argument.
 
-Where things live: ``cat.engine`` (estimators, selection, constraints, exposure,
-stopping, session, simulation, the registry of names), ``cat.pools`` (loading, import,
-calibration, recalibration, diff, fit, summary), ``cat.prediction`` (predictors,
-conformal intervals, cross-fit, validation), ``cat.assessment`` (examinees, the run, the
-result), ``cat.reports`` (the HTML report), ``cat.leaderboards`` (the table across
-runs) and ``cat.cli`` (parsing and rendering only).
+Where things live, lowest floor first (each imports only from the floors below it;
+docs/development.md, "Architecture"): ``cat.engine`` (estimators, selection,
+constraints, exposure, stopping, simulation, the registry of names), ``cat.designs``
+(the reference designs), ``cat.prediction`` (predictors, conformal intervals, cross-fit,
+replays), ``cat.pools`` (loading, import, calibration, recalibration, diff, fit,
+summary), ``cat.assessment`` (the session, examinees, the run, the result) and
+``cat.validation`` (``cat validate``), ``cat.reports`` (the HTML report) and
+``cat.comparison`` (``cat compare``), ``cat.leaderboards`` (the table across runs) and
+``cat.cli`` (parsing and rendering only).
 
 This module stays light: the ``cat`` console script imports it before deciding whether a
 call is for us or for the system ``cat``, so names are loaded on first use.
@@ -45,6 +48,7 @@ if TYPE_CHECKING:
     )
     from cat.assessment.many import ModelRun, assess_many
     from cat.assessment.result import AssessmentResult
+    from cat.assessment.session import AssessmentSession, SessionConfig
     from cat.comparison.compare import compare
     from cat.comparison.from_results import compare_results
     from cat.comparison.result import CompareResult
@@ -56,7 +60,6 @@ if TYPE_CHECKING:
         EstimatorName,
         PolicyName,
     )
-    from cat.engine.session import AssessmentSession, SessionConfig
     from cat.engine.simulate_job import simulate
     from cat.engine.simulate_result import SimulationResult
     from cat.errors import CatError
@@ -64,7 +67,7 @@ if TYPE_CHECKING:
     from cat.leaderboards.files import write_leaderboard
     from cat.leaderboards.page import write_leaderboard_html
     from cat.leaderboards.result import Leaderboard, LeaderboardRow
-    from cat.pools.calibration_job import CalibrationReport, calibrate
+    from cat.pools.calibration_job import CalibrationOutcome, CalibrationReport, calibrate
     from cat.pools.check import validate_pool
     from cat.pools.diff import diff_pools
     from cat.pools.fit import fit_pool
@@ -72,8 +75,8 @@ if TYPE_CHECKING:
     from cat.pools.loading import load_pool
     from cat.pools.recalibration_job import recalibrate_pool
     from cat.pools.summary import PoolSummary, summarize_pool
-    from cat.prediction.validation_report import ValidationReport, validate
     from cat.reports.html import write_report
+    from cat.validation.report import ValidationReport, validate
     from synth.generation import GenerationSettings
 
 #: Public name → (module, attribute in it).
@@ -92,8 +95,8 @@ _WHERE: dict[str, tuple[str, str]] = {
     "SimulatedExaminee": ("cat.assessment.examinees", "SimulatedExaminee"),
     "ReplayExaminee": ("cat.assessment.examinees", "ReplayExaminee"),
     "EndpointExaminee": ("cat.assessment.examinees", "EndpointExaminee"),
-    "AssessmentSession": ("cat.engine.session", "AssessmentSession"),
-    "SessionConfig": ("cat.engine.session", "SessionConfig"),
+    "AssessmentSession": ("cat.assessment.session", "AssessmentSession"),
+    "SessionConfig": ("cat.assessment.session", "SessionConfig"),
     "PolicyName": ("cat.engine.registry", "PolicyName"),
     "EstimatorName": ("cat.engine.registry", "EstimatorName"),
     "DesignChoice": ("cat.engine.registry", "DesignChoice"),
@@ -102,10 +105,11 @@ _WHERE: dict[str, tuple[str, str]] = {
     "ESTIMATOR_NAMES": ("cat.engine.registry", "ESTIMATOR_NAMES"),
     "simulate": ("cat.engine.simulate_job", "simulate"),
     "SimulationResult": ("cat.engine.simulate_result", "SimulationResult"),
-    "validate": ("cat.prediction.validation_report", "validate"),
-    "ValidationReport": ("cat.prediction.validation_report", "ValidationReport"),
+    "validate": ("cat.validation.report", "validate"),
+    "ValidationReport": ("cat.validation.report", "ValidationReport"),
     "calibrate": ("cat.pools.calibration_job", "calibrate"),
     "CalibrationReport": ("cat.pools.calibration_job", "CalibrationReport"),
+    "CalibrationOutcome": ("cat.pools.calibration_job", "CalibrationOutcome"),
     "summarize_pool": ("cat.pools.summary", "summarize_pool"),
     "PoolSummary": ("cat.pools.summary", "PoolSummary"),
     "validate_pool": ("cat.pools.check", "validate_pool"),
@@ -126,6 +130,7 @@ __all__ = [
     "POLICY_NAMES",
     "AssessmentResult",
     "AssessmentSession",
+    "CalibrationOutcome",
     "CalibrationReport",
     "CatError",
     "CompareResult",

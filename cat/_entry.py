@@ -21,8 +21,10 @@ those of coreutils. The rule:
    of them mistyped, and goes to the system ``cat``.
 5. Everything else (files, ``-``, options such as ``-n``): the system ``cat``, untouched.
 
-The pass-through path imports only ``os``, ``signal`` and ``sys``; the typer application
-(and with it everything heavy) is imported only for our own commands.
+The pass-through path imports only ``os``, ``signal`` and ``sys`` (and, for a first word
+that is neither a file nor one of ``OWN_COMMANDS``, ``cat.cli.plugins`` to read the names
+of the commands other packages add); the typer application (and with it everything
+heavy) is imported only for our own commands.
 """
 
 import os
@@ -36,7 +38,6 @@ OWN_COMMANDS: frozenset[str] = frozenset(
         "validate",
         "assess",
         "synth",
-        "demo",
         "pool",
         "recalibrate",
         "leaderboard",
@@ -44,7 +45,8 @@ OWN_COMMANDS: frozenset[str] = frozenset(
         "compare",
     }
 )
-"""Sub-commands handled by the ``cat`` application rather than the system ``cat``."""
+"""Sub-commands of the ``cat`` application itself; other packages add theirs (``cat demo``
+comes from ``catdemo``) through entry points, which ``own_commands`` adds."""
 
 _OWN_OPTIONS: frozenset[str] = frozenset({"--help", "-h", "--version"})
 
@@ -62,6 +64,14 @@ _EXIT_CANNOT_EXECUTE = 126
 _EXIT_NOT_FOUND = 127
 
 
+def own_commands() -> frozenset[str]:
+    """The commands of the ``cat`` application: ``OWN_COMMANDS`` and those that other
+    packages add (``cat.cli.plugins``, which reads their names with ``os`` alone)."""
+    from cat.cli.plugins import plugin_commands
+
+    return OWN_COMMANDS | frozenset(plugin_commands())
+
+
 def is_own_call(args: list[str], *, stdin_is_tty: bool, module: bool = False) -> bool:
     """Whether ``cat ARGS`` is for the ``cat`` application rather than the system ``cat``.
 
@@ -74,7 +84,10 @@ def is_own_call(args: list[str], *, stdin_is_tty: bool, module: bool = False) ->
     first = args[0]
     if first in _OWN_OPTIONS:
         return True
-    return first in OWN_COMMANDS and (module or not _is_printable_file(first))
+    if not module and _is_printable_file(first):
+        return False
+    # Added commands are looked up last: a file or an option never reads their names.
+    return first in OWN_COMMANDS or (_could_be_a_command(first) and first in own_commands())
 
 
 def _is_printable_file(name: str) -> bool:
@@ -93,10 +106,11 @@ def suggest_command(args: list[str]) -> str | None:
     if any(os.path.lexists(arg) for arg in args[1:] if arg != "-"):
         return None  # `cat notse file.txt`: a list of files, one of them mistyped
     word = word.lower()
-    prefixed = [c for c in OWN_COMMANDS if len(word) >= _MIN_PREFIX and c.startswith(word)]
+    commands = own_commands()
+    prefixed = [c for c in commands if len(word) >= _MIN_PREFIX and c.startswith(word)]
     if len(prefixed) == 1:
         return prefixed[0]
-    distance, best = min((_edit_distance(word, c), c) for c in OWN_COMMANDS)
+    distance, best = min((_edit_distance(word, c), c) for c in commands)
     return best if distance <= (1 if len(best) <= 5 else 2) else None
 
 

@@ -30,9 +30,10 @@ from pydantic import BaseModel, ConfigDict
 from cat.assessment.assess import assess
 from cat.assessment.examinees import EndpointExaminee
 from cat.assessment.result import AssessmentResult
-from cat.engine.session import AssessmentSession
+from cat.assessment.session import AssessmentSession
 from cat.pools.calibration import record_calibration, reference_rows
-from cat.pools.graded_calibration import calibrate_scored
+from cat.pools.calibration_job import calibrate
+from cat.pools.graded_report import GradedCalibrationReport
 from cat.pools.loading import load_pool, read_pool_questions
 from cat.results import ResultModel
 from irt.em import EMCalibrator
@@ -245,10 +246,11 @@ def _calibrate_scores(
     calibrate --model graded --pool`` fits it, without the cross-fit."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        outcome = calibrate_scored(
+        outcome = calibrate(
             responses, model="graded", pool=target, standard_errors="none", seed=seed
         )
     report = outcome.report
+    assert isinstance(report, GradedCalibrationReport)  # what --model graded reports
     kinds = ", ".join(f"{n} {kind}" for kind, n in report.item_types.items())
     say(
         f"calibration: graded response model by EM on {report.n_subjects} participants x "

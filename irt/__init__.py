@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from irt.estep import marginal_log_likelihood
     from irt.models import ItemParams, information, log_likelihood, probability, test_information
     from irt.names import AbilityMethod, ModelKind
+    from irt.parameter_set import ParameterSet
     from irt.priors import ItemPriors
     from irt.responses import ResponseMatrix
     from irt.scoring import Abilities, score_abilities
@@ -46,6 +47,7 @@ _WHERE: dict[str, str] = {
     "test_information": "irt.models",
     "AbilityMethod": "irt.names",
     "ModelKind": "irt.names",
+    "ParameterSet": "irt.parameter_set",
     "ItemPriors": "irt.priors",
     "ResponseMatrix": "irt.responses",
     "Abilities": "irt.scoring",
@@ -63,6 +65,7 @@ __all__ = [
     "ItemParams",
     "ItemPriors",
     "ModelKind",
+    "ParameterSet",
     "ParamsError",
     "ResponseDataError",
     "ResponseMatrix",

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 import numpy as np
 
 from irt.errors import IRTError
 from irt.mirt_model import GENERAL_FACTOR, MirtParams, Structure
+from irt.parameter_set import item_positions
 from irt.priors import beta_log_kernel
-from irt.types import FloatArray, IntArray
+from irt.types import BoolArray, FloatArray, IntArray
 
 #: The group code of an item that loads on the general factor only.
 GENERAL_ONLY = -1
@@ -27,7 +29,13 @@ GENERAL_ONLY = -1
 class BifactorParams:
     """Per item: the general slope, the specific slope (0 for a general-only item), the
     intercept, the group (``GENERAL_ONLY`` or 0..K-1, naming ``groups[k]``) and, in the
-    3PL, the lower asymptote ``c`` (None in the 2PL)."""
+    3PL, the lower asymptote ``c`` (None in the 2PL).
+
+    A ``irt.ParameterSet`` on D = 1 + K dimensions, θ (T, D) in ``to_mirt``'s factor
+    order (general, then the groups); its answers are those of ``to_mirt()``."""
+
+    family: ClassVar[Literal["bifactor"]] = "bifactor"
+    scored: ClassVar[Literal[False]] = False
 
     item_ids: tuple[str, ...]
     a_general: FloatArray
@@ -52,6 +60,61 @@ class BifactorParams:
     @property
     def n_items(self) -> int:
         return len(self.item_ids)
+
+    @property
+    def n_dimensions(self) -> int:
+        return 1 + len(self.groups)
+
+    @property
+    def item_types(self) -> tuple[str, ...]:
+        """ "3PL" for every item with a lower asymptote, "2PL" without, (J,)."""
+        return ("2PL" if self.c is None else "3PL",) * self.n_items
+
+    @property
+    def max_scores(self) -> FloatArray:
+        return np.ones(self.n_items)
+
+    @property
+    def is_continuous(self) -> BoolArray:
+        return np.zeros(self.n_items, dtype=bool)
+
+    def probabilities(self, theta: object) -> FloatArray:
+        return self.to_mirt().probabilities(theta)
+
+    def expected_score(self, theta: object) -> FloatArray:
+        return self.to_mirt().expected_score(theta)
+
+    def variance(self, theta: object) -> FloatArray:
+        return self.to_mirt().variance(theta)
+
+    def information(self, theta: object) -> FloatArray:
+        return self.to_mirt().information(theta)
+
+    def test_information(self, theta: object) -> FloatArray:
+        return self.to_mirt().test_information(theta)
+
+    def log_likelihood(self, theta: object, responses: object) -> FloatArray:
+        return self.to_mirt().log_likelihood(theta, responses)
+
+    def draw(self, theta: object, items: object, rng: np.random.Generator) -> FloatArray:
+        return self.to_mirt().draw(theta, items, rng)
+
+    def person_fit(self, theta: object, items: object, responses: object) -> float:
+        return self.to_mirt().person_fit(theta, items, responses)
+
+    def subset(self, items: object) -> BifactorParams:
+        """The items selected by ids or a numpy index; every group is kept (a group may
+        be left with fewer items, or none)."""
+        idx = item_positions(self.item_ids, items)
+        return BifactorParams(
+            item_ids=tuple(self.item_ids[k] for k in idx),
+            a_general=self.a_general[idx],
+            a_specific=self.a_specific[idx],
+            d=self.d[idx],
+            group=self.group[idx],
+            groups=self.groups,
+            c=None if self.c is None else self.c[idx],
+        )
 
     def logits(self, general: FloatArray, specific: FloatArray) -> FloatArray:
         """aG·G + aS·S + d for each item at its own specific factor: ``general`` and

@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, cast
+from typing import ClassVar, Literal
 
 import numpy as np
 from scipy.special import expit
@@ -58,6 +58,7 @@ from irt.continuous_kernels import (
 )
 from irt.errors import ParamsError
 from irt.item_checks import case_blind_member, checked_item_types, item_type, item_vector
+from irt.parameter_set import bernoulli_probabilities, item_positions
 from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = ["DEFAULT_EPSILON", "ContinuousParams", "ContinuousType"]
@@ -83,7 +84,12 @@ class ContinuousParams:
     """J continuous items on one θ: slopes ``a`` > 0 and intercepts ``d`` (J,), the
     CRM's residual SD ``sigma`` on the logit scale (NaN for Beta items) and the Beta's
     log precision ``tau`` (NaN for CRM items); optional standard errors shaped alike;
-    ``epsilon`` the clipping of scores at 0 and 1."""
+    ``epsilon`` the clipping of scores at 0 and 1. A ``irt.ParameterSet``: a score's
+    "category probabilities" are (1 − E[x | θ], E[x | θ]), on the scores 0 and 1."""
+
+    family: ClassVar[Literal["continuous"]] = "continuous"
+    scored: ClassVar[Literal[True]] = True
+    n_dimensions: ClassVar[int] = 1
 
     item_ids: tuple[str, ...]
     item_types: tuple[ContinuousType, ...]
@@ -165,6 +171,15 @@ class ContinuousParams:
         return len(self.item_ids)
 
     @property
+    def max_scores(self) -> FloatArray:
+        """1 for every item (scores are in [0, 1]), (J,)."""
+        return np.ones(self.n_items)
+
+    @property
+    def is_continuous(self) -> BoolArray:
+        return np.ones(self.n_items, dtype=bool)
+
+    @property
     def is_crm(self) -> BoolArray:
         """True for CRM items, (J,)."""
         return np.array([t is ContinuousType.CRM for t in self.item_types], dtype=bool)
@@ -214,6 +229,39 @@ class ContinuousParams:
         crm_mean = expit(eta[..., None] + sig[:, None] * _GH_NODES) @ _GH_WEIGHTS
         return np.asarray(np.where(self.is_crm, crm_mean, expit(eta)))
 
+    def expected_score(self, theta: object) -> FloatArray:
+        """E[x_j | θ], (T, J) (``expected``)."""
+        return self.expected(theta)
+
+    def probabilities(self, theta: object) -> FloatArray:
+        """(1 − E[x_j | θ], E[x_j | θ]), (T, J, 2): the two-point reading of a score in
+        [0, 1] with its mean, which ``irt.ParameterSet`` gives for continuous items."""
+        return bernoulli_probabilities(self.expected(theta))
+
+    def log_likelihood(self, theta: object, responses: object) -> FloatArray:
+        """Σ_j log f_j(x_tj | θ_t) of each row of scores ``responses`` (T, J; NaN =
+        missing) at its own θ, (T,) (``log_density``)."""
+        x = np.atleast_2d(np.asarray(responses, dtype=np.float64))
+        th = np.asarray(theta, dtype=np.float64).reshape(-1)
+        if x.shape != (th.size, self.n_items):
+            raise ParamsError(f"scores have shape {x.shape}, expected {(th.size, self.n_items)}")
+        density = self.log_density(th, x)
+        return np.asarray(np.where(np.isnan(x), 0.0, density).sum(axis=1))
+
+    def draw(self, theta: object, items: object, rng: np.random.Generator) -> FloatArray:
+        """One score per (θ_n, item_n) pair drawn from the item's model, (N,): σ(y),
+        y ~ N(η, σ²), for the CRM; Beta(m, n) for the Beta (not clipped)."""
+        pos = np.asarray(items, dtype=np.int_)
+        eta = self.a[pos] * np.asarray(theta, dtype=np.float64) + self.d[pos]
+        crm = self.is_crm[pos]
+        y = eta + np.where(crm, self.sigma[pos], 0.0) * rng.standard_normal(eta.shape)
+        m, n = beta_shapes(np.where(crm, 0.0, eta), np.where(crm, 0.0, self.tau[pos]))
+        return np.asarray(np.where(crm, 1.0 / (1.0 + np.exp(-y)), rng.beta(m, n)))
+
+    def person_fit(self, theta: object, items: object, responses: object) -> float:
+        """NaN: lz is defined for discrete scores."""
+        return float("nan")
+
     def variance(self, theta: object) -> FloatArray:
         """Var[x_j | θ], (T, J): σ(η)(1 − σ(η))/(1 + m + n) for Beta items; for CRM items
         E[σ(y)²] − E[σ(y)]² (40-point Gauss–Hermite). Scores are not clipped here."""
@@ -241,16 +289,7 @@ class ContinuousParams:
 
     def subset(self, items: object) -> ContinuousParams:
         """The items selected by ids (a sequence of str) or a numpy index, in that order."""
-        if isinstance(items, str):
-            items = [items]
-        if isinstance(items, Sequence) and items and all(isinstance(x, str) for x in items):
-            own = {item: j for j, item in enumerate(self.item_ids)}
-            unknown = [x for x in items if x not in own]
-            if unknown:
-                raise ParamsError(f"unknown item id {unknown[0]!r}")
-            idx = np.array([own[cast(str, x)] for x in items], dtype=np.int_)
-        else:
-            idx = np.arange(self.n_items)[cast(Any, items)]
+        idx = item_positions(self.item_ids, items)
 
         def pick(values: FloatArray | None) -> FloatArray | None:
             return None if values is None else values[idx]

@@ -26,12 +26,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, cast
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 
 from irt.errors import ParamsError
 from irt.item_checks import case_blind_member, checked_item_types, item_type
+from irt.parameter_set import (
+    categorical_log_likelihood,
+    categorical_variance,
+    draw_categories,
+    item_positions,
+)
+from irt.person_fit import lz_categories
 from irt.polytomous import ItemType, curves, pad_thresholds
 from irt.types import BoolArray, FloatArray, IntArray
 
@@ -178,8 +185,12 @@ class MirtPolytomousParams:
     ``slopes`` (J, D), 0 outside ``pattern`` (J, D) (the free slopes); ``d`` (J, max m)
     thresholds d_1..d_m, NaN beyond an item's m; ``ak`` (J, max m) the scoring values
     ak_1..ak_m of gpcm (1..m) and nominal (ak_m = m) items, NaN elsewhere;
-    ``correlation`` (D, D) with unit diagonal.
+    ``correlation`` (D, D) with unit diagonal. A ``irt.ParameterSet`` on D =
+    ``n_factors`` dimensions: θ is (T, D).
     """
+
+    family: ClassVar[Literal["mirt_polytomous"]] = "mirt_polytomous"
+    scored: ClassVar[Literal[True]] = True
 
     item_ids: tuple[str, ...]
     item_types: tuple[MultiItemType, ...]
@@ -302,6 +313,18 @@ class MirtPolytomousParams:
         """m_j + 1 for every item, (J,)."""
         return np.asarray(np.count_nonzero(~np.isnan(self.d), axis=1) + 1, dtype=np.int_)
 
+    @property
+    def n_dimensions(self) -> int:
+        return self.n_factors
+
+    @property
+    def max_scores(self) -> IntArray:
+        return self.n_categories - 1
+
+    @property
+    def is_continuous(self) -> BoolArray:
+        return np.zeros(self.n_items, dtype=bool)
+
     def layout(self) -> CategoryLayout:
         return CategoryLayout.of(self.item_types, self.n_categories)
 
@@ -360,6 +383,50 @@ class MirtPolytomousParams:
     def test_information(self, theta: object) -> FloatArray:
         """Σ_j I_j(θ), shape (T, D, D)."""
         return np.asarray(self.information(theta).sum(axis=1))
+
+    def variance(self, theta: object) -> FloatArray:
+        """Var[X_j | θ_t] = Σ_k k² P_k − E[X_j | θ_t]², shape (T, J)."""
+        return categorical_variance(self.probabilities(theta))
+
+    def log_likelihood(self, theta: object, responses: object) -> FloatArray:
+        """Log-likelihood of each row of scores ``responses`` (T, J; NaN = missing) at
+        its own θ (a row of ``theta`` (T, D)), (T,)."""
+        return categorical_log_likelihood(self.log_probs(theta), responses)
+
+    def draw(self, theta: object, items: object, rng: np.random.Generator) -> FloatArray:
+        """A score per (θ_n, item_n) pair, θ (N, D), drawn from the item's categories."""
+        th = self._theta(theta)
+        pos = np.asarray(items, dtype=np.int_).reshape(-1)
+        if th.shape[0] != pos.size:
+            raise ParamsError(f"{th.shape[0]} abilities for {pos.size} items")
+        # Every item at every θ_n, then the pairs: simple, and N × J is small here.
+        prob = self.probabilities(th)[np.arange(pos.size), pos]
+        return draw_categories(np.asarray(prob), rng)
+
+    def person_fit(self, theta: object, items: object, responses: object) -> float:
+        """lz (``irt.person_fit.lz_categories``) at one point ``theta`` (D,)."""
+        pos = np.asarray(items, dtype=np.int_).reshape(-1)
+        x = np.asarray(responses, dtype=np.float64).reshape(-1)
+        top = self.max_scores[pos]
+        if x.shape != pos.shape or np.any((x != np.round(x)) | (x < 0) | (x > top)):
+            raise ParamsError("person fit needs one whole score 0..m per item")
+        return lz_categories(x, self.log_probs(self._theta(theta))[0, pos])
+
+    def subset(self, items: object) -> MirtPolytomousParams:
+        """The items selected by ids or a numpy index, in that order; the NaN padding is
+        trimmed to the widest item kept."""
+        idx = item_positions(self.item_ids, items)
+        width = int(self.n_categories[idx].max()) - 1 if idx.size else 1
+        return MirtPolytomousParams(
+            item_ids=tuple(self.item_ids[k] for k in idx),
+            item_types=tuple(self.item_types[k] for k in idx),
+            slopes=self.slopes[idx],
+            d=self.d[idx, :width],
+            ak=self.ak[idx, :width],
+            factors=self.factors,
+            correlation=self.correlation,
+            pattern=self.pattern[idx],
+        )
 
     def coefficients(self, item: int | str) -> dict[str, float]:
         """One item's parameters named as mirt's ``coef()`` names them (a1.., d1.. or d,

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 import numpy as np
 
 from irt.continuous import ContinuousParams
 from irt.continuous_responses import ContinuousResponses
 from irt.errors import IRTError, ParamsError, ResponseDataError
+from irt.parameter_set import item_positions
 from irt.polytomous import PolytomousParams
 from irt.polytomous_responses import PolytomousResponses
 from irt.types import BoolArray, FloatArray
@@ -41,7 +43,12 @@ def _check_disjoint(
 class MixedParams:
     """Parameters of a mixed pool: ``discrete`` (``PolytomousParams``) and
     ``continuous`` (``ContinuousParams``), either None but not both. ``item_ids`` lists
-    the discrete items, then the continuous ones."""
+    the discrete items, then the continuous ones. A ``irt.ParameterSet``: each question
+    is asked of both parts, and their answers are put side by side."""
+
+    family: ClassVar[Literal["mixed"]] = "mixed"
+    scored: ClassVar[Literal[True]] = True
+    n_dimensions: ClassVar[int] = 1
 
     discrete: PolytomousParams | None = None
     continuous: ContinuousParams | None = None
@@ -50,6 +57,16 @@ class MixedParams:
         if self.discrete is None and self.continuous is None:
             raise ParamsError("a mixed pool needs a discrete part, a continuous part or both")
         _check_disjoint(self.discrete_ids, self.continuous_ids, ParamsError)
+
+    @classmethod
+    def of(cls, params: PolytomousParams | ContinuousParams | MixedParams) -> MixedParams:
+        """Any scored set on one θ as its discrete and continuous parts: ``params``
+        itself if mixed, else a mixed set with ``params`` as its only part."""
+        if params.family == "mixed":
+            return params
+        if params.family == "continuous":
+            return cls(continuous=params)
+        return cls(discrete=params)
 
     @property
     def discrete_ids(self) -> tuple[str, ...]:
@@ -95,16 +112,22 @@ class MixedParams:
         """Each item's model (``graded``, ``3pl``, ``crm``, ``beta``…), (J,)."""
         return tuple(str(t.value) for part in self._parts for t in part.item_types)
 
+    def probabilities(self, theta: object) -> FloatArray:
+        """Category probabilities, (T, J, max K), 0 beyond an item's categories; a
+        continuous item's are (1 − E[x | θ], E[x | θ]) (``ContinuousParams``)."""
+        parts = [part.probabilities(theta) for part in self._parts]
+        width = max(p.shape[2] for p in parts)
+        return np.concatenate(
+            [np.pad(p, ((0, 0), (0, 0), (0, width - p.shape[2]))) for p in parts], axis=1
+        )
+
     def expected_score(self, theta: object) -> FloatArray:
         """E[X_j | θ] on each item's own scale, (T, J)."""
-        return np.hstack(
-            [
-                part.expected_score(theta)
-                if isinstance(part, PolytomousParams)
-                else part.expected(theta)
-                for part in self._parts
-            ]
-        )
+        return np.hstack([part.expected_score(theta) for part in self._parts])
+
+    def variance(self, theta: object) -> FloatArray:
+        """Var[X_j | θ] on each item's own scale, (T, J)."""
+        return np.hstack([part.variance(theta) for part in self._parts])
 
     def information(self, theta: object) -> FloatArray:
         """Item Fisher information, (T, J)."""
@@ -114,18 +137,55 @@ class MixedParams:
         """Σ_j I_j(θ), (T,)."""
         return np.asarray(self.information(theta).sum(axis=1))
 
+    def log_likelihood(self, theta: object, responses: object) -> FloatArray:
+        """Log-likelihood of each row of ``responses`` (T, J in ``item_ids`` order; NaN =
+        missing) at its own θ, (T,): the discrete part's plus the continuous part's."""
+        x = np.atleast_2d(np.asarray(responses, dtype=np.float64))
+        if x.shape[1] != self.n_items:
+            raise ParamsError(f"{x.shape[1]} response columns for {self.n_items} items")
+        n = self.n_discrete
+        total = np.zeros(x.shape[0])
+        if self.discrete is not None:
+            total = total + self.discrete.log_likelihood(theta, x[:, :n])
+        if self.continuous is not None:
+            total = total + self.continuous.log_likelihood(theta, x[:, n:])
+        return total
+
+    def draw(self, theta: object, items: object, rng: np.random.Generator) -> FloatArray:
+        """One score per (θ_n, item_n) pair, (N,): the discrete items' first (from their
+        categories), then the continuous items' (from their densities)."""
+        th = np.asarray(theta, dtype=np.float64).reshape(-1)
+        pos = np.asarray(items, dtype=np.int_).reshape(-1)
+        out = np.empty(len(pos))
+        n_disc = self.n_discrete
+        discrete = pos < n_disc
+        if discrete.any():
+            assert self.discrete is not None
+            out[discrete] = self.discrete.draw(th[discrete], pos[discrete], rng)
+        if not discrete.all():
+            assert self.continuous is not None
+            out[~discrete] = self.continuous.draw(th[~discrete], pos[~discrete] - n_disc, rng)
+        return out
+
+    def person_fit(self, theta: object, items: object, responses: object) -> float:
+        """The discrete part's lz on the answers to its items (lz is for discrete
+        scores); NaN when none of ``items`` is discrete."""
+        pos = np.asarray(items, dtype=np.int_)
+        discrete = pos < self.n_discrete
+        if self.discrete is None or not discrete.any():
+            return float("nan")
+        answers = np.asarray(responses, dtype=np.float64)[discrete]
+        return self.discrete.person_fit(theta, pos[discrete], answers)
+
     @property
     def _parts(self) -> list[PolytomousParams | ContinuousParams]:
         return [p for p in (self.discrete, self.continuous) if p is not None]
 
-    def subset(self, items: str | Sequence[str]) -> MixedParams:
-        """The items with the given ids; each part keeps the requested order of its own
-        items and a part with none of them is dropped (discrete items still come first)."""
-        wanted = [items] if isinstance(items, str) else list(items)
-        known = set(self.item_ids)
-        unknown = [x for x in wanted if x not in known]
-        if unknown:
-            raise ParamsError(f"unknown item id {unknown[0]!r}")
+    def subset(self, items: object) -> MixedParams:
+        """The items with the given ids (or at the given positions: a numpy index); each
+        part keeps the requested order of its own items and a part with none of them is
+        dropped (discrete items still come first)."""
+        wanted = [self.item_ids[j] for j in item_positions(self.item_ids, items)]
         if not wanted:
             raise ParamsError("a subset of a mixed pool needs at least one item")
         disc_ids, cont_ids = set(self.discrete_ids), set(self.continuous_ids)

@@ -13,13 +13,14 @@ the examinee gives a finite log-likelihood instead of log(0).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import ClassVar, Literal
 
 import numpy as np
 
 from irt.errors import ParamsError
 from irt.names import ModelKind as ModelKind
-from irt.types import FloatArray
+from irt.parameter_set import bernoulli_probabilities, item_positions, one_theta
+from irt.types import BoolArray, FloatArray
 
 #: Probabilities are kept this far from 0 and 1 wherever they are divided by.
 PROB_EPS = 1e-12
@@ -41,7 +42,12 @@ class ItemParams:
     """Parameters of J items, by name: ``params.a``, ``params.b``, ``params.c``, ``params.d``.
 
     Standard errors are optional (NaN where not estimated, e.g. ``se_c`` of a 2PL item).
+    A ``irt.ParameterSet``: its methods are the free functions of this module.
     """
+
+    family: ClassVar[Literal["binary"]] = "binary"
+    scored: ClassVar[Literal[False]] = False
+    n_dimensions: ClassVar[int] = 1
 
     item_ids: tuple[str, ...]
     a: FloatArray
@@ -98,9 +104,60 @@ class ItemParams:
             model=ModelKind(model),
         )
 
-    def subset(self, index: object) -> ItemParams:
-        """The parameters of the items selected by a numpy index (mask or positions)."""
-        idx = np.arange(self.n_items)[cast(Any, index)]
+    @property
+    def item_types(self) -> tuple[ModelKind, ...]:
+        """The model of each item (all alike), (J,)."""
+        return (self.model,) * self.n_items
+
+    @property
+    def max_scores(self) -> FloatArray:
+        """1 for every item, (J,)."""
+        return np.ones(self.n_items)
+
+    @property
+    def is_continuous(self) -> BoolArray:
+        return np.zeros(self.n_items, dtype=bool)
+
+    def probabilities(self, theta: object) -> FloatArray:
+        """(P(wrong), P(right)), shape (T, J, 2)."""
+        return bernoulli_probabilities(probability(theta, self))
+
+    def expected_score(self, theta: object) -> FloatArray:
+        """P(right), shape (T, J)."""
+        return probability(theta, self)
+
+    def variance(self, theta: object) -> FloatArray:
+        """P (1 − P), shape (T, J)."""
+        p = probability(theta, self)
+        return np.asarray(p * (1.0 - p))
+
+    def information(self, theta: object) -> FloatArray:
+        """Item Fisher information, shape (T, J) (``information``)."""
+        return information(theta, self)
+
+    def test_information(self, theta: object) -> FloatArray:
+        return test_information(theta, self)
+
+    def log_likelihood(self, theta: object, responses: object) -> FloatArray:
+        """``log_likelihood(responses, theta, self)``, shape (T,)."""
+        return log_likelihood(responses, theta, self)
+
+    def draw(self, theta: object, items: object, rng: np.random.Generator) -> FloatArray:
+        """A 0/1 answer per (θ_n, item_n) pair, (N,)."""
+        pos = np.asarray(items, dtype=np.int_)
+        z = self.a[pos] * (np.asarray(theta, dtype=np.float64) - self.b[pos])
+        prob = self.c[pos] + (self.d[pos] - self.c[pos]) / (1 + np.exp(-z))
+        return np.asarray(rng.random(pos.size) < prob, dtype=np.float64)
+
+    def person_fit(self, theta: object, items: object, responses: object) -> float:
+        """``irt.person_fit.lz`` of the answers to the items at ``items``."""
+        from irt.person_fit import lz  # person_fit imports this module
+
+        return lz(np.asarray(responses, dtype=np.float64), one_theta(theta), self.subset(items))
+
+    def subset(self, items: object) -> ItemParams:
+        """The items selected by ids or a numpy index (mask or positions)."""
+        idx = item_positions(self.item_ids, items)
 
         def pick(values: FloatArray | None) -> FloatArray | None:
             return None if values is None else values[idx]

@@ -31,7 +31,16 @@ def lz(responses: np.ndarray, theta: float, params: ItemParams) -> float:
         raise IRTError("person fit needs 0/1 responses")
     if y.size == 0:
         return float("nan")
-    p = np.clip(probability([theta], params)[0], 1e-12, 1 - 1e-12)
+    return lz_binary(y, probability([theta], params)[0])
+
+
+def lz_binary(responses: np.ndarray, p: np.ndarray) -> float:
+    """lz of 0/1 ``responses`` to items answered right with probabilities ``p`` (both
+    (J,)); ``lz`` at θ, and the form every 0/1 model shares."""
+    y = np.asarray(responses, dtype=np.float64)
+    if y.size == 0:
+        return float("nan")
+    p = np.clip(p, 1e-12, 1 - 1e-12)
     log_p, log_q = np.log(p), np.log1p(-p)
     l0 = float(np.sum(y * log_p + (1 - y) * log_q))
     expected = float(np.sum(p * log_p + (1 - p) * log_q))
@@ -52,7 +61,16 @@ def lz_scored(scores: np.ndarray, theta: float, params: PolytomousParams) -> flo
         raise IRTError("person fit needs whole scores within each item's 0..m")
     if x.size == 0:
         return float("nan")
-    log_p = params.log_probs([theta])[0]  # (J, K), −inf beyond an item's categories
+    return lz_categories(x, params.log_probs([theta])[0])
+
+
+def lz_categories(scores: np.ndarray, log_p: np.ndarray) -> float:
+    """lz of whole ``scores`` (J,) from their items' log category probabilities
+    ``log_p`` (J, K), −inf beyond an item's categories; ``lz_scored`` at θ, and the
+    form every scored model shares."""
+    x = np.asarray(scores, dtype=np.float64)
+    if x.size == 0:
+        return float("nan")
     p = np.exp(log_p)
     finite = np.where(np.isfinite(log_p), log_p, 0.0)
     l0 = float(finite[np.arange(x.size), x.astype(np.int_)].sum())

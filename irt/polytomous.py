@@ -33,14 +33,21 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, cast
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 
 from irt.errors import ParamsError
 from irt.item_checks import case_blind_member, checked_item_types, item_vector
 from irt.models import log_sigmoid
-from irt.types import FloatArray, IntArray
+from irt.parameter_set import (
+    categorical_log_likelihood,
+    categorical_variance,
+    draw_categories,
+    item_positions,
+    one_theta,
+)
+from irt.types import BoolArray, FloatArray, IntArray
 
 
 class ItemType(StrEnum):
@@ -228,8 +235,13 @@ class PolytomousParams:
     ``a`` (J,) slopes; ``d`` (J, max m) thresholds d_1..d_{m_j}, NaN beyond an item's
     m_j (binary items have the one intercept d_1); ``c`` (J,) lower asymptotes, 0 except
     for 3PL items. Item j has ``n_categories[j]`` = m_j + 1 scores 0..m_j. Standard errors
-    are optional and shaped like their parameters (NaN where not estimated).
+    are optional and shaped like their parameters (NaN where not estimated). A
+    ``irt.ParameterSet``.
     """
+
+    family: ClassVar[Literal["polytomous"]] = "polytomous"
+    scored: ClassVar[Literal[True]] = True
+    n_dimensions: ClassVar[int] = 1
 
     item_ids: tuple[str, ...]
     item_types: tuple[ItemType, ...]
@@ -324,6 +336,10 @@ class PolytomousParams:
     def max_scores(self) -> IntArray:
         return self.n_categories - 1
 
+    @property
+    def is_continuous(self) -> BoolArray:
+        return np.zeros(self.n_items, dtype=bool)
+
     def thresholds(self, item: int | str) -> FloatArray:
         """Item ``item``'s thresholds d_1..d_m (no padding)."""
         j = self.item_ids.index(item) if isinstance(item, str) else int(item)
@@ -404,19 +420,30 @@ class PolytomousParams:
         """Σ_j I_j(θ), shape (T,)."""
         return np.asarray(self.information(theta).sum(axis=1))
 
+    def variance(self, theta: object) -> FloatArray:
+        """Var[X_j | θ] = Σ_k k² P_k − E[X_j | θ]², shape (T, J)."""
+        return categorical_variance(self.probabilities(theta))
+
+    def log_likelihood(self, theta: object, responses: object) -> FloatArray:
+        """Log-likelihood of each row of scores ``responses`` (T, J; NaN = missing) at
+        its own θ, (T,)."""
+        return categorical_log_likelihood(self.log_probs(theta), responses)
+
+    def draw(self, theta: object, items: object, rng: np.random.Generator) -> FloatArray:
+        """A score per (θ_n, item_n) pair, drawn from the item's categories, (N,)."""
+        return draw_categories(np.exp(self.log_probs_at(theta, items)), rng)
+
+    def person_fit(self, theta: object, items: object, responses: object) -> float:
+        """``irt.person_fit.lz_scored`` of the scores to the items at ``items``."""
+        from irt.person_fit import lz_scored  # person_fit imports this module
+
+        scores = np.asarray(responses, dtype=np.float64)
+        return lz_scored(scores, one_theta(theta), self.subset(items))
+
     def subset(self, items: object) -> PolytomousParams:
         """The items selected by ids (a sequence of str) or a numpy index (mask or
         positions), in that order; the NaN padding is trimmed to the widest item kept."""
-        if isinstance(items, str):
-            items = [items]
-        if isinstance(items, Sequence) and items and all(isinstance(x, str) for x in items):
-            own = {item: j for j, item in enumerate(self.item_ids)}
-            unknown = [x for x in items if x not in own]
-            if unknown:
-                raise ParamsError(f"unknown item id {unknown[0]!r}")
-            idx = np.array([own[cast(str, x)] for x in items], dtype=np.int_)
-        else:
-            idx = np.arange(self.n_items)[cast(Any, items)]
+        idx = item_positions(self.item_ids, items)
         width = int(self.n_categories[idx].max()) - 1 if idx.size else 1
 
         def pick(values: FloatArray | None, two_d: bool = False) -> FloatArray | None:

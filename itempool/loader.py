@@ -112,7 +112,8 @@ def load_pool(pool_dir: str | Path) -> LoadedPool:
             params = raw
             if continuous:
                 cont = read_continuous_params(folder / CONTINUOUS_PARAMS).subset(continuous)
-                scored = binary_as_scored(raw) if isinstance(raw, ItemParams) else raw
+                # 0/1 items join continuous ones in the scored layout.
+                scored = binary_as_scored(raw) if raw is not None and not raw.scored else raw
                 params = MixedParams(discrete=scored, continuous=cont)
         except (IRTError, KeyError) as exc:  # check_pool should have caught it
             raise PoolFormatError(f"{file}: {exc}") from exc

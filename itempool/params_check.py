@@ -314,7 +314,7 @@ def read_pool_param_files(paths: Sequence[Path]) -> ItemParams | PolytomousParam
     if not discrete:
         return MixedParams(continuous=cont)
     params = read_pool_params(discrete[0])
-    scored = params if isinstance(params, PolytomousParams) else binary_as_scored(params)
+    scored = params if params.scored else binary_as_scored(params)
     try:
         return MixedParams(discrete=scored, continuous=cont)
     except ParamsError as exc:

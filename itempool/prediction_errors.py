@@ -23,7 +23,7 @@ class PredictionErrors(BaseModel):
     predictor: str = "plug-in"
     errors: dict[str, list[float]]
     # Per length, each reference's mean log-likelihood gain per item of the design's own
-    # chances over a flat rate (cat.prediction.flatness).
+    # chances over a flat rate (cat.designs.flatness).
     difficulty_gain: dict[str, list[float]] | None = None
     # Per length and scenario name: the signed errors of the accuracy per scenario.
     scenario_errors: dict[str, dict[str, list[float]]] | None = None

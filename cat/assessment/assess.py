@@ -27,8 +27,10 @@ from cat.assessment.result import (
     Usage,
 )
 from cat.assessment.run import RunCalls, run_assessment
+from cat.assessment.session import AssessmentSession, SessionConfig
 from cat.assessment.summary import Reference, summarize
 from cat.designs.models import ReferenceModels, multidimensional_design
+from cat.engine.pool_params import calibrated_params
 from cat.engine.registry import (
     ALL_DESIGN_NAMES,
     AUTO,
@@ -47,15 +49,13 @@ from cat.engine.registry import (
     PolicyName,
 )
 from cat.engine.selection import PoolParams
-from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
-from cat.pools.loading import as_pool, calibrated_params
+from cat.pools.loading import as_pool
 from cat.pools.reference_models import load_reference_models
 from cat.pools.scenarios import scenarios_of
 from cat.prediction.cross_fit import choose_design
 from cat.provenance import package_version, utc_now
 from irt.mirt_model import Structure
-from irt.models import ItemParams
 from itempool import LoadedPool, PoolFormatError, PredictionErrors, read_reference_answers
 from itempool.problems import describe_errors
 from synth.generation import GenerationRecord, GenerationSettings, changed_settings
@@ -136,7 +136,7 @@ def assess(
     params = calibrated_params(pool)
     design_errors = pool.manifest.design_errors or {}
     chosen = resolve_design(design, design_errors, length)
-    if not isinstance(params, ItemParams) and chosen != DesignName.IRT.value:
+    if params.scored and chosen != DesignName.IRT.value:
         raise CatError(
             f"the {chosen} design is for pools of 0/1 items; pool {pool.dir} holds scored "
             "items, which the irt design assesses"
@@ -161,7 +161,7 @@ def assess(
         )
     models = None
     if chosen in REFERENCE_DESIGNS:
-        assert isinstance(params, ItemParams)  # a scored pool runs the irt design
+        assert not params.scored  # a scored pool runs the irt design
         models = load_reference_models(pool, params)
     if models is not None and pool.mirt is not None:
         models = models.with_mirt(pool.mirt, 0.0 if entry is None else entry.offset)
@@ -231,7 +231,7 @@ def assess(
             version=pool.manifest.version,
             n_items=params.n_items,
             path=str(pool.dir),
-            scored=not isinstance(params, ItemParams),
+            scored=params.scored,
         ),
         settings=AssessmentSettings(
             **config.model_dump(),

@@ -15,8 +15,6 @@ from cat import arguments as check
 from cat.arguments import PathArg
 from cat.errors import CatError
 from cat.pools.loading import check_output_folders
-from irt.mixed import MixedParams
-from irt.polytomous import PolytomousParams
 from itempool import ItemType, LoadedPool, PoolItem
 from synth.backend import ChatBackend, ChatRequest
 from synth.budget import RequestBudget
@@ -125,7 +123,7 @@ class EndpointExaminee:
         self._seed = seed
         # A pool of scored items takes each reply's points 0..max_score, a 0/1 pool its
         # right/wrong (synth.scoring: the same grading as cat synth's).
-        self._scored = isinstance(pool.params, PolytomousParams | MixedParams)
+        self._scored = pool.params is not None and pool.params.scored
         assert self.generation is not None  # set by __post_init__
         try:
             # Examples from the whole pool with the assessment's seed; every prompt is

@@ -18,14 +18,11 @@ import numpy as np
 from cat import arguments as check
 from cat.arguments import PathArg
 from cat.assessment.endpoint import UNPARSED_RUN_LIMIT, EndpointExaminee
+from cat.engine.pool_params import calibrated_params
 from cat.engine.selection import PoolParams
-from cat.engine.simulation import draw_scores
 from cat.errors import CatError
-from cat.pools.loading import calibrated_params
 from cat.prediction.shares import expected_share
 from irt.mixed import MixedParams, MixedResponses
-from irt.models import ItemParams
-from irt.polytomous import PolytomousParams
 from irt.polytomous_responses import PolytomousResponses
 from irt.responses import ResponseMatrix
 from itempool import LoadedPool
@@ -126,15 +123,15 @@ class SimulatedExaminee(_OfflineExaminee):
     def answer(self, item_ids: Sequence[str]) -> list[float | None]:
         if self._rng is None or self._params is None:
             raise CatError("start the examinee on a pool before asking it")
-        if not isinstance(self._params, ItemParams):
+        if self._params.scored:
             # A score per item drawn from its category probabilities (its density, for
             # a continuous item) at θ.
             items = np.array([self._position[i] for i in item_ids], dtype=np.int_)
             theta = np.full(items.size, self.theta)
-            drawn = draw_scores(self._params, theta, items, self._rng)
-            n_discrete = _n_discrete(self._params)
+            drawn = self._params.draw(theta, items, self._rng)
+            continuous = self._params.is_continuous[items].tolist()
             return [
-                float(x) if j >= n_discrete else int(x) for j, x in zip(items, drawn, strict=True)
+                float(x) if c else int(x) for c, x in zip(continuous, drawn.tolist(), strict=True)
             ]
         return [int(self._rng.random() < self._p[i]) for i in item_ids]
 
@@ -170,11 +167,12 @@ class ReplayExaminee(_OfflineExaminee):
     def start(self, pool: LoadedPool, seed: int) -> None:
         params = calibrated_params(pool)
         matrix: ResponseMatrix | PolytomousResponses | MixedResponses
-        if isinstance(params, MixedParams):
+        # The response file's layout follows the pool's parameter files.
+        if params.family == "mixed":
             matrix = read_mixed_responses(
                 self.path, continuous=params.continuous_ids, n_categories=_categories(params)
             )
-        elif isinstance(params, PolytomousParams):
+        elif params.family == "polytomous":
             tops = dict(zip(params.item_ids, params.n_categories.tolist(), strict=True))
             matrix = read_scored_responses(self.path, n_categories=tops)
         else:
@@ -185,8 +183,8 @@ class ReplayExaminee(_OfflineExaminee):
         row = matrix.subject_ids.index(self.subject)
         column = {item: j for j, item in enumerate(matrix.item_ids)}
         values = matrix.as_float() if isinstance(matrix, MixedResponses) else matrix.values
-        top = np.ones(params.n_items) if isinstance(params, ItemParams) else params.max_scores
-        continuous = set(params.continuous_ids) if isinstance(params, MixedParams) else set()
+        top = params.max_scores
+        continuous = {i for i, c in zip(params.item_ids, params.is_continuous, strict=True) if c}
         self._answers = {}
         self._shares = {}
         for k, item in enumerate(params.item_ids):
@@ -234,11 +232,6 @@ def _refuse_judge(spec: str, endpoint: dict[str, Any]) -> None:
     """A judge grades a live model's replies: refuse it for sim: and replay:."""
     if endpoint.get("judge_model") is not None:
         raise CatError(f"--judge-model grades a live model's replies, not {spec.split(':')[0]}:")
-
-
-def _n_discrete(params: PoolParams) -> int:
-    """Positions from here on are continuous items (none on a pool without them)."""
-    return params.n_discrete if isinstance(params, MixedParams) else int(params.n_items)
 
 
 def _categories(params: MixedParams) -> dict[str, int]:

@@ -30,7 +30,7 @@ from cat.assessment.assess import assess, checkpoint_key
 from cat.assessment.endpoint import EndpointExaminee
 from cat.assessment.examinees import Examinee
 from cat.assessment.result import AssessmentResult, ItemRecord
-from cat.engine.session import AssessmentSession
+from cat.assessment.session import AssessmentSession
 from cat.errors import CatError
 from cat.pools.loading import as_pool, check_output_folders
 from itempool import LoadedPool

@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from cat.assessment.profile import Profile
-from cat.engine.session import SessionConfig
+from cat.assessment.session import SessionConfig
 from cat.results import ResultModel
 from synth.generation import GenerationRecord
 
@@ -96,7 +96,7 @@ class Rank(_Part):
 
 class DifficultyCheck(_Part):
     """Whether the answers depend on item difficulty as the references' answers do
-    (``cat.prediction.flatness``)."""
+    (``cat.designs.flatness``)."""
 
     gain: float = Field(
         description="Log-likelihood gain per item of the design's chances over a flat rate."

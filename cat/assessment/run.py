@@ -14,7 +14,7 @@ from typing import Any
 
 from cat.assessment.examinees import Examinee
 from cat.assessment.result import ItemRecord
-from cat.engine.session import AssessmentSession
+from cat.assessment.session import AssessmentSession
 from synth.store import RunStore
 
 #: Called after each batch with the session and the item log so far.

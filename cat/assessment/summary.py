@@ -28,16 +28,14 @@ from cat.assessment.result import (
     ScenarioAccuracy,
     ThetaInterval,
 )
-from cat.engine.session import AssessmentSession
+from cat.assessment.session import AssessmentSession
+from cat.designs.flatness import difficulty_gain
 from cat.prediction.conformal import conformal_quantile, describe_widening
-from cat.prediction.flatness import difficulty_gain
 from cat.prediction.intervals import Z90 as _Z90
 from cat.prediction.intervals import theta_and_chance, widen
 from cat.prediction.predictors import reference_offset
 from cat.prediction.shares import expected_share, observed_share, share_variance
-from irt.mixed import MixedParams
-from irt.person_fit import LZ_FLAG, lz, lz_scored
-from irt.polytomous import PolytomousParams
+from irt.person_fit import LZ_FLAG
 from irt.types import FloatArray, IntArray
 from itempool.prediction_errors import PredictionErrors
 
@@ -253,7 +251,7 @@ def _difficulty_check(
     design_errors: Mapping[str, PredictionErrors] | None,
 ) -> DifficultyCheck | str:
     """The answers' difficulty gain against the references' cross-fitted gains under the
-    same design (``cat.prediction.flatness``), or why it cannot be made (RESULT.json's
+    same design (``cat.designs.flatness``), or why it cannot be made (RESULT.json's
     ``difficulty_check_skipped``)."""
     errors = _run_errors(session, prediction_errors, design_errors)
     if session.scored:
@@ -327,17 +325,9 @@ def _person_fit(session: AssessmentSession, positions: IntArray) -> PersonFit:
     if not session.given:
         return PersonFit(lz=None, flagged=False, threshold=LZ_FLAG)
     answers = np.array(session.responses, float)
-    params = session.params
-    if isinstance(params, MixedParams):
-        # lz is defined for discrete scores: a mixed pool's continuous answers leave it.
-        discrete = positions < params.n_discrete
-        if params.discrete is None or not discrete.any():
-            return PersonFit(lz=None, flagged=False, threshold=LZ_FLAG)
-        answers, positions, params = answers[discrete], positions[discrete], params.discrete
-    if isinstance(params, PolytomousParams):
-        value = lz_scored(answers, session.theta, params.subset(positions))
-    else:
-        value = lz(answers, session.theta, params.subset(positions))
+    # lz is defined for discrete scores: a mixed pool's continuous answers leave it (NaN
+    # when only those were given).
+    value = session.params.person_fit(session.theta, positions, answers)
     finite = bool(np.isfinite(value))
     return PersonFit(
         lz=float(value) if finite else None,

@@ -1,6 +1,7 @@
 """The ``cat`` command line (typer): the application and its commands' registration.
 
-Sub-commands live in their own modules. Help and errors are styled once, for every
+Sub-commands live in their own modules; other packages add theirs through entry points
+(``cat.cli.plugins``). Help and errors are styled once, for every
 command, by the classes of ``cat.cli.command_classes``; the command modules only write
 docstrings, options and ``help=`` texts:
 
@@ -17,10 +18,10 @@ from cat.cli.assess import assess
 from cat.cli.calibrate import calibrate
 from cat.cli.command_classes import CatGroup, use_cat_classes
 from cat.cli.compare import compare
-from cat.cli.demo import demo
 from cat.cli.export import export
 from cat.cli.help_format import HELP_MAX_WIDTH
 from cat.cli.leaderboard import leaderboard
+from cat.cli.plugins import load_command, plugin_commands
 from cat.cli.pool import pool_app
 from cat.cli.pool_fit import fit_pool
 from cat.cli.recalibrate import recalibrate_pool
@@ -71,11 +72,13 @@ app.command(no_args_is_help=True)(synth)
 app.command(no_args_is_help=True)(assess)
 app.command(no_args_is_help=True)(compare)
 app.command(no_args_is_help=True)(leaderboard)
-app.command()(demo)
 app.command(no_args_is_help=True)(export)
 pool_app.command("fit", no_args_is_help=True)(fit_pool)
 app.add_typer(pool_app, name="pool")
 app.command("recalibrate", no_args_is_help=True)(recalibrate_pool)
+# Commands other packages add (cat.cli.plugins): `cat demo` comes from catdemo this way.
+for _name, _target in plugin_commands().items():
+    app.command(_name)(load_command(_target))
 use_cat_classes(app)
 
 

@@ -34,7 +34,7 @@ from cat.engine.names import (
 
 if TYPE_CHECKING:
     from cat.assessment.result import AssessmentResult, ItemRecord, Rank
-    from cat.engine.session import AssessmentSession
+    from cat.assessment.session import AssessmentSession
     from itempool import LoadedPool
     from synth.generation import GenerationRecord
 

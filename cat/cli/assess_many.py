@@ -15,7 +15,7 @@ from cat.cli.common import EXIT_BAD_INPUT, fail, print_error, progress_bar, say,
 if TYPE_CHECKING:
     from cat.assessment.many import ModelRun
     from cat.assessment.result import ItemRecord
-    from cat.engine.session import AssessmentSession
+    from cat.assessment.session import AssessmentSession
     from itempool import LoadedPool
 
 

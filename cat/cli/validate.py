@@ -21,8 +21,8 @@ from cat.cli.common import (
 from cat.engine.names import DEFAULT, CriterionName
 
 if TYPE_CHECKING:
-    from cat.prediction.validation_report import ValidationReport
     from cat.prediction.verdicts import ValidationRow
+    from cat.validation.report import ValidationReport
 
 
 def _int_list(text: str, what: str) -> list[int]:
@@ -112,8 +112,8 @@ def validate(
     With --scenarios, a policy name ending in "+cb" (e.g. mfi+cb) keeps each test's mix
     of scenarios at the pool's shares.
     """
-    from cat.prediction.validation_report import validate as run_validation
-    from cat.prediction.validation_report import validate_scored_responses
+    from cat.validation.report import validate as run_validation
+    from cat.validation.report import validate_scored_responses
 
     check_writable({"--out": out})
     length_list = _int_list(lengths, "--lengths")

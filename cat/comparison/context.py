@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from cat.assessment.result import PoolReference
+from cat.engine.pool_params import calibrated_params
 from cat.errors import CatError
-from cat.pools.loading import calibrated_params
 from cat.pools.scenarios import scenarios_of
 from cat.prediction.predictors import reference_offset
 from irt.models import ItemParams
@@ -30,7 +30,7 @@ class PoolContext:
     def of(cls, pool: LoadedPool) -> PoolContext:
         """The context of ``pool``; ``CatError`` for a pool a comparison cannot use."""
         params = calibrated_params(pool)
-        if not isinstance(params, ItemParams):
+        if params.scored:
             raise CatError(
                 f"cat compare works on pools of 0/1 items; pool {pool.dir} holds scored items"
             )

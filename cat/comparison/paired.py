@@ -84,7 +84,7 @@ class PairedTest:
         predictor: Predictor | None = None,
         pool_info: PoolInfo | None = None,
     ) -> None:
-        if not isinstance(params, ItemParams):
+        if getattr(params, "family", None) != "binary":  # any other set, or none
             raise CatError("a paired comparison needs a pool of 0/1 items")
         if scenario is not None and len(scenario) != params.n_items:
             raise CatError("one scenario code per pool item is needed")

@@ -7,8 +7,8 @@ from typing import Protocol
 
 import numpy as np
 
+from cat.designs.flatness import difficulty_gain
 from cat.errors import CatError
-from cat.prediction.flatness import difficulty_gain
 from irt.types import BoolArray, FloatArray, IntArray
 
 
@@ -42,7 +42,7 @@ def replay_reference_test(
     answering from ``right`` (E, J; 1/0); the predicted accuracy at each length (an
     examinee with fewer answerable items stops early) and the items given by the end.
     ``gains``, when given, receives each length's ``difficulty_gain`` of the answers
-    under the design's own chances (``cat.prediction.flatness``); ``expectations`` each
+    under the design's own chances (``cat.designs.flatness``); ``expectations`` each
     length's (items given, each item's expected chance of a right answer)."""
     if not lengths or min(lengths) < 1:
         raise CatError("give test lengths of at least 1 item")

@@ -8,8 +8,8 @@ import numpy as np
 from cat.designs.low_rank import LowRankTest
 from cat.designs.mixture import MixtureTest
 from cat.designs.models import ReferenceModels
+from cat.designs.per_scenario import scenario_accuracy
 from cat.errors import CatError
-from cat.prediction.per_scenario import scenario_accuracy
 from irt.types import BoolArray
 
 _ROW = np.array([0])

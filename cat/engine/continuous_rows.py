@@ -83,9 +83,6 @@ def draw_continuous(
     params: ContinuousParams, theta: FloatArray, items: IntArray, rng: np.random.Generator
 ) -> FloatArray:
     """One score per (θ, item) pair (positions within ``params``) drawn from the item's
-    model: σ(y), y ~ N(η, σ²), for the CRM; Beta(m, n) for the Beta."""
-    eta = params.a[items] * theta + params.d[items]
-    crm = params.is_crm[items]
-    y = eta + np.where(crm, params.sigma[items], 0.0) * rng.standard_normal(eta.shape)
-    m, n = beta_shapes(np.where(crm, 0.0, eta), np.where(crm, 0.0, params.tau[items]))
-    return np.asarray(np.where(crm, 1.0 / (1.0 + np.exp(-y)), rng.beta(m, n)))
+    model: σ(y), y ~ N(η, σ²), for the CRM; Beta(m, n) for the Beta
+    (``ContinuousParams.draw``)."""
+    return params.draw(theta, items, rng)

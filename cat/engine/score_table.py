@@ -48,7 +48,8 @@ class ScoreTable:
     @classmethod
     def build(cls, params: ScoredParams, step: float = 0.05, bound: float = 6.0) -> ScoreTable:
         grid = np.arange(-bound, bound + step / 2, step)
-        discrete = params.discrete if isinstance(params, MixedParams) else params
+        parts = MixedParams.of(params)  # the discrete items, then the continuous ones
+        discrete = parts.discrete
         n_disc = 0 if discrete is None else discrete.n_items
         width = 1 if discrete is None else int(discrete.n_categories.max())
         log_p = np.empty((n_disc, width, grid.size), dtype=np.float32)
@@ -61,9 +62,9 @@ class ScoreTable:
             log_p[lo : lo + block.n_items, k:] = -np.inf
             info[lo : lo + block.n_items] = block.information(grid).T
         rows = None
-        if isinstance(params, MixedParams) and params.continuous is not None:
-            rows = ContinuousRows.build(params.continuous, grid, n_disc)
-            info[n_disc:] = params.continuous.information(grid).T
+        if parts.continuous is not None:
+            rows = ContinuousRows.build(parts.continuous, grid, n_disc)
+            info[n_disc:] = parts.continuous.information(grid).T
         # A zero row after each table: what an unanswered column adds.
         flat = np.vstack([log_p.reshape(-1, grid.size), np.zeros((1, grid.size), np.float32)])
         info = np.vstack([info, np.zeros((1, grid.size), np.float32)])

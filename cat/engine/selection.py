@@ -8,7 +8,7 @@ examinee was given already or cannot answer, so no item is ever given twice.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -16,7 +16,8 @@ import numpy.typing as npt
 from cat.engine.score_table import ScoreTable
 from cat.errors import CatError
 from irt.mixed import MixedParams
-from irt.models import ItemParams, information, test_information
+from irt.models import ItemParams
+from irt.parameter_set import ParameterSet
 from irt.polytomous import PolytomousParams
 from irt.types import FloatArray
 
@@ -25,26 +26,32 @@ BoolArray = npt.NDArray[np.bool_]
 #: A pool's items: binary (1PL–4PL), scored 0..m of mixed models, or scored and
 #: continuous (scores in [0, 1]) items together.
 PoolParams = ItemParams | PolytomousParams | MixedParams
+#: The ``ParameterSet.family`` of each of those: the sets the engine tests on.
+POOL_FAMILIES = frozenset({"binary", "polytomous", "mixed"})
+
+
+def as_pool_params(value: object) -> PoolParams | None:
+    """``value`` if it is the item parameters of a pool the engine tests on, else None
+    (a multidimensional set, a bare continuous one, or no parameter set at all)."""
+    if isinstance(value, ParameterSet) and value.family in POOL_FAMILIES:
+        return cast(PoolParams, value)
+    return None
 
 
 def is_scored(params: PoolParams) -> bool:
     """Whether a pool's answers are scores (0..m, or in [0, 1]) read off a score table,
-    rather than 0/1 answers of binary items."""
-    return isinstance(params, PolytomousParams | MixedParams)
+    rather than 0/1 answers of binary items (``ParameterSet.scored``)."""
+    return params.scored
 
 
 def pool_information(params: PoolParams, theta: object) -> FloatArray:
     """The test information of a whole pool (0/1 or scored items) at each θ, (T,)."""
-    if isinstance(params, ItemParams):
-        return test_information(theta, params)
     return params.test_information(theta)
 
 
 def model_name(params: PoolParams) -> str:
     """The pool's model: "3pl" and the like, a scored pool's item type ("graded"), or
     "mixed" for scored items of several types."""
-    if isinstance(params, ItemParams):
-        return params.model.value
     kinds = {str(t) for t in params.item_types}
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
@@ -69,7 +76,7 @@ class PoolInfo:
     def build(cls, params: PoolParams, step: float = 0.01, bound: float = 6.0) -> PoolInfo:
         grid = np.arange(-bound, bound + step / 2, step)
         table = np.empty((grid.size, params.n_items), dtype=np.float32)
-        if not isinstance(params, ItemParams):
+        if params.scored:
             scores = ScoreTable.build(params, bound=bound)
             # Linear between the score table's points: item information is smooth in θ.
             pos = np.clip((grid - scores.grid[0]) / scores.step, 0, scores.grid.size - 1)
@@ -80,7 +87,7 @@ class PoolInfo:
                 table[:, j : j + cols.shape[1]] = (1 - frac) * cols[lo] + frac * cols[lo + 1]
             return cls(params=params, grid=grid, table=table, scores=scores)
         for lo in range(0, grid.size, 64):  # in blocks: (64, J) temporaries only
-            table[lo : lo + 64] = information(grid[lo : lo + 64], params)
+            table[lo : lo + 64] = params.information(grid[lo : lo + 64])
         return cls(params=params, grid=grid, table=table)
 
     def at(self, theta: FloatArray) -> npt.NDArray[np.float32]:

@@ -9,7 +9,6 @@ import numpy as np
 from cat.engine.score_table import ScoreTable
 from cat.engine.selection import IntArray, PoolInfo, SelectionState
 from cat.errors import CatError
-from irt.models import ItemParams, probability
 from irt.types import FloatArray
 
 _EPS = 1e-10
@@ -37,12 +36,11 @@ class KLInfo:
         if pool.scores is not None:
             score = _scored_kl(pool.scores, theta, nodes)
         else:
-            params = pool.params
-            assert isinstance(params, ItemParams)
-            p0 = np.clip(probability(theta, params), _EPS, 1 - _EPS)  # (E, J)
+            params = pool.params  # 0/1 items: the expected score is P(right)
+            p0 = np.clip(params.expected_score(theta), _EPS, 1 - _EPS)  # (E, J)
             score = np.zeros_like(p0)
             for node in nodes:
-                p = np.clip(probability(node, params), _EPS, 1 - _EPS)
+                p = np.clip(params.expected_score(node), _EPS, 1 - _EPS)
                 score += p0 * np.log(p0 / p) + (1 - p0) * np.log((1 - p0) / (1 - p))
         score[~state.available] = -np.inf
         return np.asarray(score.argmax(axis=1), dtype=np.int_)

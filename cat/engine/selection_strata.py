@@ -8,7 +8,6 @@ import numpy as np
 
 from cat.engine.selection import IntArray, PoolInfo, SelectionState
 from cat.errors import CatError
-from irt.models import ItemParams
 from irt.types import FloatArray
 
 
@@ -60,5 +59,6 @@ def _slopes_and_locations(pool: PoolInfo) -> tuple[FloatArray, FloatArray]:
     if pool.scores is not None:
         return np.asarray(pool.scores.params.a), pool.scores.locations
     params = pool.params
-    assert isinstance(params, ItemParams)
+    if params.scored:
+        raise CatError("a pool of scored items needs its score table (PoolInfo.build)")
     return params.a, params.b

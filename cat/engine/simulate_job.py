@@ -20,6 +20,7 @@ from cat import arguments as check
 from cat.arguments import PathArg, api_errors
 from cat.engine.constraints import MaxExposure
 from cat.engine.exposure import SympsonHetter, sympson_hetter_parameters
+from cat.engine.pool_params import calibrated_params
 from cat.engine.registry import (
     ESTIMATOR_NAMES,
     POLICY_NAMES,
@@ -28,7 +29,7 @@ from cat.engine.registry import (
     make_any_estimator,
     make_policy,
 )
-from cat.engine.selection import PoolInfo, PoolParams, is_scored
+from cat.engine.selection import PoolInfo, PoolParams, as_pool_params, is_scored
 from cat.engine.simulate_result import (
     ExposureControl,
     SimulatedExaminee,
@@ -39,11 +40,7 @@ from cat.engine.simulate_result import (
 from cat.engine.simulation import CATDesign, CATResult, simulate_cat
 from cat.engine.stopping import POOL_EXHAUSTED, StoppingRule
 from cat.errors import CatError
-from cat.pools.loading import calibrated_params
 from cat.provenance import package_version, utc_now
-from irt.mixed import MixedParams
-from irt.models import ItemParams
-from irt.polytomous import PolytomousParams
 from irt.types import FloatArray, IntArray
 from itempool import LoadedPool, PoolFormatError
 from itempool.params_check import read_pool_param_files
@@ -186,8 +183,9 @@ def _load(params: LoadedPool | PoolParams | ParamsFiles) -> tuple[PoolParams, li
     loaded pools' included)."""
     if isinstance(params, LoadedPool):
         return calibrated_params(params), []
-    if isinstance(params, ItemParams | PolytomousParams | MixedParams):
-        return params, []
+    in_memory = as_pool_params(params)
+    if in_memory is not None:
+        return in_memory, []
     paths = check.as_paths(params, "params")
     try:
         return read_pool_param_files(paths), [str(p) for p in paths]
@@ -197,7 +195,7 @@ def _load(params: LoadedPool | PoolParams | ParamsFiles) -> tuple[PoolParams, li
 
 def _item_types(params: PoolParams) -> dict[str, int] | None:
     """Items per type of a scored pool (None for a binary one)."""
-    if isinstance(params, ItemParams):
+    if not params.scored:
         return None
     kinds = [str(t) for t in params.item_types]
     return {kind: kinds.count(kind) for kind in sorted(set(kinds))}

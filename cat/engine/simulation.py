@@ -18,7 +18,6 @@ import numpy as np
 import numpy.typing as npt
 
 from cat.engine.answers import Answers
-from cat.engine.continuous_rows import draw_continuous
 from cat.engine.estimators import AbilityEstimator, MLEstimator
 from cat.engine.exposure import SympsonHetter
 from cat.engine.graded_estimators import GradedAnswers, GradedEstimator
@@ -32,9 +31,7 @@ from cat.engine.selection import (
 )
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
-from irt.mixed import MixedParams, MixedResponses
-from irt.models import ItemParams
-from irt.polytomous import PolytomousParams
+from irt.mixed import MixedResponses
 from irt.polytomous_responses import PolytomousResponses
 from irt.responses import ResponseMatrix
 from irt.types import BoolArray, FloatArray, IntArray
@@ -102,11 +99,7 @@ def simulate_cat(
         raise CatError("theta_true must be a non-empty 1-D array")
 
     def respond(rows: IntArray, chosen: IntArray) -> FloatArray:
-        if not isinstance(params, ItemParams):
-            return draw_scores(params, theta_true[rows], chosen, rng)
-        z = params.a[chosen] * (theta_true[rows] - params.b[chosen])
-        prob = params.c[chosen] + (params.d[chosen] - params.c[chosen]) / (1 + np.exp(-z))
-        return np.asarray(rng.random(rows.size) < prob, dtype=np.float64)
+        return params.draw(theta_true[rows], chosen, rng)
 
     can_answer = np.ones((theta_true.size, params.n_items), dtype=bool)
     result = run_cat(params, can_answer, respond, design, rng, pool)
@@ -114,34 +107,14 @@ def simulate_cat(
 
 
 def draw_scores(
-    params: PolytomousParams | MixedParams,
+    params: PoolParams,
     theta: FloatArray,
     items: IntArray,
     rng: np.random.Generator,
 ) -> FloatArray:
     """One score per (θ, item) pair, drawn from the item's category probabilities (from
-    its density, for a continuous item of a mixed pool)."""
-    if isinstance(params, PolytomousParams):
-        return _draw_categories(params, theta, items, rng)
-    out = np.empty(len(items))
-    n_disc = params.n_discrete
-    discrete = items < n_disc
-    if discrete.any():
-        assert params.discrete is not None
-        out[discrete] = _draw_categories(params.discrete, theta[discrete], items[discrete], rng)
-    if not discrete.all():
-        assert params.continuous is not None
-        local = items[~discrete] - n_disc
-        out[~discrete] = draw_continuous(params.continuous, theta[~discrete], local, rng)
-    return out
-
-
-def _draw_categories(
-    params: PolytomousParams, theta: FloatArray, items: IntArray, rng: np.random.Generator
-) -> FloatArray:
-    cumulative = np.cumsum(np.exp(params.log_probs_at(theta, items)), axis=1)
-    u = rng.random(len(items)) * cumulative[:, -1]
-    return np.asarray((u[:, None] >= cumulative[:, :-1]).sum(axis=1), dtype=np.float64)
+    its density, for a continuous item of a mixed pool): ``ParameterSet.draw``."""
+    return params.draw(theta, items, rng)
 
 
 def replay_cat(
@@ -159,7 +132,8 @@ def replay_cat(
     scored = not isinstance(responses, ResponseMatrix)
     if scored != is_scored(params):
         raise CatError("scores replay on a pool of scored items, 0/1 answers on a binary pool")
-    if isinstance(responses, MixedResponses) != isinstance(params, MixedParams):
+    # A mixed response file goes with a mixed pool's parameter files.
+    if isinstance(responses, MixedResponses) != (params.family == "mixed"):
         raise CatError("continuous scores replay on a pool with continuous items")
     values = responses.as_float() if isinstance(responses, MixedResponses) else responses.values
 
@@ -174,7 +148,7 @@ def replay_cat(
 def estimation(params: PoolParams, pool: PoolInfo, estimator: object) -> Estimate:
     """How a batch's θ is estimated on this pool: a binary estimator on ``Answers``, a
     graded one on the pool's score table."""
-    if not isinstance(params, ItemParams):
+    if params.scored:
         table = pool.scores
         if not isinstance(estimator, GradedEstimator) or table is None:
             raise CatError(

@@ -6,10 +6,9 @@ import os
 from pathlib import Path
 
 from cat.arguments import PathArg, api_errors, as_path
+from cat.engine.pool_params import calibrated_params
 from cat.errors import CatError
-from irt.mixed import MixedParams
 from irt.models import ItemParams
-from irt.polytomous import PolytomousParams
 from itempool import LoadedPool, PoolFormatError, QuestionSet
 from itempool import load_pool as _load_pool
 from itempool import read_questions as _read_questions
@@ -18,7 +17,6 @@ from itempool.loader import pool_folder_problem
 __all__ = [
     "as_pool",
     "binary_params",
-    "calibrated_params",
     "check_output_folders",
     "load_pool",
     "output_file_problem",
@@ -58,21 +56,11 @@ def read_pool_questions(pool_dir: str | Path) -> QuestionSet:
         raise CatError(str(exc)) from exc
 
 
-def calibrated_params(pool: LoadedPool) -> ItemParams | PolytomousParams | MixedParams:
-    """The pool's item parameters (scored items' on a pool of them, with continuous
-    items' on a mixed pool); ``CatError`` if the pool is not calibrated yet."""
-    if pool.params is None:
-        raise CatError(
-            f"pool {pool.dir} has no params.csv: calibrate it first (cat calibrate --pool)"
-        )
-    return pool.params
-
-
 def binary_params(pool: LoadedPool, command: str) -> ItemParams:
     """The pool's 0/1 item parameters for ``command``, which has no version for scored
     items yet: ``CatError`` naming it on a pool of scored items."""
     params = calibrated_params(pool)
-    if not isinstance(params, ItemParams):
+    if params.scored:
         raise CatError(
             f"{command} works on pools of 0/1 items; pool {pool.dir} holds scored items "
             "(graded, partial-credit or open)"

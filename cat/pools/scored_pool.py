@@ -128,7 +128,7 @@ def record_scored_pool(
         None if dumped is None else {DesignName.IRT.value: dumped},
     )
     files: tuple[str, ...] = ("params.csv", "reference.jsonl", REFERENCE_ANSWERS, "pool.json")
-    if isinstance(params, MixedParams):
+    if params.family == "mixed":  # its continuous items have their own file
         files = ("params.csv", CONTINUOUS_PARAMS, "reference.jsonl", "pool.json")
         if params.discrete is None:
             files = files[1:]
@@ -137,10 +137,10 @@ def record_scored_pool(
 
 def _item_types(params: PolytomousParams | MixedParams) -> dict[str, ItemType | ContinuousType]:
     """Each item's model, for the cross-fit's refits."""
+    parts = MixedParams.of(params)
     out: dict[str, ItemType | ContinuousType] = {}
-    discrete = params.discrete if isinstance(params, MixedParams) else params
-    if discrete is not None:
-        out.update(zip(discrete.item_ids, discrete.item_types, strict=True))
-    if isinstance(params, MixedParams) and params.continuous is not None:
-        out.update(zip(params.continuous.item_ids, params.continuous.item_types, strict=True))
+    if parts.discrete is not None:
+        out.update(zip(parts.discrete.item_ids, parts.discrete.item_types, strict=True))
+    if parts.continuous is not None:
+        out.update(zip(parts.continuous.item_ids, parts.continuous.item_types, strict=True))
     return out

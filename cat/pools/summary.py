@@ -20,7 +20,6 @@ from cat.engine.selection import PoolParams, model_name, pool_information
 from cat.pools.loading import as_pool
 from irt.fit import parameter_summary
 from irt.mixed import MixedParams
-from irt.models import ItemParams
 from irt.polytomous import PolytomousParams
 from itempool import ItemType, LoadedPool
 
@@ -145,9 +144,10 @@ def summarize_pool(pool: LoadedPool | PathArg) -> PoolSummary:
     """The figures of a pool: loaded (``cat.pools.loading.load_pool``), or its folder."""
     pool = as_pool(pool)
     params = pool.params
+    # Counted for a pool of scored items only, as the header has always shown them.
     kinds = (
         None
-        if not isinstance(params, PolytomousParams)
+        if params is None or params.family != "polytomous"
         else dict(sorted(Counter(t.value for t in params.item_types).items()))
     )
     return PoolSummary(
@@ -210,7 +210,7 @@ def summarize_parameters(params: PoolParams) -> ParameterSummary:
     """a, b and c as they are in ``params`` (c is 0 for 1PL and 2PL pools). A scored
     item's b is its location, where its expected score is half its top score
     (``ScoreTable.locations``)."""
-    if not isinstance(params, ItemParams):
+    if params.scored:
         return _scored_parameters(params)
     stats = parameter_summary(params)
     return ParameterSummary(
@@ -229,11 +229,9 @@ def _scored_parameters(params: PolytomousParams | MixedParams) -> ParameterSumma
             max=float(values.max()),
         )
 
-    if isinstance(params, MixedParams):  # a continuous item has no lower asymptote
-        discrete_c = [params.discrete.c] if params.discrete is not None else []
-        c = np.concatenate([*discrete_c, np.zeros(len(params.continuous_ids))])
-    else:
-        c = params.c
+    parts = MixedParams.of(params)  # a continuous item has no lower asymptote
+    discrete_c = [parts.discrete.c] if parts.discrete is not None else []
+    c = np.concatenate([*discrete_c, np.zeros(len(parts.continuous_ids))])
     return ParameterSummary(
         a=stats(params.a), b=stats(ScoreTable.build(params).locations), c=stats(c)
     )

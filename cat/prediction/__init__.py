@@ -6,7 +6,7 @@ its widening, shared by ``cat assess`` and ``cat validate``), ``cross_fit`` (the
 references' left-out errors a pool stores), ``replay`` (calibrate on some subjects,
 replay others under each policy), ``training_only`` (held-out subjects' intervals from
 the training subjects' cross-fitted errors), ``validation`` and ``predictions``
-(replaying held-out subjects through the test), ``verdicts`` (the default against the
-best random row) and ``validation_report`` (``cat validate`` as a function and its typed
-result).
+(replaying held-out subjects through the test) and ``verdicts`` (the default against
+the best random row). ``cat validate`` as a function, which reads the files and
+calibrates, stands above the pools in ``cat.validation``.
 """

@@ -7,7 +7,7 @@ a model whose profile one θ does not hold (on MMLU-Pro several models sit 5–7
 off). ``cat calibrate --pool`` (K = 5 folds unless ``--cross-fit K``) replays every
 reference model's own answers with the pool and the reference designs' models fitted on
 the other K − 1 folds, under each design of ``cat.engine.registry.design_names``, and
-stores each design's signed errors (and difficulty gains, ``cat.prediction.flatness``)
+stores each design's signed errors (and difficulty gains, ``cat.designs.flatness``)
 per test length in ``pool.json``. ``cat assess`` runs the design of smallest mean
 absolute error (``choose_design``) and sets its interval to the split-conformal 90%
 half-width of its errors (the ⌈(n + 1)·0.9⌉-th smallest absolute error of n references).
@@ -20,9 +20,9 @@ from collections.abc import Callable
 import numpy as np
 
 from cat.designs.choice import smallest_error
+from cat.designs.per_scenario import scenario_truth
 from cat.engine.registry import DesignName, default_selection, design_names
 from cat.errors import CatError
-from cat.prediction.per_scenario import scenario_truth
 from cat.prediction.replay import IRT, design_key, replay_split
 from cat.prediction.validation import splits
 from irt.models import ModelKind

@@ -13,14 +13,15 @@ from functools import cached_property
 
 import numpy as np
 
+from cat.designs.flatness import difficulty_gain
 from cat.designs.models import (
-    BIFACTOR,
     LOW_RANK,
     MIRT,
     MIXTURE,
     REFERENCE_DESIGNS,
     ReferenceModels,
 )
+from cat.designs.per_scenario import scenario_accuracy, scenario_masks
 from cat.engine.registry import (
     BALANCED_SUFFIX,
     DEFAULT_ESTIMATOR,
@@ -36,14 +37,13 @@ from cat.engine.selection import PoolInfo
 from cat.engine.simulation import CATDesign, CATResult, replay_cat
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
-from cat.pools.mirt_calibration import fit_multidimensional
-from cat.pools.scenarios import ItemScenarios
-from cat.prediction.flatness import difficulty_gain
 from cat.prediction.intervals import Z90, theta_and_chance
-from cat.prediction.per_scenario import scenario_accuracy, scenario_masks
 from cat.prediction.predictors import reference_offset, ridge_accuracy
+from irt.bifactor import BifactorCalibrator, BifactorPriors
+from irt.bifactor_model import group_codes
 from irt.em import EMCalibrator
-from irt.errors import ConvergenceWarning
+from irt.errors import ConvergenceWarning, IRTError
+from irt.mirt_model import MirtParams
 from irt.models import ItemParams, ModelKind, probability
 from irt.responses import ResponseMatrix
 from irt.scenario_factors import fit_scenario_factors
@@ -186,17 +186,36 @@ class Calibrated:
         ``scenario`` code, fitted on first use."""
         if design not in self._multidimensional:
             names = tuple(str(k) for k in range(max(scenario) + 1))
-            groups = ItemScenarios(scenario, names)
             if design == MIRT:
                 found = fit_scenario_factors(self.params, self.train, scenario, names)
                 models = self.references.with_mirt(found.params, found.offset, self.criterion)
             else:
-                fit = fit_multidimensional(
-                    self.train, BIFACTOR, groups, self.guessing, tol=REPLAY_TOL
-                )
-                models = self.references.with_mirt(fit.params, criterion=self.criterion)
+                params = fit_bifactor(self.train, scenario, self.guessing)
+                models = self.references.with_mirt(params, criterion=self.criterion)
             self._multidimensional[design] = models
         return self._multidimensional[design]
+
+
+def fit_bifactor(train: ResponseMatrix, scenario: tuple[int, ...], guessing: bool) -> MirtParams:
+    """The bifactor model of a replay's training subjects: the general factor and one
+    specific factor per ``scenario`` code, as ``cat calibrate --model bifactor`` fits it
+    (its priors; no standard errors, which no replay reads), stopped at ``REPLAY_TOL``.
+    Fitted with ``irt`` directly, as the MIRT design's factors are: the pools' calibration
+    jobs stand above the predictions."""
+    try:
+        codes, names = group_codes([str(k) for k in scenario])
+    except IRTError as exc:
+        raise CatError(f"--model bifactor: {exc}") from exc
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        calibrator = BifactorCalibrator(
+            tol=REPLAY_TOL,
+            priors=BifactorPriors(),
+            guessing=guessing,
+            standard_errors=False,
+        ).fit(train, codes, names)
+    params: MirtParams = calibrator.params_.to_mirt()
+    return params
 
 
 def calibrate_split(
@@ -229,7 +248,7 @@ class Replayed:
 
     rows: IntArray
     predicted: dict[Key, FloatArray] = field(default_factory=dict)
-    # Per design key: each subject's difficulty gain (cat.prediction.flatness), (E,),
+    # Per design key: each subject's difficulty gain (cat.designs.flatness), (E,),
     # and, with scenario codes, its predicted accuracy per scenario, (E, S).
     gain: dict[Key, FloatArray] = field(default_factory=dict)
     per_scenario: dict[Key, FloatArray] = field(default_factory=dict)

@@ -18,6 +18,7 @@ from typing import cast
 
 import numpy as np
 
+from cat.designs.per_scenario import scenario_accuracy, scenario_masks
 from cat.engine.graded_estimators import GradedAnswers
 from cat.engine.registry import (
     DEFAULT_ESTIMATOR,
@@ -29,7 +30,6 @@ from cat.engine.selection import PoolInfo
 from cat.engine.simulation import CATDesign, CATResult, replay_cat
 from cat.engine.stopping import StoppingRule
 from cat.prediction.cross_fit import check_folds, errors_by_name, fold_splits
-from cat.prediction.per_scenario import scenario_accuracy, scenario_masks
 from cat.prediction.predictors import reference_offset
 from cat.prediction.replay import given_mask
 from cat.prediction.shares import expected_share

@@ -21,6 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from cat.designs.per_scenario import scenario_accuracy, scenario_masks
 from cat.engine.registry import (
     DEFAULT,
     DEFAULT_ESTIMATOR,
@@ -34,7 +35,6 @@ from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
 from cat.prediction.conformal import conformal_quantile
 from cat.prediction.intervals import Z90, theta_and_chance, widen
-from cat.prediction.per_scenario import scenario_accuracy, scenario_masks
 from cat.prediction.predictions import Predictions
 from cat.prediction.replay import CHOSEN, PLUG_IN, RANDOM_RAW, RAW, is_random
 from cat.prediction.scored_cross_fit import (
@@ -46,7 +46,7 @@ from cat.prediction.scored_cross_fit import (
     scored_cross_fit_errors,
 )
 from cat.prediction.validation import splits
-from irt.polytomous import ItemType, PolytomousParams
+from irt.polytomous import ItemType
 from irt.polytomous_responses import PolytomousResponses
 from irt.types import BoolArray, FloatArray, IntArray
 from itempool import PredictionErrors
@@ -213,14 +213,11 @@ def _theta_only(
         )
         ends.append(predicted_shares(calibrated, test, moved)[0])
     params = calibrated.params
-    assert isinstance(params, PolytomousParams)  # validation runs on scored items only
     observed = test.observed
     _, given, _ = predicted_shares(calibrated, test, result)
     rest = observed & ~given
-    prob = params.probabilities(result.theta_hat)  # (E, J, K)
-    k = np.arange(prob.shape[2], dtype=np.float64)
-    mean = prob @ k
-    variance = (prob @ k**2 - mean**2) / params.max_scores.astype(np.float64) ** 2
+    # Var[X_j | θ̂] on the share scale, (E, J).
+    variance = params.variance(result.theta_hat) / params.max_scores.astype(np.float64) ** 2
     spread = Z90 * np.sqrt((variance * rest).sum(axis=1)) / observed.sum(axis=1)
     return theta_and_chance(value, ends[0], ends[1], spread)
 

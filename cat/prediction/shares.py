@@ -7,40 +7,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from cat.engine.selection import PoolParams
-from irt.mixed import MixedParams
-from irt.models import ItemParams, probability
+from irt.parameter_set import ParameterSet
 from irt.types import FloatArray, IntArray
 
 
-def expected_share(params: PoolParams, theta: object) -> FloatArray:
+def expected_share(params: ParameterSet, theta: object) -> FloatArray:
     """E[X_j | θ] / m_j of every item at each θ, (T, J)."""
-    if isinstance(params, ItemParams):
-        return probability(theta, params)
+    if not params.scored:  # m_j = 1: the chance of a right answer itself
+        return params.expected_score(theta)
     return np.asarray(params.expected_score(theta) / params.max_scores[None, :])
 
 
-def share_variance(params: PoolParams, theta: float) -> FloatArray:
+def share_variance(params: ParameterSet, theta: float) -> FloatArray:
     """Var[X_j | θ] / m_j² of every item at one θ, (J,): the chance spread of an answer
     not yet seen, on the share scale (a continuous score's own variance)."""
-    if isinstance(params, ItemParams):
-        p = probability([theta], params)[0]
-        return np.asarray(p * (1.0 - p))
-    if isinstance(params, MixedParams):
-        parts = [share_variance(params.discrete, theta)] if params.discrete is not None else []
-        if params.continuous is not None:
-            parts.append(params.continuous.variance([theta])[0])
-        return np.concatenate(parts)
-    prob = params.probabilities([theta])[0]  # (J, K)
-    k = np.arange(prob.shape[1], dtype=np.float64)
-    mean = prob @ k
-    return np.asarray((prob @ k**2 - mean**2) / params.max_scores.astype(np.float64) ** 2)
+    variance: FloatArray = np.asarray(params.variance([theta])[0], dtype=np.float64)
+    if not params.scored:
+        return variance
+    return np.asarray(variance / params.max_scores.astype(np.float64) ** 2)
 
 
-def observed_share(params: PoolParams, items: IntArray, responses: object) -> FloatArray:
+def observed_share(params: ParameterSet, items: IntArray, responses: object) -> FloatArray:
     """The answers (0/1, or scores) to items at positions ``items`` as shares of the top
     score."""
     values = np.asarray(responses, dtype=np.float64)
-    if isinstance(params, ItemParams):
+    if not params.scored:
         return values
     return np.asarray(values / params.max_scores[np.asarray(items, dtype=np.int_)])

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cat.designs.choice import smallest_error
+from cat.designs.per_scenario import scenario_truth
 from cat.engine.registry import ALL_DESIGN_NAMES, DEFAULT
 from cat.errors import CatError
 from cat.prediction.conformal import conformal_quantile
-from cat.prediction.per_scenario import scenario_truth
 from cat.prediction.replay import (
     CHOSEN,
     RAW,

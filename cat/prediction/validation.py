@@ -18,11 +18,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from cat.designs.per_scenario import scenario_truth
 from cat.engine.registry import DEFAULT, PolicyName, design_names, make_policy
 from cat.errors import CatError
 from cat.prediction.intervals import Z90 as _Z90
 from cat.prediction.intervals import widen
-from cat.prediction.per_scenario import scenario_truth
 from cat.prediction.predictions import Predictions
 from cat.prediction.replay import (
     CHOSEN,

@@ -18,16 +18,13 @@ from pathlib import Path
 
 from cat.arguments import PathArg, api_errors, as_path
 from cat.assessment.result import AssessmentResult, Neighbour
-from cat.engine.selection import PoolParams
+from cat.engine.pool_params import calibrated_params
+from cat.engine.selection import PoolParams, as_pool_params
 from cat.errors import CatError
-from cat.pools.loading import calibrated_params
 from cat.reports.inline import figure_html, png_data_uri
 from cat.reports.plots import DPI, information_figure, ranking_figure, theta_figure
 from cat.reports.profile_plot import profile_figure
 from cat.reports.values import finite, model_interval, references
-from irt.mixed import MixedParams
-from irt.models import ItemParams
-from irt.polytomous import PolytomousParams
 from itempool import LoadedPool
 
 __all__ = ["write_report"]
@@ -50,11 +47,13 @@ def write_report(
         )
     if isinstance(params, LoadedPool):
         params = calibrated_params(params)
-    if not isinstance(params, ItemParams | PolytomousParams | MixedParams):
+    checked = as_pool_params(params)
+    if checked is None:
         raise CatError(
             "params must be the pool (cat.load_pool) or its item parameters, got "
             f"{type(params).__name__}"
         )
+    params = checked
     out_dir = as_path(out_dir, "out_dir")
     if out_dir.exists() and not out_dir.is_dir():
         raise CatError(f"out_dir {out_dir} is a file: the report is a folder")

@@ -19,7 +19,6 @@ from cat.assessment.result import AssessmentResult
 from cat.engine.selection import PoolParams, pool_information
 from cat.reports.labels import model_label, reference_label, tex_safe
 from cat.reports.values import finite, model_interval, references
-from irt.models import ItemParams
 from irt.types import FloatArray
 
 __all__ = [
@@ -90,7 +89,7 @@ def answer_marks(result: AssessmentResult, params: PoolParams | None = None) -> 
             for i in result.items
         ]
     tops: dict[str, float] = {}
-    if params is not None and not isinstance(params, ItemParams):
+    if params is not None and params.scored:
         tops = dict(zip(params.item_ids, params.max_scores.astype(float).tolist(), strict=True))
     marks = []
     for item in result.items:

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cat.cli.app import app
-from cat.cli.demo import DEMO_POOL
+from catdemo.command import DEMO_POOL
 
 runner = CliRunner()
 

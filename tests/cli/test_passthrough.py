@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from cat._entry import OWN_COMMANDS, _edit_distance, find_system_cat, is_own_call, suggest_command
+from cat._entry import (
+    _edit_distance,
+    find_system_cat,
+    is_own_call,
+    own_commands,
+    suggest_command,
+)
 
 VENV_BIN = Path(sys.executable).parent
 CAT_SCRIPT = VENV_BIN / "cat"
@@ -225,7 +231,7 @@ def test_pass_through_path_imports_nothing_heavy(text_file: Path, tmp_path: Path
     assert "typer" in _imported(ours.stderr)
 
 
-@pytest.mark.parametrize("command", sorted(OWN_COMMANDS))
+@pytest.mark.parametrize("command", sorted(own_commands()))
 def test_own_commands_are_routed_to_us(
     command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -235,7 +241,7 @@ def test_own_commands_are_routed_to_us(
     assert is_own_call([command, "--help"], stdin_is_tty=False)
 
 
-@pytest.mark.parametrize("command", sorted(OWN_COMMANDS))
+@pytest.mark.parametrize("command", sorted(own_commands()))
 def test_a_file_named_like_a_command_is_the_file(
     command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

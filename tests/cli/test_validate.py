@@ -9,7 +9,7 @@ import numpy as np
 from typer.testing import CliRunner
 
 from cat.cli.app import app
-from cat.prediction.validation_report import ValidationReport
+from cat.validation.report import ValidationReport
 from irt.simulate import random_params, simulate_responses
 from itempool.formats.responses import write_jsonl
 

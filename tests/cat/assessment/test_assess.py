@@ -9,7 +9,7 @@ import pytest
 
 from cat.assessment.assess import _saved, _start
 from cat.assessment.result import ItemRecord
-from cat.engine.session import AssessmentSession, SessionConfig
+from cat.assessment.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
 from cat.pools.loading import load_pool
 from synth.store import RunStore

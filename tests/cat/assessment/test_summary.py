@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cat.assessment.session import AssessmentSession, SessionConfig
 from cat.assessment.summary import Reference, summarize
 from cat.engine.selection import PoolInfo
-from cat.engine.session import AssessmentSession, SessionConfig
 from irt.models import probability
 from irt.simulate import random_params
 from itempool.prediction_errors import PredictionErrors

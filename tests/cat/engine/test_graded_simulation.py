@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
+from cat.assessment.session import AssessmentSession, SessionConfig
 from cat.engine.estimators import MLEstimator
 from cat.engine.registry import make_graded_estimator, make_policy
 from cat.engine.selection import PoolInfo
-from cat.engine.session import AssessmentSession, SessionConfig
 from cat.engine.simulation import CATDesign, draw_scores, replay_cat, simulate_cat
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from scipy import integrate
 
+from cat.assessment.session import AssessmentSession, SessionConfig
 from cat.engine.continuous_rows import ContinuousRows, draw_continuous
 from cat.engine.graded_estimators import GradedAnswers
 from cat.engine.registry import POLICY_NAMES, make_graded_estimator, make_policy
 from cat.engine.score_table import ScoreTable
 from cat.engine.selection import PoolInfo
-from cat.engine.session import AssessmentSession, SessionConfig
 from cat.engine.simulation import CATDesign, draw_scores, replay_cat, simulate_cat
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError

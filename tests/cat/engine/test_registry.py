@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cat.assessment.session import SessionConfig
 from cat.engine.registry import (
     ESTIMATOR_NAMES,
     POLICY_NAMES,
@@ -12,7 +13,6 @@ from cat.engine.registry import (
     make_estimator,
     make_policy,
 )
-from cat.engine.session import SessionConfig
 from cat.errors import CatError
 
 

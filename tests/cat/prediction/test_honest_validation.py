@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import cat
+from cat.assessment.session import SessionConfig
 from cat.engine.registry import (
     DEFAULT,
     DEFAULT_CONTENT_BALANCING,
@@ -19,14 +20,13 @@ from cat.engine.registry import (
     make_policy,
 )
 from cat.engine.selection import MaxInfo
-from cat.engine.session import SessionConfig
 from cat.errors import CatError
 from cat.pools.scenarios import scenarios_of
-from cat.prediction import validation_report
 from cat.prediction.cross_fit import cross_fit_errors
 from cat.prediction.predictions import Predictions
 from cat.prediction.training_only import interval_blocks
 from cat.prediction.validation import RANDOM_RAW, splits, validate
+from cat.validation import report as validation_report
 from irt.responses import MISSING, ResponseMatrix
 from irt.simulate import random_params, simulate_responses
 

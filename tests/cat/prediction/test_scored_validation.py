@@ -9,7 +9,7 @@ import pytest
 
 from cat.errors import CatError
 from cat.prediction.scored_validation import validate_scored
-from cat.prediction.validation_report import validate_scored_responses
+from cat.validation.report import validate_scored_responses
 from itempool.formats.responses import write_scored_jsonl
 from tests.cat.prediction.test_scored_cross_fit import THREE_PL, _responses
 

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 
 from cat.assessment.result import DifficultyCheck
+from cat.assessment.session import AssessmentSession, SessionConfig
 from cat.assessment.summary import _difficulty_check
-from cat.engine.session import AssessmentSession, SessionConfig
-from cat.prediction.flatness import difficulty_gain
+from cat.designs.flatness import difficulty_gain
 from irt.simulate import random_params
 from itempool import PredictionErrors
 

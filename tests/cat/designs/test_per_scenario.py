@@ -1,6 +1,6 @@
 import numpy as np
 
-from cat.prediction.per_scenario import scenario_accuracy, scenario_masks
+from cat.designs.per_scenario import scenario_accuracy, scenario_masks
 
 
 def test_accuracy_per_scenario_mixes_answers_and_expectations() -> None:

@@ -1,4 +1,10 @@
-"""``cat demo``: synthesis, calibration and assessment end to end, offline, in minutes."""
+"""``cat demo``: synthesis, calibration and assessment end to end, offline, in minutes.
+
+A command that ``catdemo`` adds to ``cat`` through the entry point ``demo`` of the group
+``cat.commands`` (``pyproject.toml``; ``cat.cli.plugins``): ``catdemo`` imports ``cat``,
+so ``cat`` never imports it. This module stays light, as ``cat``'s own command modules
+do: ``cat --help`` imports it to list the command, ``catdemo.run`` loads on a run.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from rich.table import Table
 
 from cat.cli.common import check_writable, fraction_progress, handle_errors, say, stdout
 
-DEMO_POOL = Path(__file__).resolve().parents[2] / "item_pools" / "demo-open"
+DEMO_POOL = Path(__file__).resolve().parents[1] / "item_pools" / "demo-open"
 
 
 @handle_errors

@@ -10,7 +10,7 @@ import pytest
 
 from cat.errors import CatError
 from cat.prediction.validation import RANDOM_RAW
-from cat.prediction.validation_report import (
+from cat.validation.report import (
     SubjectPredictions,
     ValidationReport,
     ValidationRow,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cat.assessment.session import AssessmentSession, SessionConfig
 from cat.designs.models import ReferenceModels
-from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
 from irt.simulate import random_params, simulate_responses
 

@@ -37,8 +37,6 @@ from cat.engine.selection import (
 from cat.engine.simulation import estimation
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
-from irt.mixed import MixedParams
-from irt.models import ItemParams
 
 SESSION_FORMAT = 1
 
@@ -182,7 +180,11 @@ class AssessmentSession:
         if self.design is not None:
             self.design.block([self._index[i] for i in self.config.excluded_items])
         self._continuous_ids = frozenset(
-            self.params.continuous_ids if isinstance(self.params, MixedParams) else ()
+            item
+            for item, continuous in zip(
+                self.params.item_ids, self.params.is_continuous.tolist(), strict=True
+            )
+            if continuous
         )
         self._policy = self.config.policy_for(self.scenario)
         self._estimator = self.config.estimator_for(self.scored)
@@ -282,7 +284,6 @@ class AssessmentSession:
             ):
                 raise CatError(f"item {item_id!r} takes a score in [0, 1], not {response!r}")
             return
-        assert not isinstance(self.params, ItemParams)
         top = int(self.params.max_scores[self._index[item_id]])
         if isinstance(response, bool) or not isinstance(response, int | np.integer):
             raise CatError(f"a score is a whole number 0..{top} or None, not {response!r}")

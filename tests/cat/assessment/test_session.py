@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from cat.assessment.session import AssessmentSession, SessionConfig
 from cat.engine.registry import DEFAULT_CONTENT_BALANCING
 from cat.engine.selection import PoolInfo
-from cat.engine.session import AssessmentSession, SessionConfig
 from cat.errors import CatError
 from irt.models import probability
 from irt.simulate import random_params
