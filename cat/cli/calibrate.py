@@ -2,42 +2,38 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
 
-from cat.cli.calibrate_continuous import calibrate_continuous_cli, refuse_for_continuous
-from cat.cli.calibrate_graded import (
-    StandardErrorChoice,
-    calibrate_graded,
-    prior_text,
-    refuse_graded_only,
-    refuse_inapplicable,
-)
-from cat.cli.calibrate_mixed import (
-    ContinuousModelChoice,
-    calibrate_mixed_cli,
-    has_continuous,
-    refuse_for_mixed,
-)
 from cat.cli.common import (
     ModelChoice,
     check_writable,
     fail,
     handle_errors,
-    print_cross_fit,
     progress_bar,
-    say,
-    stdout,
-    time_text,
 )
 from cat.engine.names import CriterionName
-from irt.names import AbilityMethod, CalibrationMethod, ModelKind
+from irt.names import AbilityMethod, CalibrationMethod
 
-if TYPE_CHECKING:
-    from cat.pools.calibration_job import CalibrationReport
+
+class StandardErrorChoice(StrEnum):
+    """``--standard-errors`` (``cat.pools.graded_calibration.SE_CHOICES``)."""
+
+    AUTO = "auto"
+    OAKES = "oakes"
+    XPD = "xpd"
+    NONE = "none"
+
+
+class ContinuousModelChoice(StrEnum):
+    """``--continuous-model`` (``cat.pools.mixed_calibration.CONTINUOUS_CHOICES``)."""
+
+    AUTO = "auto"
+    CRM = "crm"
+    BETA = "beta"
+
 
 #: Folds of the cross-fit ``cat calibrate --pool`` runs unless told otherwise.
 DEFAULT_CROSS_FIT_FOLDS = 5
@@ -247,111 +243,12 @@ def calibrate(
     fallback = cross_fit is None
     if cross_fit is None and pool is not None and not no_cross_fit:
         cross_fit = DEFAULT_CROSS_FIT_FOLDS
-    # The scored and continuous models take priors on or off; --priors is their default.
-    priors_on = priors is not False
-    if continuous is not None or (model.graded and pool is not None and has_continuous(pool)):
-        refuse_for_mixed(
-            model,
-            {
-                "--method bayes": method is CalibrationMethod.BAYES,
-                "--groups": groups is not None,
-                "--dims": dims is not None,
-                "--criterion": criterion is not None,
-                "--collapse-scores": collapse_scores,
-                "--standard-errors xpd": standard_errors is StandardErrorChoice.XPD,
-                f"--scoring {scoring.value} (the abilities are EAP)": scoring
-                is not AbilityMethod.EAP,
-            },
-        )
-        calibrate_mixed_cli(
-            responses,
-            continuous,
-            model,
-            continuous_model,
-            pool=pool,
-            cross_fit=cross_fit,
-            cross_fit_lengths=lengths,
-            out=out,
-            continuous_out=continuous_out,
-            report=report,
-            abilities=abilities,
-            seed=seed,
-            priors=priors_on,
-            max_iter=max_iter,
-            tol=tol,
-            quad_points=quad_points,
-            id_column=id_column,
-            standard_errors=standard_errors.value,
-            guessing=guessing,
-            cross_fit_fallback=fallback,
-        )
-        return
-    if continuous_out is not None or continuous_model is not ContinuousModelChoice.AUTO:
-        flag = "--continuous-out" if continuous_out is not None else "--continuous-model"
-        raise fail(f"{flag} goes with --continuous FILE (a mixed calibration)")
-    if model.continuous:
-        refuse_for_continuous(
-            model,
-            {
-                "--method bayes": method is CalibrationMethod.BAYES,
-                "--groups": groups is not None,
-                "--dims": dims is not None,
-                "--criterion": criterion is not None,
-                "--pool (pools do not take continuous items yet; write --out)": pool is not None,
-                "--cross-fit": cross_fit is not None,
-                "--guessing": guessing is not None,
-                "--collapse-scores": collapse_scores,
-                f"--scoring {scoring.value} (the abilities are EAP)": scoring
-                is not AbilityMethod.EAP,
-            },
-        )
-        calibrate_continuous_cli(
-            responses,
-            model,
-            out=out,
-            report=report,
-            abilities=abilities,
-            seed=seed,
-            priors=priors_on,
-            max_iter=max_iter,
-            tol=tol,
-            quad_points=quad_points,
-            id_column=id_column,
-            standard_errors=standard_errors.value,
-        )
-        return
-    if model.graded:
-        refuse_inapplicable(model, method=method, groups=groups, dims=dims, criterion=criterion)
-        calibrate_graded(
-            responses,
-            model,
-            out=out,
-            report=report,
-            abilities=abilities,
-            scoring=scoring,
-            seed=seed,
-            priors=priors_on,
-            max_iter=max_iter,
-            tol=tol,
-            quad_points=quad_points,
-            id_column=id_column,
-            standard_errors=standard_errors,
-            guessing=guessing,
-            collapse_scores=collapse_scores,
-            pool=pool,
-            cross_fit=cross_fit,
-            cross_fit_lengths=lengths,
-            cross_fit_fallback=fallback,
-        )
-        return
+    if out is None and pool is None:
+        raise fail(_no_destination(model, continuous is not None))
+    from cat.cli.calibrate_render import render
     from cat.pools.calibration_job import calibrate as run_calibration
-    from cat.pools.mirt_calibration import MultidimensionalModel
-    from irt.priors import ItemPriors
 
-    refuse_graded_only(standard_errors, collapse_scores)
-    multidimensional = model in (ModelChoice.BIFACTOR, ModelChoice.MIRT)
-    uni = ModelKind.THREE_PL if multidimensional else ModelKind(model.value)
-    with progress_bar(f"calibrating {uni.value.upper()}", total=1.0) as update:
+    with progress_bar(_title(model, continuous is not None), total=1.0) as update:
 
         def progress(done: float, status: str) -> None:
             update(completed=done, description=status)
@@ -361,7 +258,7 @@ def calibrate(
 
         outcome = run_calibration(
             responses,
-            model=uni,
+            model=model.value,
             method=method,
             out=out,
             report=report,
@@ -371,32 +268,50 @@ def calibrate(
             cross_fit=cross_fit,
             cross_fit_lengths=lengths,
             seed=seed,
-            # --priors: every prior the model has a parameter for (ItemPriors.for_model).
-            priors=ItemPriors() if priors else priors_on,
+            # --priors: every prior the model has a parameter for (ItemPriors.for_model);
+            # neither flag: the model's default.
+            priors="all" if priors else priors is not False,
             max_iter=max_iter,
             tol=tol,
             quad_points=quad_points,
             id_column=id_column,
             progress=progress,
             cross_fit_progress=cross_fitting,
-            cross_fit_fallback=fallback,
-            multidimensional=MultidimensionalModel(model.value) if multidimensional else None,
-            dims=dims,
             groups=groups,
             group_column=group_column,
-            guessing=True if guessing is None else guessing,
+            guessing=guessing,
+            dims=dims,
             criterion=None if criterion is None else criterion.value,
+            cross_fit_fallback=fallback,
+            standard_errors=standard_errors.value,
+            collapse_scores=collapse_scores,
+            continuous=continuous,
+            continuous_model=continuous_model.value,
+            continuous_out=continuous_out,
         )
-    for message in outcome.report.data_notes:
-        say(f"note: {message}")
-    if outcome.cross_fit is not None:
-        print_cross_fit(outcome.cross_fit)
-    elif pool is not None and no_cross_fit:  # else a note said why there is none
-        say(
-            "no cross-fit (--no-cross-fit): cat assess will run the IRT design with an "
-            "interval from theta alone"
+    render(outcome, out=out, continuous_out=continuous_out, pool=pool, no_cross_fit=no_cross_fit)
+
+
+def _no_destination(model: ModelChoice, continuous: bool) -> str:
+    """The error of a command that would write nothing (the library would return the fit)."""
+    if continuous:
+        return (
+            "say where both parts' parameters go: --out PARAMS.csv --continuous-out CONTINUOUS.csv"
         )
-    _print_summary(outcome.report, out, pool)
+    if model.continuous:
+        return "say where the parameters go: --out PARAMS.csv"
+    return "say where the parameters go: --out PARAMS.csv and/or --pool DIR"
+
+
+def _title(model: ModelChoice, continuous: bool) -> str:
+    """The progress bar's first words, until the fit says what it is doing."""
+    if continuous:
+        return f"calibrating {model.value} + continuous"
+    if model.graded or model.continuous:
+        return f"calibrating {model.value}"
+    # The multidimensional models are fitted after the 3PL beside them.
+    multidimensional = model in (ModelChoice.BIFACTOR, ModelChoice.MIRT)
+    return f"calibrating {'3PL' if multidimensional else model.value.upper()}"
 
 
 def _lengths(text: str) -> list[int]:
@@ -407,42 +322,3 @@ def _lengths(text: str) -> list[int]:
     if not lengths or min(lengths) < 1:
         raise fail(f"--cross-fit-lengths takes positive whole numbers, got {text!r}")
     return lengths
-
-
-def _print_summary(report: CalibrationReport, out: Path | None, pool: Path | None) -> None:
-    table = Table(title=f"{report.model.upper()} calibration ({report.method})", show_header=False)
-    table.add_column(style="bold", no_wrap=True)
-    table.add_column()
-    table.add_row("subjects x items", f"{report.n_subjects:,} x {report.n_items:,}")
-    table.add_row("responses", f"{report.n_responses:,} ({report.missing_share:.1%} missing)")
-    table.add_row("log-likelihood", f"{report.loglik:,.3f}")
-    state = "converged" if report.converged else "NOT converged"
-    table.add_row("iterations", f"{report.n_iter} ({state})")
-    table.add_row("time", time_text(report.seconds))
-    if report.aic is not None and report.bic is not None:
-        table.add_row("AIC / BIC", f"{report.aic:,.1f} / {report.bic:,.1f}")
-    companion = report.unidimensional
-    if companion is not None:
-        table.add_row("factors", f"{len(report.factors or [])}: {', '.join(report.factors or [])}")
-        table.add_row(
-            f"{companion['model'].upper()} beside it",
-            f"log-likelihood {companion['loglik']:,.3f}, AIC {companion['aic']:,.1f}, "
-            f"BIC {companion['bic']:,.1f}",
-        )
-    for name, s in report.parameters.items():
-        if name == "d" and report.model != "4pl" and companion is None:
-            continue  # the 1PL-3PL have no upper asymptote to show
-        table.add_row(
-            name, f"mean {s['mean']:.3f}  sd {s['sd']:.3f}  range [{s['min']:.3f}, {s['max']:.3f}]"
-        )
-    priors = report.priors
-    table.add_row("priors", ", ".join(prior_text(k, v) for k, v in priors.items()) or "none")
-    stdout.print(table)
-    if out is not None:
-        say(f"parameters written to {out}")
-    if pool is not None:
-        extra = ", mirt_params.csv" if companion is not None else ""
-        say(
-            f"pool {pool} updated: params.csv, reference.jsonl, reference_answers.csv.gz, "
-            f"low_rank.csv{extra}, pool.json"
-        )

@@ -99,22 +99,11 @@ def record_calibration(
                 f"(e.g. {', '.join(unknown[:3])})"
             )
     (pool_dir / CONTINUOUS_PARAMS).unlink(missing_ok=True)
-    if isinstance(params, MixedParams):
-        # A mixed pool: its scored items in params.csv (none, no file), its continuous
-        # items in continuous_params.csv.
-        if params.discrete is not None:
-            write_polytomous_params(params.discrete, pool_dir / "params.csv")
-        else:
-            (pool_dir / "params.csv").unlink(missing_ok=True)
-        if params.continuous is not None:
-            write_continuous_params(params.continuous, pool_dir / CONTINUOUS_PARAMS)
-        manifest.pop("model", None)
-    elif isinstance(params, PolytomousParams):
-        write_polytomous_params(params, pool_dir / "params.csv")
+    model = _write_tables(params, pool_dir)
+    if model is None:
         manifest.pop("model", None)
     else:
-        write_params(params, pool_dir / "params.csv")
-        manifest["model"] = params.model.value
+        manifest["model"] = model
     write_jsonl_rows(reference, pool_dir / "reference.jsonl")
     manifest["calibration"] = provenance
     # Errors measured on an earlier calibration do not describe this one.
@@ -140,6 +129,27 @@ def record_calibration(
         manifest["low_rank"] = low_rank_entry(low_rank)
     # Atomic: a crash mid-write must not leave a truncated manifest behind.
     write_text_atomic(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+
+
+def _write_tables(params: ItemParams | PolytomousParams | MixedParams, folder: Path) -> str | None:
+    """Write the parameter file(s) of ``params``'s family into the pool ``folder``, and
+    return the manifest's ``model``: a 0/1 pool's, None for a pool of scored items (its
+    item types are in params.csv)."""
+    if params.family == "binary":
+        write_params(params, folder / "params.csv")
+        return params.model.value
+    if params.family == "polytomous":
+        write_polytomous_params(params, folder / "params.csv")
+        return None
+    # A mixed pool: its scored items in params.csv (none, no file), its continuous items
+    # in continuous_params.csv.
+    if params.discrete is not None:
+        write_polytomous_params(params.discrete, folder / "params.csv")
+    else:
+        (folder / "params.csv").unlink(missing_ok=True)
+    if params.continuous is not None:
+        write_continuous_params(params.continuous, folder / CONTINUOUS_PARAMS)
+    return None
 
 
 def record_multidimensional(pool_dir: Path, params: MirtParams, entry: dict[str, Any]) -> None:

@@ -1,45 +1,51 @@
-"""``cat calibrate --model crm|beta``: read scores in [0, 1] per item (a similarity such
-as ROUGE-L, not cut into 0..m), fit them on one θ by ``irt.continuous_em``, and write
-the item parameters (``itempool.formats.continuous_params``), the abilities (EAP) and
-the fit report.
+"""The continuous family of ``cat.calibrate`` (``crm``, ``beta``): scores in [0, 1] per
+item (a similarity such as ROUGE-L, not cut into 0..m) fitted on one θ by
+``irt.continuous_em``, written in ``itempool.formats.continuous_params``'s CSV, with EAP
+abilities.
 
 The items are fitted under ``ContinuousPriors.weakly_informative`` unless told
 otherwise, as the graded path fits under its weakly informative priors: tens of
 language models give few answers per item. ``priors=False`` is plain marginal ML.
 Scores of exactly 0 or 1 are clipped to [ε, 1 − ε]; the report counts them. Pools do
-not take continuous items yet, so this writes files only.
+not take continuous items on their own yet (a mixed pool does, ``mixed_calibration``).
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cat.errors import CatError
-from cat.pools.graded_calibration import MIN_SUBJECTS, as_abilities
-from cat.pools.loading import check_output_folders
+from cat.pools.calibration_steps import (
+    CalibrationRequest,
+    Family,
+    Fitted,
+    given_responses,
+    refuse_given,
+)
+from cat.pools.graded_calibration import as_abilities, at_least_min_subjects
 from cat.pools.report_keys import FitReportHead, scored_fit_figures, value_stats
 from cat.provenance import package_version, utc_now
-from irt.continuous import ContinuousParams
 from irt.continuous_em import ContinuousCalibrator
-from irt.continuous_kernels import DEFAULT_EPSILON
 from irt.continuous_priors import ContinuousPriors
 from irt.continuous_responses import ContinuousResponses
-from irt.continuous_scoring import continuous_scores
+from irt.continuous_scoring import ContinuousScores, continuous_scores
 from irt.errors import DataWarning
-from irt.fit import FitProgress
+from irt.names import CalibrationMethod
+from irt.scoring import Abilities, AbilityMethod
+from itempool import QuestionSet
 from itempool.formats.continuous_params import write_continuous_params
-from itempool.formats.params import write_abilities
 from itempool.formats.scores import read_continuous_responses
 
 __all__ = [
     "AUTO_SE_MAX_PARAMETERS",
+    "CONTINUOUS",
     "CONTINUOUS_MODELS",
-    "ContinuousCalibrationOutcome",
     "ContinuousCalibrationReport",
-    "calibrate_continuous",
+    "check_on_off_priors",
+    "oakes_unless_too_many",
 ]
 
 #: The models of a continuous item.
@@ -72,89 +78,102 @@ class ContinuousCalibrationReport(FitReportHead):
 
 
 @dataclass(frozen=True)
-class ContinuousCalibrationOutcome:
-    """What ``calibrate_continuous`` produced, and which files it wrote."""
+class ContinuousFit:
+    """What the later steps take from a continuous fit: the scores and the calibrator."""
 
-    report: ContinuousCalibrationReport
-    params: ContinuousParams
-    written: list[Path] = field(default_factory=list)
+    data: ContinuousResponses
+    fit: ContinuousCalibrator
 
 
-def calibrate_continuous(
-    responses: Path,
-    *,
-    model: str = "beta",
-    out: Path | None = None,
-    report: Path | None = None,
-    abilities: Path | None = None,
-    seed: int = 0,
-    priors: bool = True,
-    max_iter: int = 500,
-    tol: float = 1e-4,
-    quad_points: int = 61,
-    id_column: bool = True,
-    standard_errors: str = "auto",
-    epsilon: float = DEFAULT_EPSILON,
-    progress: FitProgress | None = None,
-) -> ContinuousCalibrationOutcome:
-    """Fit ``model`` ("crm" or "beta") to every item of the scores in ``responses``
-    (``itempool.formats.scores``' files) and write the parameters to ``out``, the EAP
-    abilities to ``abilities`` and the report to ``report``. ``standard_errors``:
-    "auto" (observed information up to ``AUTO_SE_MAX_PARAMETERS`` free parameters),
-    "oakes" or "none". EM is deterministic: ``seed`` is only recorded.
-
-    Raises:
-        CatError: a setting, the data or an output folder is unusable.
-        IRTError: the file is unreadable or malformed.
-    """
-    if model not in CONTINUOUS_MODELS:
-        raise CatError(f"unknown continuous model {model!r}; choose from crm, beta")
-    if standard_errors not in ("auto", "oakes", "none"):
+def _check(request: CalibrationRequest) -> None:
+    given = (
+        ("--method bayes", request.method is CalibrationMethod.BAYES),
+        ("--groups", request.groups is not None),
+        ("--dims", request.dims is not None),
+        ("--criterion", request.criterion is not None),
+        ("--pool (pools do not take continuous items yet; write --out)", request.pool is not None),
+        ("--cross-fit", request.cross_fit is not None),
+        ("--guessing", request.guessing is not None),
+        ("--collapse-scores", request.collapse_scores),
+        (
+            f"--scoring {request.scoring.value} (the abilities are EAP)",
+            request.scoring is not AbilityMethod.EAP,
+        ),
+    )
+    refuse_given(given, f"{{flag}} does not apply to --model {request.model}")
+    if request.standard_errors not in ("auto", "oakes", "none"):
         raise CatError(
-            f"--standard-errors {standard_errors} is not available for continuous items; "
-            "use auto, oakes or none"
+            f"--standard-errors {request.standard_errors} is not available for continuous "
+            "items; use auto, oakes or none"
         )
-    if out is None:
-        raise CatError("say where the parameters go: --out PARAMS.csv")
-    check_output_folders(out, report, abilities)
-    data = read_continuous_responses(responses, id_column=id_column)
-    answering = int(data.observed.any(axis=1).sum())
-    if answering < MIN_SUBJECTS:
-        raise CatError(
-            f"{responses.name}: {answering} subject(s) with answers; a continuous "
-            f"calibration needs at least {MIN_SUBJECTS}"
-        )
-    se_method, notes = _se_method(standard_errors, data.n_items)
+    check_on_off_priors(request, "continuous")
+
+
+def check_on_off_priors(request: CalibrationRequest, what: str) -> None:
+    """Refuse priors other than on or off (the continuous and mixed fits take no others)
+    and item types (which the graded models take)."""
+    if not isinstance(request.priors, bool | str):
+        raise CatError(f"priors for {what} items are True, False or 'all'")
+    if request.item_types is not None:
+        raise CatError("item_types are for --model graded, gpcm and sequential only")
+
+
+def _read(request: CalibrationRequest, questions: QuestionSet | None) -> ContinuousResponses:
+    if request.source is None:
+        data = given_responses(request, ContinuousResponses, "a ContinuousResponses")
+    else:
+        data = read_continuous_responses(request.source, id_column=request.id_column)
+    at_least_min_subjects(
+        data.observed,
+        f"{request.name}: {{answering}} subject(s) with answers; a continuous calibration",
+    )
+    return data
+
+
+def _fit(
+    request: CalibrationRequest,
+    data: ContinuousResponses,
+    questions: QuestionSet | None,
+    fold_note: str | None,
+) -> Fitted[ContinuousFit]:
+    """The model fitted to every item under weakly informative priors (or none); the
+    data's warnings become the report's notes."""
+    model = request.model
+    se_method, notes = _se_method(request.standard_errors, data.n_items)
     calibrator = ContinuousCalibrator(
         model,
-        priors=ContinuousPriors.weakly_informative() if priors else ContinuousPriors.none(),
-        epsilon=epsilon,
-        n_quad=quad_points,
-        tol=tol,
-        max_iter=max_iter,
+        priors=ContinuousPriors.weakly_informative()
+        if request.priors_on
+        else ContinuousPriors.none(),
+        epsilon=request.epsilon,
+        n_quad=request.quad_points,
+        tol=request.tol,
+        max_iter=request.max_iter,
         standard_errors=se_method,
     )
-    if progress is not None:
-        progress(0.0, f"fitting the {model} model")
+    request.tell(0.0, f"fitting the {model} model")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DataWarning)
         fit = calibrator.fit(data)
     notes += [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
-    fit_report = _report(responses, data, fit, model, seed, notes)
-    write_continuous_params(fit.params_, out)
-    written = [out]
-    if abilities is not None:
-        if progress is not None:
-            progress(0.95, "scoring the subjects (eap)")
-        scores = continuous_scores(data, fit.params_)
-        write_abilities(as_abilities(scores, "eap"), abilities)
-        written.append(abilities)
-    if report is not None:
-        fit_report.write_json(report)
-        written.append(report)
-    if progress is not None:
-        progress(1.0, f"{model} model fitted")
-    return ContinuousCalibrationOutcome(fit_report, fit.params_, written)
+    report = _report(request, data, fit, notes)
+    return Fitted(report, fit.params_, ContinuousFit(data, fit), done=f"{model} model fitted")
+
+
+def _write(request: CalibrationRequest, fitted: Fitted[ContinuousFit]) -> list[Path]:
+    if request.out is None:
+        return []
+    write_continuous_params(fitted.detail.fit.params_, request.out)
+    return [request.out]
+
+
+def _score(request: CalibrationRequest, fitted: Fitted[ContinuousFit]) -> ContinuousScores:
+    request.tell(0.95, "scoring the subjects (eap)")
+    return continuous_scores(fitted.detail.data, fitted.detail.fit.params_)
+
+
+def _abilities(scores: ContinuousScores) -> Abilities:
+    return as_abilities(scores, "eap")
 
 
 def _se_method(choice: str, n_items: int) -> tuple[str | None, list[str]]:
@@ -188,11 +207,9 @@ def _used_priors(described: dict[str, Any], parts: dict[str, Any]) -> dict[str, 
 
 
 def _report(
-    source: Path,
+    request: CalibrationRequest,
     data: ContinuousResponses,
     fit: ContinuousCalibrator,
-    model: str,
-    seed: int,
     notes: list[str],
 ) -> ContinuousCalibrationReport:
     params = fit.params_
@@ -206,16 +223,29 @@ def _report(
     described = fit.describe()
     kinds = [t.value for t in params.item_types]
     return ContinuousCalibrationReport(
-        **scored_fit_figures(fit, model, observed, kinds),
+        **scored_fit_figures(fit, request.model, observed, kinds),
         parameters={name: value_stats(values) for name, values in parts.items()},
         priors=_used_priors(fit.priors_.describe(), parts),
         standard_errors=fit.standard_errors,
         epsilon=fit.epsilon_,
         n_clipped=fit.n_clipped_,
-        seed=seed,
+        seed=request.seed,
         settings={k: described[k] for k in ("method", "n_quad", "bound", "tol", "max_iter")},
         data_notes=notes,
-        input=str(source),
+        input=request.input,
         package_version=package_version(),
         created=utc_now(),
     )
+
+
+CONTINUOUS: Family[ContinuousResponses, ContinuousFit, ContinuousScores] = Family(
+    name="continuous",
+    models=CONTINUOUS_MODELS,
+    check=_check,
+    read=_read,
+    fit=_fit,
+    write=_write,
+    score=_score,
+    abilities=_abilities,
+    store=None,
+)

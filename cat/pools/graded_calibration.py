@@ -1,14 +1,12 @@
-"""``cat calibrate --model graded|gpcm|sequential`` as one function: read scores 0..m per
-item, fit them on one θ by ``irt.polytomous_em.PolytomousCalibrator``, and write the
-item parameters (``itempool.formats.polytomous_params``'s CSV), the abilities and the fit report.
+"""The graded family of ``cat.calibrate`` (``graded``, ``gpcm``, ``sequential``): scores
+0..m per item fitted on one θ by ``irt.polytomous_em.PolytomousCalibrator``, written in
+``itempool.formats.polytomous_params``'s CSV; in a pool, read on its items' scales and
+stored with the references' scores (``cat.pools.scored_pool``).
 
-    outcome = calibrate_scored(Path("scores.jsonl"), model="graded", out=Path("params.csv"))
-    outcome.report.loglik
-
-Every item with three or more score categories gets ``model``; an item with two gets
-the 2PL, or the 3PL with ``guessing``. Binary items of a rating-scale file are rare
-and their answers are not multiple choice, so no guessing is the default (unlike the
-binary path's 3PL).
+Every item with three or more score categories gets the model asked for; an item with
+two gets the 2PL, or the 3PL with ``guessing``. Binary items of a rating-scale file are
+rare and their answers are not multiple choice, so no guessing is the default (unlike
+the binary path's 3PL).
 
 The items are fitted Bayes modal under ``PolytomousPriors.weakly_informative`` unless
 told otherwise, as the binary path fits its 3PL under priors: tens of language models
@@ -19,43 +17,51 @@ the cross-fit of a scored pool, ``cat.prediction.scored_cross_fit``, uses the sa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from cat.engine.registry import DesignName
 from cat.errors import CatError
-from cat.pools.graded_report import GradedCalibrationReport, graded_report
-from cat.pools.loading import check_output_folders, read_pool_questions
+from cat.pools.calibration_steps import (
+    CalibrationRequest,
+    Family,
+    Fitted,
+    Priors,
+    Stored,
+    given_responses,
+    refuse_given,
+)
+from cat.pools.graded_report import graded_report
 from cat.pools.scored_data import collapsed_scores, refuse_skipped_scores, scored_data_notes
 from cat.pools.scored_pool import pool_item_types, read_pool_scores, record_scored_pool
-from cat.prediction.cross_fit import fold_count
 from irt.continuous_scoring import ContinuousScores
-from irt.fit import FitProgress
 from irt.mixed_scoring import MixedScores
-from irt.polytomous import ItemType, PolytomousParams
+from irt.names import CalibrationMethod
+from irt.polytomous import ItemType
 from irt.polytomous_em import PolytomousCalibrator
 from irt.polytomous_priors import PolytomousPriors
 from irt.polytomous_responses import PolytomousResponses
 from irt.polytomous_scoring import PolytomousScores, polytomous_scores
 from irt.polytomous_start import resolve_item_types
 from irt.scoring import Abilities, AbilityMethod
-from itempool import PredictionErrors, QuestionSet
-from itempool.formats.params import write_abilities
+from itempool import QuestionSet
 from itempool.formats.polytomous_params import write_polytomous_params
 from itempool.formats.responses import read_scored_responses
 
 __all__ = [
     "AUTO_SE_MAX_PARAMETERS",
+    "GRADED",
     "GRADED_MODELS",
     "MIN_SUBJECTS",
     "SE_CHOICES",
-    "GradedCalibrationOutcome",
-    "GradedCalibrationReport",
-    "calibrate_scored",
+    "as_abilities",
+    "at_least_min_subjects",
     "item_types_for",
+    "on_pool_scales",
 ]
 
 #: The models an item with three or more score categories can be given.
@@ -73,158 +79,190 @@ _SCORINGS = (AbilityMethod.EAP, AbilityMethod.MAP)  # what polytomous_scores off
 
 
 @dataclass(frozen=True)
-class GradedCalibrationOutcome:
-    """What ``calibrate_scored`` produced, and which files it wrote."""
+class GradedFit:
+    """What the later steps take from a graded fit: the scores fitted (renumbered with
+    ``collapse_scores``) and the calibrator."""
 
-    report: GradedCalibrationReport
-    params: PolytomousParams
-    abilities: PolytomousScores | None = None
-    written: list[Path] = field(default_factory=list)
-    # The IRT design's cross-fitted errors stored in the pool (None without).
-    cross_fit: PredictionErrors | None = None
+    data: PolytomousResponses
+    fit: PolytomousCalibrator
 
 
-def calibrate_scored(
-    responses: Path,
-    *,
-    model: str = "graded",
-    out: Path | None = None,
-    report: Path | None = None,
-    abilities: Path | None = None,
-    scoring: AbilityMethod | str = AbilityMethod.EAP,
-    seed: int = 0,
-    priors: bool | PolytomousPriors = True,
-    max_iter: int = 500,
-    tol: float = 1e-4,
-    quad_points: int = 61,
-    id_column: bool = True,
-    standard_errors: str = "auto",
-    guessing: bool | None = None,
-    collapse_scores: bool = False,
-    item_types: Mapping[str, ItemType | str] | None = None,
-    progress: FitProgress | None = None,
-    pool: Path | None = None,
-    cross_fit: int | None = None,
-    cross_fit_lengths: Sequence[int] = (100, 250),
-    cross_fit_progress: Callable[[str, float], None] | None = None,
-    cross_fit_fallback: bool = False,
-) -> GradedCalibrationOutcome:
-    """Fit ``model`` ("graded", "gpcm" or "sequential") to the scores in ``responses``
-    (``itempool.formats.responses.read_scored_responses``' files) and write the item parameters to
-    ``out``, the abilities (``scoring`` "eap" or "map") to ``abilities`` and the fit
-    report to ``report``.
-
-    Items with two categories are 2PL, or 3PL with ``guessing``; ``item_types`` (item
-    id -> type) overrides that for the items it names. ``pool`` (a pool folder) reads
-    the scores on its items' scales, gives its single-choice items the 3PL unless
-    ``guessing`` is False, and stores the calibration there
-    (``cat.pools.scored_pool``), with the IRT design's errors cross-fitted in
-    ``cross_fit`` folds at ``cross_fit_lengths`` items (none when None;
-    ``cross_fit_progress(what, fraction done)`` follows them; with ``cross_fit_fallback``,
-    the folds being a default, too few subjects for them give leave-one-out and a note).
-    ``priors``: True for ``PolytomousPriors.weakly_informative``, False for none (plain
-    marginal ML), or the priors to use. ``standard_errors``: one of ``SE_CHOICES`` ("auto": see
-    ``AUTO_SE_MAX_PARAMETERS``). ``collapse_scores`` renumbers each item's observed
-    scores 0..K−1 as R mirt does (scores 1..4 become 0..3); without it, an item with a
-    score nobody gave below its top one is fitted as it is under priors that identify
-    it, and refused under others. EM is deterministic: ``seed`` is only recorded.
-    ``progress(fraction done, what)`` follows the stages.
-
-    Raises:
-        CatError: a setting, the data or an output folder is unusable.
-        IRTError: the file is unreadable or malformed, or an item cannot be fitted.
-    """
-    kind = _graded_type(model)
-    method = _scoring(scoring)
-    if standard_errors not in SE_CHOICES:
+def _check(request: CalibrationRequest) -> None:
+    given = (
+        ("--method bayes", request.method is CalibrationMethod.BAYES),
+        ("--groups", request.groups is not None),
+        ("--dims", request.dims is not None),
+        ("--criterion", request.criterion is not None),
+    )
+    refuse_given(given, f"{{flag}} does not apply to --model {request.model}")
+    if request.scoring not in _SCORINGS:
+        names = ", ".join(m.value for m in _SCORINGS)
         raise CatError(
-            f"unknown standard errors {standard_errors!r}; choose from {', '.join(SE_CHOICES)}"
+            f"--scoring {request.scoring.value} is not available for graded models; use {names}"
         )
-    if out is None and pool is None:
-        raise CatError("say where the parameters go: --out PARAMS.csv and/or --pool DIR")
-    if pool is not None and collapse_scores:
+    if request.standard_errors not in SE_CHOICES:
+        raise CatError(
+            f"unknown standard errors {request.standard_errors!r}; "
+            f"choose from {', '.join(SE_CHOICES)}"
+        )
+    if request.pool is not None and request.collapse_scores:
         raise CatError(
             "--collapse-scores would move the pool's scores off the scale of its items "
             "(max_score in items.jsonl): calibrate the pool on its own scores"
         )
-    if cross_fit is not None and pool is None:
-        raise CatError("--cross-fit stores its errors in a pool: give --pool DIR")
-    if cross_fit is not None and cross_fit < 2:
-        raise CatError(f"--cross-fit needs at least 2 folds, got {cross_fit}")
-    # Built before any work, so that it refuses a bad setting (tol, quadrature) first;
-    # the item types, priors and standard errors follow from the data.
+    if isinstance(request.priors, PolytomousPriors | bool | str):
+        return
+    raise CatError("priors for the graded models are True, False, 'all' or a PolytomousPriors")
+
+
+def at_least_min_subjects(observed: Any, what: str) -> None:
+    """Refuse data with fewer than ``MIN_SUBJECTS`` subjects who answered anything
+    (``what`` says whose, as the message begins)."""
+    answering = int(observed.any(axis=1).sum())
+    if answering < MIN_SUBJECTS:
+        raise CatError(f"{what.format(answering=answering)} needs at least {MIN_SUBJECTS}")
+
+
+def _read(request: CalibrationRequest, questions: QuestionSet | None) -> PolytomousResponses:
+    """The scores (on the pool's scales when there is a pool), if enough subjects
+    answered."""
+    if request.source is None:
+        data = given_responses(request, PolytomousResponses, "a PolytomousResponses")
+        if questions is not None:
+            data = on_pool_scales(data, questions)
+    elif questions is not None:
+        data = read_pool_scores(request.source, questions, request.id_column)
+    else:
+        data = read_scored_responses(request.source, id_column=request.id_column)
+    at_least_min_subjects(
+        data.observed,
+        f"{request.name}: {{answering}} subject(s) with answers; a graded calibration",
+    )
+    return data
+
+
+def on_pool_scales(data: PolytomousResponses, questions: QuestionSet) -> PolytomousResponses:
+    """Scores given in memory, on the scales of the pool's items (0..max_score)."""
+    tops = {item.id: item.max_score + 1 for item in questions.items}
+    unknown = [item for item in data.item_ids if item not in tops]
+    if unknown:
+        raise CatError(
+            f"{len(unknown)} answered item(s) are not in the pool (e.g. {', '.join(unknown[:3])})"
+        )
+    return PolytomousResponses.from_array(
+        data.as_float(), data.subject_ids, data.item_ids, [tops[i] for i in data.item_ids]
+    )
+
+
+def _fit(
+    request: CalibrationRequest,
+    data: PolytomousResponses,
+    questions: QuestionSet | None,
+    fold_note: str | None,
+) -> Fitted[GradedFit]:
+    """Each item's type and priors from the data (and the pool), the standard errors
+    that are affordable, the fit and its report."""
+    kind = ItemType(request.model)
+    guessing = request.guessing
     calibrator = PolytomousCalibrator(
-        n_quad=quad_points, tol=tol, max_iter=max_iter, standard_errors=None
+        n_quad=request.quad_points,
+        tol=request.tol,
+        max_iter=request.max_iter,
+        standard_errors=None,
     )
-    check_output_folders(out, report, abilities)
-    questions = read_pool_questions(pool) if pool is not None else None
-    data = _read(responses, id_column, questions)
-    fold_note = None
-    if cross_fit is not None:
-        cross_fit, fold_note = fold_count(data.n_subjects, cross_fit, not cross_fit_fallback)
-    data, renumbered = collapsed_scores(data) if collapse_scores else (data, {})
-    overrides: Mapping[str, ItemType | str] | None = item_types
+    data, renumbered = collapsed_scores(data) if request.collapse_scores else (data, {})
+    overrides: Mapping[str, ItemType | str] | None = request.item_types
     if questions is not None:
-        overrides = {**pool_item_types(questions, data, kind, guessing), **(item_types or {})}
+        overrides = {
+            **pool_item_types(questions, data, kind, guessing),
+            **(request.item_types or {}),
+        }
     calibrator.item_types = item_types_for(data, kind, bool(guessing), overrides)
-    calibrator.priors = _priors(priors, calibrator.item_types)
+    calibrator.priors = _priors(request.priors, calibrator.item_types)
     if not calibrator.priors.identifying:
-        refuse_skipped_scores(data, responses.name)
+        refuse_skipped_scores(data, request.name)
     calibrator.standard_errors, se_note = _se_method(
-        standard_errors, calibrator.item_types, data.n_categories, data.n_subjects
+        request.standard_errors, calibrator.item_types, data.n_categories, data.n_subjects
     )
-    _tell(progress, 0.0, f"fitting the {kind.value} model")
+    request.tell(0.0, f"fitting the {kind.value} model")
     fit = calibrator.fit(data)
     settings = {
-        "standard_errors_requested": standard_errors,
+        "standard_errors_requested": request.standard_errors,
         # Without a choice: none off a pool, the 3PL for its single-choice items on one.
-        "guessing": "single-choice items" if guessing is None and pool else bool(guessing),
-        "collapse_scores": collapse_scores,
-        "scoring": method.value,
+        "guessing": "single-choice items" if guessing is None and request.pool else bool(guessing),
+        "collapse_scores": request.collapse_scores,
+        "scoring": request.scoring.value,
     }
     notes = scored_data_notes(data, renumbered) + [n for n in (se_note, fold_note) if n]
-    fit_report = graded_report(
-        responses,
+    report = graded_report(
+        request.input,
         data,
         fit,
         kind.value,
-        seed=seed,
+        seed=request.seed,
         settings=settings,
         notes=notes,
         renumbered=renumbered,
     )
-    written = []
-    if out is not None:
-        write_polytomous_params(fit.params_, out)
-        written.append(out)
-    scores = None
-    if abilities is not None or pool is not None:
-        _tell(progress, 0.95, f"scoring the subjects ({method.value})")
-        scores = polytomous_scores(data, fit.params_, method.value)
-    if abilities is not None and scores is not None:
-        write_abilities(as_abilities(scores, scores.method), abilities)
-        written.append(abilities)
-    errors = None
-    if pool is not None and questions is not None and scores is not None:
-        stored = record_scored_pool(
-            pool,
-            questions,
-            data,
-            fit.params_,
-            scores,
-            _provenance(responses, data, fit, kind, seed, method),
-            cross_fit=cross_fit,
-            lengths=cross_fit_lengths,
-            seed=seed,
-            progress=cross_fit_progress,
-        )
-        errors = stored.errors
-        written.extend(stored.written)
-    if report is not None:
-        fit_report.write_json(report)
-        written.append(report)
-    _tell(progress, 1.0, f"{kind.value} model fitted")
-    return GradedCalibrationOutcome(fit_report, fit.params_, scores, written, errors)
+    return Fitted(report, fit.params_, GradedFit(data, fit), done=f"{kind.value} model fitted")
+
+
+def _write(request: CalibrationRequest, fitted: Fitted[GradedFit]) -> list[Path]:
+    if request.out is None:
+        return []
+    write_polytomous_params(fitted.detail.fit.params_, request.out)
+    return [request.out]
+
+
+def _score(request: CalibrationRequest, fitted: Fitted[GradedFit]) -> PolytomousScores:
+    request.tell(0.95, f"scoring the subjects ({request.scoring.value})")
+    detail = fitted.detail
+    return polytomous_scores(detail.data, detail.fit.params_, request.scoring.value)
+
+
+def _abilities(scores: PolytomousScores) -> Abilities:
+    return as_abilities(scores, scores.method)
+
+
+def _store(
+    request: CalibrationRequest,
+    fitted: Fitted[GradedFit],
+    scores: PolytomousScores,
+    questions: QuestionSet,
+    folds: int | None,
+) -> Stored:
+    """The pool's params.csv, references and their scores (``cat.pools.scored_pool``),
+    with the IRT design's cross-fitted errors."""
+    assert request.pool is not None
+    data, fit = fitted.detail.data, fitted.detail.fit
+    kinds = [t.value for t in fit.params_.item_types]
+    provenance = {
+        "method": "em",
+        "model": request.model,
+        "item_types": {k: kinds.count(k) for k in sorted(set(kinds))},
+        "priors": fit.priors_.describe(),
+        "seed": request.seed,
+        "n_subjects": data.n_subjects,
+        "n_items": data.n_items,
+        "loglik": fit.loglik_,
+        "converged": fit.converged_,
+        "scoring": request.scoring.value,
+        "source": request.name,
+    }
+    stored = record_scored_pool(
+        request.pool,
+        questions,
+        data,
+        fit.params_,
+        scores,
+        provenance,
+        cross_fit=folds,
+        lengths=request.cross_fit_lengths,
+        seed=request.seed,
+        progress=request.cross_fit_progress,
+    )
+    errors = None if stored.errors is None else {DesignName.IRT.value: stored.errors}
+    return Stored(errors, stored.written)
 
 
 def item_types_for(
@@ -246,66 +284,7 @@ def item_types_for(
     return resolve_item_types(rule, data)
 
 
-def _graded_type(model: str) -> ItemType:
-    if model not in GRADED_MODELS:
-        raise CatError(f"unknown graded model {model!r}; choose from {', '.join(GRADED_MODELS)}")
-    return ItemType(model)
-
-
-def _scoring(scoring: AbilityMethod | str) -> AbilityMethod:
-    names = ", ".join(m.value for m in _SCORINGS)
-    try:
-        method = AbilityMethod(scoring)
-    except ValueError:
-        raise CatError(f"unknown scoring {scoring!r}; choose from {names}") from None
-    if method not in _SCORINGS:
-        raise CatError(f"--scoring {method.value} is not available for graded models; use {names}")
-    return method
-
-
-def _read(path: Path, id_column: bool, questions: QuestionSet | None) -> PolytomousResponses:
-    """The scores in ``path`` (on the pool's scales when it has ``questions``), if
-    enough subjects answered."""
-    raw = (
-        read_pool_scores(path, questions, id_column)
-        if questions is not None
-        else read_scored_responses(path, id_column=id_column)
-    )
-    answering = int(raw.observed.any(axis=1).sum())
-    if answering < MIN_SUBJECTS:
-        raise CatError(
-            f"{path.name}: {answering} subject(s) with answers; a graded calibration needs "
-            f"at least {MIN_SUBJECTS}"
-        )
-    return raw
-
-
-def _provenance(
-    source: Path,
-    data: PolytomousResponses,
-    fit: PolytomousCalibrator,
-    model: ItemType,
-    seed: int,
-    scoring: AbilityMethod,
-) -> dict[str, Any]:
-    """pool.json's ``calibration`` entry."""
-    kinds = [t.value for t in fit.params_.item_types]
-    return {
-        "method": "em",
-        "model": model.value,
-        "item_types": {k: kinds.count(k) for k in sorted(set(kinds))},
-        "priors": fit.priors_.describe(),
-        "seed": seed,
-        "n_subjects": data.n_subjects,
-        "n_items": data.n_items,
-        "loglik": fit.loglik_,
-        "converged": fit.converged_,
-        "scoring": scoring.value,
-        "source": source.name,
-    }
-
-
-def _priors(priors: bool | PolytomousPriors, types: Sequence[ItemType]) -> PolytomousPriors:
+def _priors(priors: Priors, types: Sequence[ItemType]) -> PolytomousPriors:
     if isinstance(priors, PolytomousPriors):
         return priors
     return PolytomousPriors.weakly_informative(types) if priors else PolytomousPriors.none()
@@ -351,6 +330,14 @@ def as_abilities(
     )
 
 
-def _tell(progress: FitProgress | None, done: float, what: str) -> None:
-    if progress is not None:
-        progress(done, what)
+GRADED: Family[PolytomousResponses, GradedFit, PolytomousScores] = Family(
+    name="graded",
+    models=GRADED_MODELS,
+    check=_check,
+    read=_read,
+    fit=_fit,
+    write=_write,
+    score=_score,
+    abilities=_abilities,
+    store=_store,
+)

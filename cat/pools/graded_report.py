@@ -4,7 +4,6 @@ parameters, the priors and the provenance."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,7 +46,7 @@ class GradedCalibrationReport(FitReportHead):
 
 
 def graded_report(
-    source: Path,
+    source: str,
     data: PolytomousResponses,
     fit: PolytomousCalibrator,
     model: str,
@@ -57,8 +56,8 @@ def graded_report(
     notes: list[str],
     renumbered: dict[str, list[int]],
 ) -> GradedCalibrationReport:
-    """The report of ``fit`` of ``model`` (to ``data``, read from ``source``);
-    ``settings`` adds to the calibrator's."""
+    """The report of ``fit`` of ``model`` (to ``data``, read from ``source``, the
+    report's ``input``); ``settings`` adds to the calibrator's."""
     observed = data.observed
     params = fit.params_
     kinds = [t.value for t in params.item_types]
@@ -78,7 +77,7 @@ def graded_report(
         },
         data_notes=notes,
         renumbered_scores=renumbered or None,
-        input=str(source),
+        input=source,
         package_version=package_version(),
         created=utc_now(),
     )

@@ -34,11 +34,8 @@ NOT_A_POOL = "a file, not a pool folder (a pool folder holds pool.json and items
 #: (inside their bodies, so a replacement in the module is what they call).
 WORK = [
     "cat.pools.calibration_job.calibrate",
-    "cat.pools.graded_calibration.calibrate_scored",
-    "cat.pools.continuous_calibration.calibrate_continuous",
-    "cat.pools.mixed_calibration.calibrate_mixed",
     "cat.engine.simulate_job.simulate",
-    "cat.prediction.validation_report.validate",
+    "cat.validation.report.validate",
     "cat.assessment.assess.assess",
     "cat.pools.loading.load_pool",
     "cat.pools.loading.read_pool_questions",

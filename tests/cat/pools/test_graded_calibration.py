@@ -1,6 +1,6 @@
-"""``calibrate_scored``: graded, gpcm and sequential calibration of scores 0..m from a
-file — recovery, the report, the parameter and ability files, R mirt's Science figures,
-and each bad input refused in one line."""
+"""``cat.calibrate`` of the graded models: graded, gpcm and sequential calibration of
+scores 0..m from a file — recovery, the report, the parameter and ability files, R
+mirt's Science figures, and each bad input refused in one line."""
 
 from __future__ import annotations
 
@@ -13,12 +13,8 @@ import pytest
 
 from cat.errors import CatError
 from cat.pools import graded_calibration
-from cat.pools.graded_calibration import (
-    MIN_SUBJECTS,
-    GradedCalibrationOutcome,
-    calibrate_scored,
-)
-from irt.errors import IRTError, ResponseDataError
+from cat.pools.calibration_job import CalibrationOutcome, calibrate
+from cat.pools.graded_calibration import MIN_SUBJECTS
 from irt.polytomous import ItemType, PolytomousParams
 from irt.polytomous_em import PolytomousCalibrator
 from irt.polytomous_estep import polytomous_log_likelihood
@@ -69,6 +65,11 @@ WEAK_PRIORS = {
     "d": {"dist": "normal", "mean": 0.0, "sd": 3.0},
 }
 BETA_C = {"c": {"dist": "beta", "alpha": 3.0, "beta": 15.0}}
+
+
+def calibrate_scored(responses: Path, **settings: object) -> CalibrationOutcome:
+    """``cat.calibrate`` with the graded model unless another is given."""
+    return calibrate(responses, **{"model": "graded", **settings})  # type: ignore[arg-type]
 
 
 def truth(seed: int = 3, kind: str = "graded") -> PolytomousParams:
@@ -283,14 +284,13 @@ def test_notes_name_subjects_without_information(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "error", "message"),
     [
-        ({"model": "grm"}, CatError, "unknown graded model 'grm'; choose from graded, gpcm"),
-        ({"model": "2PL"}, CatError, "unknown graded model '2PL'"),
+        ({"model": "grm"}, CatError, "unknown model 'grm'; choose from 1pl, 2pl, 3pl, 4pl"),
+        ({"model": "nominal"}, CatError, "unknown model 'nominal'"),
         ({"scoring": "wle"}, CatError, "--scoring wle is not available for graded models"),
         ({"standard_errors": "louis"}, CatError, "unknown standard errors 'louis'"),
-        ({"out": None}, CatError, "say where the parameters go: --out PARAMS.csv"),
-        ({"item_types": {"g03": "3PL"}}, IRTError, "item 'g03' has 4 score categories; a 3PL"),
+        ({"item_types": {"g03": "3PL"}}, CatError, "item 'g03' has 4 score categories; a 3PL"),
         ({"item_types": {"nope": "3PL"}}, CatError, "item types are given for 'nope'"),
-        ({"tol": 0.0}, IRTError, "tol must be positive"),
+        ({"tol": 0.0}, CatError, "tol must be positive"),
     ],
 )
 def test_bad_settings_are_refused_in_one_line(
@@ -313,7 +313,7 @@ def test_bad_data_are_refused_in_one_line(tmp_path: Path) -> None:
         path = tmp_path / name
         if content is not None:
             path.write_text(content)
-        with pytest.raises(ResponseDataError, match=message):
+        with pytest.raises(CatError, match=message):
             calibrate_scored(path, out=tmp_path / "p.csv")
     few, _ = simulate(truth(), MIN_SUBJECTS - 1)
     path = _write(few, tmp_path / "few.jsonl")
@@ -336,7 +336,7 @@ def test_science_graded_is_at_least_mirts_fit(shared_data: Path, tmp_path: Path)
     coefficients; the sequential model's is mirt's."""
     path = shared_data / "human" / "polytomous" / "Science.csv"
 
-    def as_mirt(model: str) -> GradedCalibrationOutcome:
+    def as_mirt(model: str) -> CalibrationOutcome:
         return calibrate_scored(
             path,
             model=model,
