@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import sys
 from collections.abc import Iterator
-from fnmatch import fnmatch
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,15 +31,6 @@ CLASSES = frozenset(
         "MirtPolytomousParams",
         "BifactorParams",
     }
-)
-
-#: Being rewritten into one calibration path by another change of issue 29; their
-#: checks go with that rewrite, and then this allow-list goes too.
-ALLOWED = (
-    "cat/pools/calibration_job.py",
-    "cat/pools/calibration.py",
-    "cat/pools/*_calibration.py",
-    "cat/cli/calibrate*.py",
 )
 
 
@@ -99,12 +89,8 @@ def _sources() -> Iterator[tuple[str, Path]]:
 
 
 def offending() -> list[str]:
-    """Every check outside the allow-list, as ``path:line: source``."""
-    out = []
-    for rel, path in _sources():
-        if not any(fnmatch(rel, pattern) for pattern in ALLOWED):
-            out.extend(f"{rel}:{line}: {source}" for line, source in checks(path))
-    return out
+    """Every check, as ``path:line: source``."""
+    return [f"{rel}:{line}: {source}" for rel, path in _sources() for line, source in checks(path)]
 
 
 def test_no_parameter_class_checks_above_irt() -> None:
@@ -130,13 +116,6 @@ def test_the_scan_finds_each_form(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert [line for line, _ in checks(sample)] == [3, 4, 5, 6, 8]
-
-
-def test_the_allow_list_names_files_that_exist() -> None:
-    # A stale pattern would hide nothing and should go (or the list with it).
-    modules = [rel for rel, _ in _sources()]
-    for pattern in ALLOWED:
-        assert any(fnmatch(rel, pattern) for rel in modules), pattern
 
 
 if __name__ == "__main__":
