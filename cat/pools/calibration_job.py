@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from cat import arguments as check
 from cat.arguments import PathArg, api_errors
+from cat.engine.registry import CriterionName
 from cat.errors import CatError
 from cat.pools.binary_calibration import CalibrationReport
 from cat.pools.calibration_registry import (
@@ -121,7 +122,7 @@ def calibrate(
     group_column: str = "scenario",
     guessing: bool | None = None,
     dims: int | None = None,
-    criterion: str | None = None,
+    criterion: CriterionName | str | None = None,
     cross_fit_fallback: bool = False,
     standard_errors: str = "auto",
     collapse_scores: bool = False,
