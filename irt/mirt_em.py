@@ -29,15 +29,16 @@ Item standard errors come from the cross-product of per-subject scores
 
 from __future__ import annotations
 
-import time
-import warnings
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from irt.errors import ConvergenceWarning, IRTError
+from irt.errors import IRTError
+from irt.estimation.em_loop import EMRun, run_em
+from irt.mirt_calibrator import MultidimensionalCalibrator
 from irt.mirt_estep import (
+    Expected,
     MirtScores,
     Patterns,
     e_step,
@@ -54,9 +55,9 @@ from irt.mirt_mstep import (
 )
 from irt.mirt_se import MirtStandardErrors, item_standard_errors
 from irt.mirt_start import start_values
-from irt.mirt_vector import oriented, squarem_step
+from irt.mirt_vector import MirtEvaluation, MirtVectorEM
 from irt.responses import ResponseMatrix
-from irt.types import BoolArray
+from irt.types import BoolArray, FloatArray
 
 __all__ = [
     "MirtCalibrator",
@@ -68,7 +69,7 @@ __all__ = [
 ]
 
 
-class MirtCalibrator:
+class MirtCalibrator(MultidimensionalCalibrator):
     """Fit the multidimensional 2PL (3PL with ``guessing``) by EM.
 
     ``model`` is either the number of exploratory factors K (1..5) or a boolean loading
@@ -79,10 +80,13 @@ class MirtCalibrator:
     with priors anyway).
 
     ``fit(responses)`` sets ``params_``, ``loglik_`` (marginal log-likelihood),
-    ``logpost_`` (plus the log prior), ``n_iter_``, ``converged_``, ``n_parameters_``,
-    ``aic_``, ``bic_`` (from the log-likelihood), ``seconds_`` and ``se_`` (item standard
-    errors, when ``standard_errors``).
+    ``logpost_`` (plus the log prior), ``n_iter_`` (the cycles of both phases),
+    ``converged_``, ``n_parameters_``, ``df_``, ``trace_``, ``aic_``, ``bic_`` (from the
+    log-likelihood), ``seconds_`` and ``se_`` (item standard errors, when
+    ``standard_errors``).
     """
+
+    _what = "multidimensional EM"
 
     def __init__(
         self,
@@ -100,10 +104,7 @@ class MirtCalibrator:
         standard_errors: bool = True,
         expanded: bool = True,
     ) -> None:
-        if not tol > 0:
-            raise IRTError(f"tol must be positive, got {tol}")
-        if max_iter < 1 or scoring_steps < 1:
-            raise IRTError("max_iter and scoring_steps must be at least 1")
+        self._set_cycles(tol, max_iter, scoring_steps)
         self.pattern: BoolArray | None
         if isinstance(model, int | np.integer):
             k = int(model)
@@ -132,9 +133,6 @@ class MirtCalibrator:
         self.n_quad = n_quad
         self.bound = bound
         self.points = product_grid(k, n_quad, bound)
-        self.tol = tol
-        self.max_iter = max_iter
-        self.scoring_steps = scoring_steps
         self.standard_errors = standard_errors
         self.expanded = expanded
 
@@ -155,70 +153,86 @@ class MirtCalibrator:
         return self.pattern
 
     def fit(self, responses: ResponseMatrix) -> MirtCalibrator:
-        t0 = time.perf_counter()
+        self._started()
         pattern = self._pattern_for(responses.n_items)
         data = Patterns.of(responses)
-        params = start_values(responses, pattern, self.factors, self.structure, self.guessing)
-        points = self.points
-
-        def em_cycle(current: MirtParams) -> tuple[MirtParams, float]:
-            expected = e_step(data, current, points)
-            new = m_step(current, expected, points, self.scoring_steps, self.priors)
-            if expanded:
-                new = expanded_step(new, expected.mass, points, self.correlated)
-            elif self.correlated:
-                corr = correlation_step(current.correlation, expected.mass, points)
-                new = replace(new, correlation=corr)
-            return new, expected.loglik + self._log_prior(current)
-
-        # Two phases: parameter-expanded EM, fast where the slopes' scale and the
-        # correlations are poorly determined (a correlation running to ±1), until it
-        # settles; then plain EM, whose fixed point is exactly the maximum of the
-        # quadrature likelihood (the expanded step's is not on a coarse grid: see
-        # irt.mirt_mstep). With priors the expansion is skipped: the slopes' prior is
-        # not invariant under the rescaling, so it is no EM for the posterior mode, and
-        # it fights the prior for many cycles.
-        expanded = self.expanded and self.priors is None
+        start = start_values(responses, pattern, self.factors, self.structure, self.guessing)
+        # With priors the expansion is skipped: the slopes' prior is not invariant under
+        # the rescaling, so it is no EM for the posterior mode, and it fights the prior
+        # for many cycles.
         n_correlated = self.n_factors if self.correlated else 0
-        converged = False
-        n_iter = 0
-        while n_iter < self.max_iter:
-            params, change, cycles = squarem_step(params, em_cycle, n_correlated)
-            n_iter += cycles
-            if change < self.tol:
-                if expanded:
-                    expanded = False
-                    continue
-                converged = True
-                break
-        if not converged:
-            warnings.warn(
-                f"multidimensional EM stopped after {n_iter} cycles without converging",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        params = oriented(params)
-        self.loglik_ = e_step(data, params, points).loglik
-        self.logpost_ = self.loglik_ + self._log_prior(params)
-        self.params_ = params
-        self.n_iter_ = n_iter
-        self.converged_ = converged
-        n_corr = self.n_factors * (self.n_factors - 1) // 2 if self.correlated else 0
-        self.n_parameters_ = int(
-            np.count_nonzero(pattern) + (2 if self.guessing else 1) * params.n_items + n_corr
+        expanded = self.expanded and self.priors is None
+        problem = _MirtEM(
+            start,
+            n_correlated,
+            self.priors,
+            data,
+            self.scoring_steps,
+            self.points,
+            self.correlated,
+            expanded,
         )
-        self.aic_ = -2.0 * self.loglik_ + 2.0 * self.n_parameters_
-        self.bic_ = -2.0 * self.loglik_ + self.n_parameters_ * float(np.log(data.n_subjects))
+        run = self._two_phases(problem, problem.vector(start))
+        params, loglik, logpost = problem.fitted(run.x)
+        self._record(
+            params=params,
+            loglik=loglik,
+            logpost=logpost,
+            run=run,
+            n_parameters=problem.n_parameters(),
+            n_categories=[2] * params.n_items,
+        )
+        self._set_criteria(data.n_subjects)
         self.se_ = (
-            item_standard_errors(data, params, points, self.priors)
+            item_standard_errors(data, params, self.points, self.priors)
             if self.standard_errors
             else None
         )
-        self.seconds_ = time.perf_counter() - t0
         return self
 
-    def _log_prior(self, params: MirtParams) -> float:
-        return 0.0 if self.priors is None else self.priors.log_density(params)
+    def _two_phases(self, problem: _MirtEM, start: FloatArray) -> EMRun[MirtEvaluation[Expected]]:
+        """Parameter-expanded EM, fast where the slopes' scale and the correlations are
+        poorly determined (a correlation running to ±1), until it settles; then plain
+        EM, whose fixed point is exactly the maximum of the quadrature likelihood (the
+        expanded step's is not on a coarse grid: see irt.mirt_mstep). Both phases share
+        the cycle cap; the run reports their cycles and traces together."""
+        run = run_em(problem, start, tol=self.tol, max_iter=self.max_iter, cautious=True)
+        if not problem.expanded or not run.converged:
+            return run
+        left = self.max_iter - run.n_iter
+        if left < 1:
+            run.converged = False
+            return run
+        plain = run_em(problem.plain(), run.x, tol=self.tol, max_iter=left, cautious=True)
+        plain.n_iter += run.n_iter
+        plain.trace[:0] = run.trace[:-1]  # the phases share the point between them
+        return plain
+
+
+@dataclass(frozen=True)
+class _MirtEM(MirtVectorEM[Expected]):
+    """EM cycles on the full product grid: Fisher scoring per item, then either the
+    parameter-expanded reduction (``expanded``) or the correlations' EM update."""
+
+    points: FloatArray
+    correlated: bool
+    expanded: bool
+
+    def plain(self) -> _MirtEM:
+        """The same EM without the parameter expansion."""
+        return replace(self, expanded=False)
+
+    def e_step(self, params: MirtParams) -> Expected:
+        return e_step(self.data, params, self.points)
+
+    def m_step(self, params: MirtParams, expected: Expected) -> MirtParams:
+        new = m_step(params, expected, self.points, self.scoring_steps, self.priors)
+        if self.expanded:
+            return expanded_step(new, expected.mass, self.points, self.correlated)
+        if self.correlated:
+            corr = correlation_step(params.correlation, expected.mass, self.points)
+            return replace(new, correlation=corr)
+        return new
 
 
 def _checked_pattern(model: object) -> BoolArray:

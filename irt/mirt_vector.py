@@ -1,7 +1,7 @@
 """The free parameters of a multidimensional model (``irt.mirt_model.MirtParams``) as
-one vector and back, and SQUAREM's extrapolation on it (Varadhan & Roland 2008), the
-largest parameter change that stops EM, and the sign convention the calibrators report
-in.
+one vector and back, EM on that vector for the one loop of ``irt.estimation.em_loop``
+(``MirtVectorEM``: a latent structure adds its E-step and M-step), the largest
+parameter change that stops EM, and the sign convention the calibrators report in.
 
 The vector holds the free slopes, the intercepts, logit(c) when the model has lower
 asymptotes, and, when the first ``n_correlated`` factors' correlations are free, their
@@ -13,23 +13,23 @@ block only).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 
+from irt.mirt_estep import Patterns
 from irt.mirt_model import MirtParams
 from irt.mirt_mstep import (
     GAMMA_BOUNDS,
     MAX_INTERCEPT,
     MAX_SLOPE,
+    MirtPriors,
     angles_from_correlation,
     correlation_from_angles,
 )
+from irt.mirt_polytomous import MirtPolytomousParams
 from irt.types import FloatArray
-
-# The SQUAREM step, in units of a plain EM step, is at most this long.
-_MAX_EXTRAPOLATION = 64.0
 
 
 def free_vector(params: MirtParams, n_correlated: int = 0) -> FloatArray:
@@ -73,7 +73,11 @@ def max_change(a: MirtParams, b: MirtParams) -> float:
     return float(np.max(np.concatenate(parts)))
 
 
-def oriented(params: MirtParams) -> MirtParams:
+#: A multidimensional pool: binary items or mirt's polytomous ones.
+Pool = TypeVar("Pool", MirtParams, MirtPolytomousParams)
+
+
+def oriented(params: Pool) -> Pool:
     """Each factor turned so that its slopes sum to a positive number (the likelihood is
     symmetric); its correlations turn with it."""
     sign = np.where(params.slopes.sum(axis=0) < 0, -1.0, 1.0)
@@ -84,27 +88,87 @@ def oriented(params: MirtParams) -> MirtParams:
     )
 
 
-def squarem_step(
-    params: MirtParams,
-    em_cycle: Callable[[MirtParams], tuple[MirtParams, float]],
-    n_correlated: int = 0,
-) -> tuple[MirtParams, float, int]:
-    """One SQUAREM step (Varadhan & Roland 2008): two EM cycles (``em_cycle`` returns the
-    next parameters and the log posterior at the ones it was given), an extrapolated
-    point along them, kept only if its log posterior is no lower than at the first
-    cycle's result. Returns the new parameters, the largest parameter change of the last cycles
-    (``max_change``) and the number of EM cycles run."""
-    first, _ = em_cycle(params)
-    second, logpost = em_cycle(first)
-    cycles = 2
-    v0, v1, v2 = (free_vector(p, n_correlated) for p in (params, first, second))
-    r, v = v1 - v0, v2 - v1 - (v1 - v0)
-    new = second
-    if np.any(v):
-        alpha = -min(float(np.linalg.norm(r) / np.linalg.norm(v)), _MAX_EXTRAPOLATION)
-        jump = from_free_vector(params, v0 - 2 * alpha * r + alpha**2 * v, n_correlated)
-        landed, jump_logpost = em_cycle(jump)
-        cycles += 1
-        if np.isfinite(jump_logpost) and jump_logpost >= logpost - 1e-9:
-            new = landed
-    return new, max(max_change(new, second), max_change(second, first)), cycles
+class _Expected(Protocol):
+    @property
+    def loglik(self) -> float: ...
+
+
+T = TypeVar("T", bound=_Expected)
+
+
+@dataclass(frozen=True)
+class MirtEvaluation(Generic[T]):
+    """An E-step at a point of the vector: the parameters there, the latent structure's
+    expected counts (with the marginal log-likelihood) and the log posterior."""
+
+    params: MirtParams
+    expected: T
+    logpost: float
+
+    @property
+    def loglik(self) -> float:
+        return self.expected.loglik
+
+
+@dataclass(frozen=True)
+class MirtVectorEM(Generic[T]):
+    """EM on ``free_vector`` (an ``irt.estimation.em_loop.EMProblem``): the vector of
+    ``like``'s free parameters (and the first ``n_correlated`` factors' correlations),
+    its clip into bounds, the log prior and the stopping rule's measure
+    (``max_change``: slopes, d, logit c, correlations) are here; a latent structure
+    supplies ``e_step`` and ``m_step`` (``scoring_steps`` Fisher-scoring steps per item)
+    on the parameters, for the response patterns ``data``."""
+
+    like: MirtParams
+    n_correlated: int
+    priors: MirtPriors | None
+    data: Patterns
+    scoring_steps: int
+
+    def e_step(self, params: MirtParams) -> T:
+        """The expected counts under ``params`` and their marginal log-likelihood."""
+        raise NotImplementedError
+
+    def m_step(self, params: MirtParams, expected: T) -> MirtParams:
+        """The next parameters from ``params`` and the E-step under them."""
+        raise NotImplementedError
+
+    def params(self, x: FloatArray) -> MirtParams:
+        return from_free_vector(self.like, x, self.n_correlated)
+
+    def vector(self, params: MirtParams) -> FloatArray:
+        return free_vector(params, self.n_correlated)
+
+    def log_prior(self, params: MirtParams) -> float:
+        return 0.0 if self.priors is None else self.priors.log_density(params)
+
+    def evaluate(self, x: FloatArray) -> MirtEvaluation[T]:
+        params = self.params(x)
+        expected = self.e_step(params)
+        return MirtEvaluation(params, expected, expected.loglik + self.log_prior(params))
+
+    def update(self, x: FloatArray, evaluation: MirtEvaluation[T]) -> FloatArray:
+        return self.vector(self.m_step(evaluation.params, evaluation.expected))
+
+    def clip(self, x: FloatArray) -> FloatArray:
+        return self.vector(self.params(x))
+
+    def change(self, new: FloatArray, old: FloatArray) -> float:
+        return max_change(self.params(new), self.params(old))
+
+    def loglik(self, params: MirtParams) -> float:
+        """The marginal log-likelihood at ``params``."""
+        return self.e_step(params).loglik
+
+    def fitted(self, x: FloatArray) -> tuple[MirtParams, float, float]:
+        """The parameters at the end of EM, oriented (``oriented``), with their
+        log-likelihood and log posterior."""
+        params = oriented(self.params(x))
+        loglik = self.loglik(params)
+        return params, loglik, loglik + self.log_prior(params)
+
+    def n_parameters(self) -> int:
+        """The free parameters: slopes, intercepts, lower asymptotes, correlations."""
+        like, g = self.like, self.n_correlated
+        per_item = 1 if like.c is None else 2
+        return int(np.count_nonzero(like.pattern)) + per_item * like.n_items + g * (g - 1) // 2

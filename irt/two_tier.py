@@ -34,15 +34,15 @@ plain EM from mirt's start values, mirt's path: it reproduces those coefficients
 
 from __future__ import annotations
 
-import time
-import warnings
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import ndtri
 
-from irt.errors import ConvergenceWarning, IRTError
+from irt.errors import IRTError
+from irt.estimation.em_loop import run_em
+from irt.mirt_calibrator import MultidimensionalCalibrator
 from irt.mirt_estep import Patterns
 from irt.mirt_model import MirtParams, Structure
 from irt.mirt_mstep import (
@@ -50,10 +50,11 @@ from irt.mirt_mstep import (
     correlation_step,
     m_step,
 )
-from irt.mirt_vector import max_change, oriented, squarem_step
+from irt.mirt_vector import MirtVectorEM
 from irt.responses import ResponseMatrix
 from irt.two_tier_estep import (
     NO_SPECIFIC,
+    TwoTierExpected,
     TwoTierGrid,
     TwoTierLayout,
     e_step,
@@ -75,7 +76,7 @@ _START_LOADING = 0.5
 _START_CORRELATION = 0.25
 
 
-class TwoTierCalibrator:
+class TwoTierCalibrator(MultidimensionalCalibrator):
     """Fit the two-tier 2PL (3PL with ``guessing``) by EM.
 
     ``general`` is the items × G boolean pattern of the general factors (named
@@ -89,9 +90,11 @@ class TwoTierCalibrator:
 
     ``fit(responses)`` sets ``params_`` (factors: general, then specific), ``loglik_``
     (marginal log-likelihood), ``logpost_`` (plus the log prior), ``n_iter_``,
-    ``converged_``, ``n_parameters_``, ``aic_``, ``bic_`` (from the log-likelihood) and
-    ``seconds_``.
+    ``converged_``, ``n_parameters_``, ``df_``, ``trace_``, ``aic_``, ``bic_`` (from the
+    log-likelihood) and ``seconds_``.
     """
+
+    _what = "two-tier EM"
 
     def __init__(
         self,
@@ -110,10 +113,7 @@ class TwoTierCalibrator:
         scoring_steps: int = 3,
         accelerate: bool = True,
     ) -> None:
-        if not tol > 0:
-            raise IRTError(f"tol must be positive, got {tol}")
-        if max_iter < 1 or scoring_steps < 1:
-            raise IRTError("max_iter and scoring_steps must be at least 1")
+        self._set_cycles(tol, max_iter, scoring_steps)
         n_specific = None if specific_names is None else len(specific_names)
         self.layout = TwoTierLayout.of(general, specific, n_specific)
         g, k = self.layout.n_general, self.layout.n_specific
@@ -139,79 +139,39 @@ class TwoTierCalibrator:
         self.n_quad = n_quad
         self.bound = bound
         self.grid = TwoTierGrid.of(g, n_quad, bound)
-        self.tol = tol
-        self.max_iter = max_iter
-        self.scoring_steps = scoring_steps
         self.accelerate = accelerate
 
     def fit(self, responses: ResponseMatrix) -> TwoTierCalibrator:
-        t0 = time.perf_counter()
-        layout, grid = self.layout, self.grid
-        if responses.n_items != layout.n_items:
+        self._started()
+        n_items = self.layout.n_items
+        if responses.n_items != n_items:
             raise IRTError(
-                f"the two-tier layout has {layout.n_items} items, the responses {responses.n_items}"
+                f"the two-tier layout has {n_items} items, the responses {responses.n_items}"
             )
         data = Patterns.of(responses)
-        pattern = layout.full_pattern()
-        params = self._start(responses, pattern)
-        g = self.n_general
-
-        def em_cycle(current: MirtParams) -> tuple[MirtParams, float]:
-            expected = e_step(data, current, layout, grid)
-            local = m_step(
-                layout.local_params(current),
-                expected.local,
-                grid.local,
-                self.scoring_steps,
-                self.priors,
-            )
-            new = layout.full_params(local, current)
-            if self.correlated:
-                general = correlation_step(
-                    current.correlation[:g, :g], expected.general_mass, grid.general
-                )
-                corr = np.eye(current.n_factors)
-                corr[:g, :g] = general
-                new = replace(new, correlation=corr)
-            return new, expected.loglik + self._log_prior(current)
-
+        start = self._start(responses, self.layout.full_pattern())
         n_correlated = self.n_general if self.correlated else 0
-        converged = False
-        n_iter = 0
-        while n_iter < self.max_iter:
-            if not self.accelerate:
-                new, _ = em_cycle(params)
-                n_iter += 1
-                change = max_change(new, params)
-                params = new
-                if change < self.tol:
-                    converged = True
-                    break
-                continue
-            params, change, cycles = squarem_step(params, em_cycle, n_correlated)
-            n_iter += cycles
-            if change < self.tol:
-                converged = True
-                break
-        if not converged:
-            warnings.warn(
-                f"two-tier EM stopped after {n_iter} cycles without converging",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        params = oriented(params)
-        self.loglik_ = e_step(data, params, layout, grid, counts=False).loglik
-        self.logpost_ = self.loglik_ + self._log_prior(params)
-        self.params_ = params
-        self.n_iter_ = n_iter
-        self.converged_ = converged
-        n_corr = g * (g - 1) // 2 if self.correlated else 0
-        self.n_parameters_ = int(
-            np.count_nonzero(pattern) + (2 if self.guessing else 1) * params.n_items + n_corr
+        problem = _TwoTierEM(
+            start, n_correlated, self.priors, data, self.scoring_steps, self.layout, self.grid
         )
-        self.aic_ = -2.0 * self.loglik_ + 2.0 * self.n_parameters_
-        self.bic_ = -2.0 * self.loglik_ + self.n_parameters_ * float(np.log(data.n_subjects))
-        self.seconds_ = time.perf_counter() - t0
+        run = run_em(
+            problem,
+            problem.vector(start),
+            tol=self.tol,
+            max_iter=self.max_iter,
+            accelerate=self.accelerate,
+            cautious=True,
+        )
+        params, loglik, logpost = problem.fitted(run.x)
+        self._record(
+            params=params,
+            loglik=loglik,
+            logpost=logpost,
+            run=run,
+            n_parameters=problem.n_parameters(),
+            n_categories=[2] * params.n_items,
+        )
+        self._set_criteria(data.n_subjects)
         return self
 
     def _start(self, responses: ResponseMatrix, pattern: BoolArray) -> MirtParams:
@@ -245,5 +205,31 @@ class TwoTierCalibrator:
             c=c,
         )
 
-    def _log_prior(self, params: MirtParams) -> float:
-        return 0.0 if self.priors is None else self.priors.log_density(params)
+
+@dataclass(frozen=True)
+class _TwoTierEM(MirtVectorEM[TwoTierExpected]):
+    """EM cycles with the two-tier reduction: Fisher scoring per item on its local grid
+    (general factors and its specific one), then the general correlations' EM update."""
+
+    layout: TwoTierLayout
+    grid: TwoTierGrid
+
+    def e_step(self, params: MirtParams) -> TwoTierExpected:
+        return e_step(self.data, params, self.layout, self.grid)
+
+    def loglik(self, params: MirtParams) -> float:
+        return e_step(self.data, params, self.layout, self.grid, counts=False).loglik
+
+    def m_step(self, params: MirtParams, expected: TwoTierExpected) -> MirtParams:
+        layout, grid, g = self.layout, self.grid, self.n_correlated
+        local = m_step(
+            layout.local_params(params), expected.local, grid.local, self.scoring_steps, self.priors
+        )
+        new = layout.full_params(local, params)
+        if g < 2:
+            return new
+        corr = np.eye(params.n_factors)
+        corr[:g, :g] = correlation_step(
+            params.correlation[:g, :g], expected.general_mass, grid.general
+        )
+        return replace(new, correlation=corr)

@@ -70,9 +70,11 @@ class Calibrator:
         if run is not None:
             n_iter, converged, trace = run.n_iter, run.converged, run.trace
             if not converged:
+                tol = getattr(self, "tol", None)
+                within = "" if tol is None else f" (tolerance {tol:g})"
                 warnings.warn(
                     f"{self._what} stopped at its cap of {n_iter} cycles without "
-                    "converging: the item parameters had not settled",
+                    f"converging: the item parameters had not settled{within}",
                     ConvergenceWarning,
                     stacklevel=3,
                 )
