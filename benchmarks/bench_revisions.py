@@ -4,8 +4,8 @@ print its figures side by side ("before → after").
     python benchmarks/bench_revisions.py --base f1e33fa bench_calibration.py --quick --no-peer
     python benchmarks/bench_revisions.py --base f1e33fa --rounds 3 bench_polytomous.py
 
-The earlier revision is checked out into a temporary git worktree and its own copy of
-the benchmark runs there (``PYTHONPATH`` pointing at it), so a benchmark whose imports
+The earlier revision (and ``--after REV``, if given, instead of the working tree) is
+checked out into a temporary git worktree and its own copy of the benchmark runs there (``PYTHONPATH`` pointing at it), so a benchmark whose imports
 moved between the two revisions still runs on each. Rounds alternate (before, after,
 before, ...) so that a machine whose load changes during the run does not favour one
 side; each line of output is the line of the round with the smallest total time. Lines
@@ -27,6 +27,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?")
+
+
+def _checkout(revision: str, where: Path) -> Path:
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", "-q", str(where), revision], cwd=ROOT, check=True
+    )
+    return where
 
 
 def _run(tree: Path, bench: str, args: list[str]) -> tuple[float, list[str]]:
@@ -73,27 +80,27 @@ def _merged(old: str, new: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="the earlier revision (commit, tag)")
+    parser.add_argument("--after", help="the later revision (default: this working tree as it is)")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each side (default 2)")
     parser.add_argument("bench", help="the benchmark's file name in benchmarks/")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the benchmark's own options")
     opts = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-base-") as tmp:
-        base = Path(tmp) / "tree"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", "-q", str(base), opts.base],
-            cwd=ROOT,
-            check=True,
-        )
+    with tempfile.TemporaryDirectory(prefix="bench-revisions-") as tmp:
+        trees = {"before": _checkout(opts.base, Path(tmp) / "before")}
+        trees["after"] = ROOT if opts.after is None else _checkout(opts.after, Path(tmp) / "after")
         try:
             best: dict[str, tuple[float, list[str]]] = {}
             for _ in range(opts.rounds):
-                for side, tree in (("before", base), ("after", ROOT)):
+                for side, tree in trees.items():
                     seconds, lines = _run(tree, opts.bench, opts.args)
                     if side not in best or seconds < best[side][0]:
                         best[side] = (seconds, lines)
         finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT)
-    print(f"{opts.bench} {' '.join(opts.args)}: {opts.base} → working tree")
+            for tree in trees.values():
+                if tree != ROOT:
+                    subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT)
+    after = opts.after or "working tree"
+    print(f"{opts.bench} {' '.join(opts.args)}: {opts.base} → {after}")
     print(f"whole run, best of {opts.rounds}: {best['before'][0]:.1f}s → {best['after'][0]:.1f}s")
     print("\n".join(_side_by_side(best["before"][1], best["after"][1])))
 
