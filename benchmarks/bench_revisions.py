@@ -5,13 +5,13 @@ print its figures side by side ("before → after").
     python benchmarks/bench_revisions.py --base f1e33fa --rounds 3 bench_polytomous.py
 
 The earlier revision (and ``--after REV``, if given, instead of the working tree) is
-checked out into a temporary git worktree and its own copy of the benchmark runs there (``PYTHONPATH`` pointing at it), so a benchmark whose imports
-moved between the two revisions still runs on each. Rounds alternate (before, after,
-before, ...) so that a machine whose load changes during the run does not favour one
-side; each line of output is the line of the round with the smallest total time. Lines
-that differ between the two revisions only in their numbers are printed once, every
-number as ``before→after``; other lines are printed as they are, before ones marked
-``-`` and after ones ``+``.
+checked out into a temporary git worktree and its own copy of the benchmark runs there
+(``PYTHONPATH`` pointing at it), so a benchmark whose imports moved between the two
+revisions still runs on each. Rounds alternate (before, after, before, ...) so that a
+machine whose load changes during the run does not favour one side; each line of output
+is the line of the round with the smallest total time. Lines that differ between the two
+revisions only in their numbers are printed once, every number as ``before→after``;
+other lines are printed as they are, before ones marked ``-`` and after ones ``+``.
 """
 
 from __future__ import annotations
@@ -86,6 +86,10 @@ def main() -> None:
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the benchmark's own options")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-revisions-") as tmp:
+        # The benchmarks find the shared data beside the repository.
+        shared = ROOT.parent / "shared"
+        if shared.is_dir():
+            (Path(tmp) / "shared").symlink_to(shared)
         trees = {"before": _checkout(opts.base, Path(tmp) / "before")}
         trees["after"] = ROOT if opts.after is None else _checkout(opts.after, Path(tmp) / "after")
         try:
