@@ -19,12 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from irt.em import EMSettings, e_step_at, latent_moments
+from irt.em import EMSettings, e_step_at, latent_moments, params_at
 from irt.errors import ConvergenceWarning, IRTError
 from irt.estep import DesignMatrices
 from irt.item_se import item_standard_errors
 from irt.models import ItemParams, ModelKind
-from irt.mstep import MStepSpec, from_abcd, m_step, to_abcd
+from irt.mstep import MStepSpec, from_abcd, m_step
 from irt.priors import ItemPriors
 from irt.quadrature import normal_on
 from irt.responses import ResponseMatrix
@@ -104,7 +104,6 @@ def calibrate_with_anchors(
         )
     step = e_step_at(coords, design, spec, normal_on(points, mean, sd))
     se_a, se_b, se_c = item_standard_errors(coords, design, step.posterior, spec)
-    a, b, c, d = to_abcd(coords, spec)
 
     def kept(se: FloatArray, old: FloatArray | None) -> FloatArray:
         # An anchor's standard error is the one its own calibration gave it.
@@ -112,16 +111,7 @@ def calibrate_with_anchors(
         out[anchor_cols] = old if old is not None else np.nan
         return out
 
-    params = ItemParams(
-        item_ids=responses.item_ids,
-        a=a,
-        b=b,
-        c=c,
-        d=d,
-        model=kind,
-        se_a=kept(se_a, anchors.se_a),
-        se_b=kept(se_b, anchors.se_b),
-        se_c=kept(se_c, anchors.se_c),
-    )
+    errors = kept(se_a, anchors.se_a), kept(se_b, anchors.se_b), kept(se_c, anchors.se_c)
+    params = params_at(responses.item_ids, coords, spec, errors)
     anchored = tuple(responses.item_ids[j] for j in anchor_cols)
     return AnchoredFit(params, anchored, mean, sd, n_iter, converged)

@@ -17,16 +17,16 @@ import numpy as np
 
 from irt.errors import IRTError
 from irt.mirt_model import GENERAL_FACTOR, MirtParams, Structure
-from irt.parameter_set import item_positions
-from irt.priors import beta_log_kernel
-from irt.types import BoolArray, FloatArray, IntArray
+from irt.parameter_set import BinaryItems, item_positions
+from irt.priors import beta_log_kernel, check_normal_beta
+from irt.types import FloatArray, IntArray
 
 #: The group code of an item that loads on the general factor only.
 GENERAL_ONLY = -1
 
 
 @dataclass(frozen=True)
-class BifactorParams:
+class BifactorParams(BinaryItems):
     """Per item: the general slope, the specific slope (0 for a general-only item), the
     intercept, the group (``GENERAL_ONLY`` or 0..K-1, naming ``groups[k]``) and, in the
     3PL, the lower asymptote ``c`` (None in the 2PL).
@@ -58,10 +58,6 @@ class BifactorParams:
             raise IRTError("bifactor group codes must be -1 (general only) or name a group")
 
     @property
-    def n_items(self) -> int:
-        return len(self.item_ids)
-
-    @property
     def n_dimensions(self) -> int:
         return 1 + len(self.groups)
 
@@ -69,14 +65,6 @@ class BifactorParams:
     def item_types(self) -> tuple[str, ...]:
         """ "3PL" for every item with a lower asymptote, "2PL" without, (J,)."""
         return ("2PL" if self.c is None else "3PL",) * self.n_items
-
-    @property
-    def max_scores(self) -> FloatArray:
-        return np.ones(self.n_items)
-
-    @property
-    def is_continuous(self) -> BoolArray:
-        return np.zeros(self.n_items, dtype=bool)
 
     def probabilities(self, theta: object) -> FloatArray:
         return self.to_mirt().probabilities(theta)
@@ -165,12 +153,7 @@ class BifactorPriors:
     c_beta: float = 15.0
 
     def __post_init__(self) -> None:
-        for name in ("a_general_sd", "a_specific_sd", "d_sd"):
-            value = getattr(self, name)
-            if not (value > 0 and np.isfinite(value)):
-                raise IRTError(f"the bifactor prior's {name} must be positive, got {value}")
-        if not (self.c_alpha >= 1 and self.c_beta >= 1):
-            raise IRTError("the bifactor prior's c_alpha and c_beta must be at least 1")
+        check_normal_beta(self, ("a_general_sd", "a_specific_sd", "d_sd"), "the bifactor prior's")
 
     def center_and_precision(self, specific: bool) -> tuple[FloatArray, FloatArray]:
         """Prior means and precisions of (aG, aS, d), or (aG, d) for a general-only item."""

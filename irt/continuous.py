@@ -58,7 +58,7 @@ from irt.continuous_kernels import (
 )
 from irt.errors import ParamsError
 from irt.item_checks import case_blind_member, checked_item_types, item_type, item_vector
-from irt.parameter_set import bernoulli_probabilities, item_positions
+from irt.parameter_set import UnitScores, bernoulli_probabilities, item_positions
 from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = ["DEFAULT_EPSILON", "ContinuousParams", "ContinuousType"]
@@ -80,7 +80,7 @@ class ContinuousType(StrEnum):
 
 
 @dataclass(frozen=True)
-class ContinuousParams:
+class ContinuousParams(UnitScores):
     """J continuous items on one θ: slopes ``a`` > 0 and intercepts ``d`` (J,), the
     CRM's residual SD ``sigma`` on the logit scale (NaN for Beta items) and the Beta's
     log precision ``tau`` (NaN for CRM items); optional standard errors shaped alike;
@@ -165,15 +165,6 @@ class ContinuousParams:
             tau=np.where(crm, np.nan, disp),
             epsilon=epsilon,
         )
-
-    @property
-    def n_items(self) -> int:
-        return len(self.item_ids)
-
-    @property
-    def max_scores(self) -> FloatArray:
-        """1 for every item (scores are in [0, 1]), (J,)."""
-        return np.ones(self.n_items)
 
     @property
     def is_continuous(self) -> BoolArray:

@@ -6,7 +6,8 @@ in ψ = (log a, d, κ).
   node means S1_q/N_q on θ_q with weights N_q gives (a, d) (a kept at its lower bound
   when the line's slope is below it), and σ² is the weighted residual variance
   Σ_q (S2_q − 2μ_q S1_q + N_q μ_q²)/Σ_q N_q — the normal linear model's ML estimates.
-- Beta items, and CRM items under priors: Fisher scoring with the expected information
+- Beta items, and CRM items under priors: Fisher scoring
+  (``irt.estimation.fisher_scoring``) with the expected information
   Σ_q N_q Jᵀ I(η_q, κ) J (J = ∂(η, κ)/∂ψ), which is positive semi-definite however far
   the item is from its optimum; a step that lowers the item's objective is halved until
   it does not.
@@ -25,21 +26,19 @@ Laird & Rubin 1977). The derivatives per node, with η = aθ + d:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 from scipy.special import digamma
 
 from irt.continuous_estep import EStep, clip_internal, node_coefficients, to_natural
 from irt.continuous_kernels import beta_information, beta_shapes
 from irt.continuous_priors import ContinuousPriors
+from irt.estimation.fisher_scoring import fisher_scoring
 from irt.mstep_coords import LOG_SLOPE_BOUNDS
 from irt.types import BoolArray, FloatArray, IntArray
 
-__all__ = ["ItemStats", "complete_gradient", "m_step", "objective"]
-
-# Largest Fisher-scoring step in any coordinate.
-_MAX_STEP = 2.0
-# A step is halved at most this many times before the item keeps its values.
-_HALVINGS = 12
+__all__ = ["ItemStats", "ItemsMStep", "complete_gradient", "m_step", "stats_of"]
 
 ItemStats = tuple[FloatArray, FloatArray, FloatArray]  # (N, S1, S2), each (J, Q)
 
@@ -51,47 +50,76 @@ def stats_of(est: EStep, items: IntArray | None = None) -> ItemStats:
     return est.n[items], est.s1[items], est.s2[items]
 
 
-def objective(
-    psi: FloatArray,
-    stats: ItemStats,
-    theta: FloatArray,
-    is_crm: BoolArray,
-    priors: ContinuousPriors,
-) -> FloatArray:
-    """Each item's expected complete-data log posterior (without the −log(x(1 − x))
-    terms, constant in ψ), (J,)."""
-    n, s1, s2 = stats
-    a_c, b_c, c_c = node_coefficients(psi, is_crm, theta)
-    return np.asarray((n * a_c + s1 * b_c + s2 * c_c).sum(axis=1) + priors.log_density(psi, is_crm))
+@dataclass(frozen=True)
+class ItemsMStep:
+    """The M-step's objective of J items on the E-step's statistics ``stats`` at the
+    nodes ``theta`` (Q,): an ``irt.estimation.fisher_scoring.ItemObjective``."""
 
+    stats: ItemStats
+    theta: FloatArray
+    is_crm: BoolArray
+    priors: ContinuousPriors
 
-def _node_derivatives(
-    psi: FloatArray, stats: ItemStats, theta: FloatArray, is_crm: BoolArray
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
-    """Per node (J, Q): the gradient in (η, κ) and the expected information I_ηη, I_ηκ,
-    I_κκ, with η itself."""
-    n, s1, s2 = stats
-    a, d, disp = to_natural(psi, is_crm)
-    eta = a[:, None] * theta[None, :] + d[:, None]
-    crm = is_crm[:, None]
-    # CRM.
-    inv_var = 1.0 / np.where(is_crm, disp, 1.0)[:, None] ** 2
-    g_eta_c = (s1 - n * eta) * inv_var
-    g_kap_c = -n + (s2 - 2 * eta * s1 + n * eta**2) * inv_var
-    # Beta.
-    m, k = beta_shapes(np.where(crm, 0.0, eta), np.where(is_crm, 0.0, disp)[:, None])
-    dg = digamma(m + k)
-    g_m = s1 - n * (digamma(m) - dg)
-    g_n = s2 - n * (digamma(k) - dg)
-    i_ee, i_et, i_tt = beta_information(m, k)
-    return (
-        np.where(crm, g_eta_c, (m * g_m - k * g_n) / 2),
-        np.where(crm, g_kap_c, (m * g_m + k * g_n) / 2),
-        np.where(crm, n * inv_var, n * i_ee),
-        np.where(crm, 0.0, n * i_et),
-        np.where(crm, 2 * n, n * i_tt),
-        eta,
-    )
+    def rows(self, items: IntArray) -> ItemsMStep:
+        n, s1, s2 = self.stats
+        return replace(self, stats=(n[items], s1[items], s2[items]), is_crm=self.is_crm[items])
+
+    def objective(self, psi: FloatArray) -> FloatArray:
+        """Each item's expected complete-data log posterior (without the
+        −log(x(1 − x)) terms, constant in ψ), (J,)."""
+        n, s1, s2 = self.stats
+        a_c, b_c, c_c = node_coefficients(psi, self.is_crm, self.theta)
+        log_prior = self.priors.log_density(psi, self.is_crm)
+        return np.asarray((n * a_c + s1 * b_c + s2 * c_c).sum(axis=1) + log_prior)
+
+    def clip(self, psi: FloatArray) -> FloatArray:
+        return clip_internal(psi, self.is_crm)
+
+    def score_and_information(self, psi: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The objective's gradient (J, 3) and expected information (J, 3, 3) in ψ."""
+        g_eta, g_kap, i_ee, i_ek, i_kk = self._node_derivatives(psi)
+        slope_theta = np.exp(psi[:, 0])[:, None] * self.theta[None, :]  # ∂η/∂log a
+        grad = np.column_stack(
+            [(slope_theta * g_eta).sum(axis=1), g_eta.sum(axis=1), g_kap.sum(axis=1)]
+        )
+        info = np.empty((len(psi), 3, 3))
+        info[:, 0, 0] = (slope_theta**2 * i_ee).sum(axis=1)
+        info[:, 0, 1] = info[:, 1, 0] = (slope_theta * i_ee).sum(axis=1)
+        info[:, 0, 2] = info[:, 2, 0] = (slope_theta * i_ek).sum(axis=1)
+        info[:, 1, 1] = i_ee.sum(axis=1)
+        info[:, 1, 2] = info[:, 2, 1] = i_ek.sum(axis=1)
+        info[:, 2, 2] = i_kk.sum(axis=1)
+        grad += self.priors.gradient(psi, self.is_crm)
+        info[:, np.arange(3), np.arange(3)] += self.priors.curvature(self.is_crm)
+        return grad, info
+
+    def _node_derivatives(
+        self, psi: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+        """Per node (J, Q): the gradient in (η, κ) and the expected information I_ηη,
+        I_ηκ, I_κκ."""
+        n, s1, s2 = self.stats
+        is_crm = self.is_crm
+        a, d, disp = to_natural(psi, is_crm)
+        eta = a[:, None] * self.theta[None, :] + d[:, None]
+        crm = is_crm[:, None]
+        # CRM.
+        inv_var = 1.0 / np.where(is_crm, disp, 1.0)[:, None] ** 2
+        g_eta_c = (s1 - n * eta) * inv_var
+        g_kap_c = -n + (s2 - 2 * eta * s1 + n * eta**2) * inv_var
+        # Beta.
+        m, k = beta_shapes(np.where(crm, 0.0, eta), np.where(is_crm, 0.0, disp)[:, None])
+        dg = digamma(m + k)
+        g_m = s1 - n * (digamma(m) - dg)
+        g_n = s2 - n * (digamma(k) - dg)
+        i_ee, i_et, i_tt = beta_information(m, k)
+        return (
+            np.where(crm, g_eta_c, (m * g_m - k * g_n) / 2),
+            np.where(crm, g_kap_c, (m * g_m + k * g_n) / 2),
+            np.where(crm, n * inv_var, n * i_ee),
+            np.where(crm, 0.0, n * i_et),
+            np.where(crm, 2 * n, n * i_tt),
+        )
 
 
 def complete_gradient(
@@ -101,34 +129,10 @@ def complete_gradient(
     is_crm: BoolArray,
     priors: ContinuousPriors,
 ) -> FloatArray:
-    """∂/∂ψ of ``objective``, (J, 3); at the E-step's statistics of ψ itself, the
-    gradient of the marginal log posterior (Fisher's identity)."""
-    return score_and_information(psi, stats, theta, is_crm, priors)[0]
-
-
-def score_and_information(
-    psi: FloatArray,
-    stats: ItemStats,
-    theta: FloatArray,
-    is_crm: BoolArray,
-    priors: ContinuousPriors,
-) -> tuple[FloatArray, FloatArray]:
-    """The objective's gradient (J, 3) and expected information (J, 3, 3) in ψ."""
-    g_eta, g_kap, i_ee, i_ek, i_kk, _ = _node_derivatives(psi, stats, theta, is_crm)
-    slope_theta = np.exp(psi[:, 0])[:, None] * theta[None, :]  # ∂η/∂log a
-    grad = np.column_stack(
-        [(slope_theta * g_eta).sum(axis=1), g_eta.sum(axis=1), g_kap.sum(axis=1)]
-    )
-    info = np.empty((len(psi), 3, 3))
-    info[:, 0, 0] = (slope_theta**2 * i_ee).sum(axis=1)
-    info[:, 0, 1] = info[:, 1, 0] = (slope_theta * i_ee).sum(axis=1)
-    info[:, 0, 2] = info[:, 2, 0] = (slope_theta * i_ek).sum(axis=1)
-    info[:, 1, 1] = i_ee.sum(axis=1)
-    info[:, 1, 2] = info[:, 2, 1] = i_ek.sum(axis=1)
-    info[:, 2, 2] = i_kk.sum(axis=1)
-    grad += priors.gradient(psi, is_crm)
-    info[:, np.arange(3), np.arange(3)] += priors.curvature(is_crm)
-    return grad, info
+    """∂/∂ψ of the M-step's objective (``ItemsMStep``), (J, 3); at the E-step's
+    statistics of ψ itself, the gradient of the marginal log posterior (Fisher's
+    identity)."""
+    return ItemsMStep(stats, theta, is_crm, priors).score_and_information(psi)[0]
 
 
 def crm_closed_form(stats: ItemStats, theta: FloatArray) -> FloatArray:
@@ -163,79 +167,13 @@ def m_step(
     closed = is_crm & (not priors.any)
     if closed.any():
         idx = np.flatnonzero(closed)
-        stats = stats_of(est, idx)
-        new = crm_closed_form(stats, theta)
-        crm = np.ones(idx.size, dtype=bool)
+        items = ItemsMStep(stats_of(est, idx), theta, np.ones(idx.size, dtype=bool), priors)
+        new = crm_closed_form(items.stats, theta)
         # Kept only where it does not lower the objective (the box can cut the line).
-        better = objective(new, stats, theta, crm, priors) >= objective(
-            psi[idx], stats, theta, crm, priors
-        )
+        better = items.objective(new) >= items.objective(psi[idx])
         out[idx[better]] = new[better]
     if (~closed).any():
         idx = np.flatnonzero(~closed)
-        out[idx] = fisher_scoring(
-            psi[idx], stats_of(est, idx), theta, is_crm[idx], priors, max_steps, tol
-        )
+        items = ItemsMStep(stats_of(est, idx), theta, is_crm[idx], priors)
+        out[idx] = fisher_scoring(items, psi[idx], max_steps, tol)
     return out
-
-
-def fisher_scoring(
-    psi: FloatArray,
-    stats: ItemStats,
-    theta: FloatArray,
-    is_crm: BoolArray,
-    priors: ContinuousPriors,
-    max_steps: int,
-    tol: float,
-) -> FloatArray:
-    """Safeguarded Fisher scoring from ``psi``, items dropped once their step is below
-    ``tol``."""
-    psi = psi.copy()
-    current = objective(psi, stats, theta, is_crm, priors)
-    todo = np.arange(len(psi))
-    for _ in range(max_steps):
-        sub = tuple(s[todo] for s in stats)
-        sub_stats: ItemStats = (sub[0], sub[1], sub[2])
-        grad, info = score_and_information(psi[todo], sub_stats, theta, is_crm[todo], priors)
-        # A small ridge keeps an item with (almost) no information solvable.
-        scale = np.maximum(np.trace(info, axis1=1, axis2=2) / 3, 1.0)
-        mat = info + (1e-9 * scale)[:, None, None] * np.eye(3)
-        step = np.linalg.solve(mat, grad[:, :, None])[:, :, 0]
-        size = np.abs(step).max(axis=1, keepdims=True)
-        step *= np.minimum(1.0, _MAX_STEP / np.maximum(size, 1e-300))
-        new, value = _halving(
-            psi[todo], step, current[todo], sub_stats, theta, is_crm[todo], priors
-        )
-        moved = np.abs(new - psi[todo]).max(axis=1)
-        psi[todo], current[todo] = new, value
-        todo = todo[moved >= tol]
-        if todo.size == 0:
-            break
-    return psi
-
-
-def _halving(
-    psi: FloatArray,
-    step: FloatArray,
-    current: FloatArray,
-    stats: ItemStats,
-    theta: FloatArray,
-    is_crm: BoolArray,
-    priors: ContinuousPriors,
-) -> tuple[FloatArray, FloatArray]:
-    """Per item the longest of ``step``, ``step``/2, … that does not lower its objective,
-    and that objective; an item with none keeps ``psi``."""
-    new, best = psi.copy(), current.copy()
-    pending = np.arange(len(psi))
-    scale = 1.0
-    for _ in range(_HALVINGS):
-        trial = clip_internal(psi[pending] + scale * step[pending], is_crm[pending])
-        sub = (stats[0][pending], stats[1][pending], stats[2][pending])
-        value = objective(trial, sub, theta, is_crm[pending], priors)
-        ok = value >= current[pending]
-        new[pending[ok]], best[pending[ok]] = trial[ok], value[ok]
-        pending = pending[~ok]
-        if pending.size == 0:
-            break
-        scale *= 0.5
-    return new, best

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from irt.errors import ResponseDataError
-from irt.response_table import ResponseTable, default_ids
+from irt.response_table import ResponseTable, float_table
 from irt.responses import check_layout
 from irt.types import BoolArray, FloatArray
 
@@ -39,10 +39,9 @@ class ContinuousResponses(ResponseTable):
                 f"score of subject {self.subject_ids[i]!r} on item {self.item_ids[j]!r} is "
                 f"{float(arr[i, j]):g}; scores must be in [0, 1] (NaN for missing)"
             )
-        if np.isnan(arr).all():
-            raise ResponseDataError("the response matrix has no answers at all")
         arr.flags.writeable = False
         object.__setattr__(self, "values", arr)
+        self._check_answered()
 
     @classmethod
     def from_array(
@@ -53,13 +52,7 @@ class ContinuousResponses(ResponseTable):
     ) -> ContinuousResponses:
         """From a 2-D array of scores with NaN for missing answers; ids ``s0000``… and
         ``i0000``… unless given."""
-        try:
-            arr = np.asarray(data, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ResponseDataError("scores must be a 2-D array of numbers") from None
-        if arr.ndim != 2:
-            raise ResponseDataError(f"a response matrix must be 2-D, got shape {arr.shape}")
-        subjects, items = default_ids(arr.shape, subject_ids, item_ids)
+        arr, subjects, items = float_table(data, subject_ids, item_ids)
         return cls(subject_ids=subjects, item_ids=items, values=arr)
 
     @property

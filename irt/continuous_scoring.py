@@ -11,8 +11,7 @@ import numpy as np
 from irt.continuous import ContinuousParams
 from irt.continuous_estep import ScoreData, check_match, e_step, params_internal
 from irt.continuous_responses import ContinuousResponses
-from irt.errors import IRTError
-from irt.quadrature import normal_grid, normal_on
+from irt.quadrature import posterior_moments, prior_grid
 from irt.types import FloatArray, IntArray
 
 __all__ = ["ContinuousScores", "continuous_scores"]
@@ -40,15 +39,11 @@ def continuous_scores(
 ) -> ContinuousScores:
     """EAP of θ and its posterior SD for every subject; scores clipped at
     ``params.epsilon``."""
-    if not prior_sd > 0:
-        raise IRTError(f"prior_sd must be positive, got {prior_sd}")
+    grid = prior_grid(n_quad, bound, prior_mean, prior_sd)
     check_match(responses, params)
-    normal_grid(n_quad, bound)  # checks them
-    grid = normal_on(np.linspace(-bound, bound, n_quad), prior_mean, prior_sd)
     data = ScoreData.of(responses, params.is_crm, params.epsilon)
     post = e_step(data, params_internal(params), grid.points, grid.log_weights).posterior
-    mean = post @ grid.points
-    sd = np.sqrt(np.maximum(post @ grid.points**2 - mean**2, 0.0))
+    mean, sd = posterior_moments(post, grid.points)
     return ContinuousScores(
         subject_ids=responses.subject_ids,
         theta=mean,

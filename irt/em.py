@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -103,22 +103,13 @@ class EMCalibrator(Calibrator):
 
         run = self._iterate(coords, design, spec, grid)
         coords, step = run.x.reshape(-1, 4), run.evaluation.step
-        a, b, c, d = to_abcd(coords, spec)
-        se_a = se_b = se_c = None
-        if self.standard_errors:
-            se_a, se_b, se_c = item_standard_errors(coords, design, step.posterior, spec)
-        b = _bound_difficulties(b, responses.item_ids)
-        params = ItemParams(
-            item_ids=responses.item_ids,
-            a=a,
-            b=b,
-            c=c,
-            d=d,
-            model=self.model,
-            se_a=se_a,
-            se_b=se_b,
-            se_c=se_c,
+        errors = (
+            item_standard_errors(coords, design, step.posterior, spec)
+            if self.standard_errors
+            else _NO_ERRORS
         )
+        params = params_at(responses.item_ids, coords, spec, errors)
+        params = replace(params, b=_bound_difficulties(params.b, responses.item_ids))
         # The E-step's log-likelihood reads narrow posteriors off the grid; the reported
         # one takes their mode and curvature exactly (see irt.laplace).
         loglik = marginal_log_likelihood(responses, params, grid)
@@ -246,6 +237,33 @@ class _BinaryEM:
 #: slope near 0, or an item all subjects got right or wrong without priors), and such an
 #: item carries no information anywhere on the scale anyway.
 B_BOUND = 50.0
+
+
+#: (se_a, se_b, se_c) of a fit without standard errors.
+_NO_ERRORS: tuple[None, None, None] = (None, None, None)
+
+
+def params_at(
+    item_ids: tuple[str, ...],
+    coords: FloatArray,
+    spec: MStepSpec,
+    errors: tuple[FloatArray | None, FloatArray | None, FloatArray | None] = _NO_ERRORS,
+) -> ItemParams:
+    """The items at internal coordinates ``coords`` as ``ItemParams`` of ``spec.model``,
+    with standard errors ``errors`` (se_a, se_b, se_c) where given."""
+    a, b, c, d = to_abcd(coords, spec)
+    se_a, se_b, se_c = errors
+    return ItemParams(
+        item_ids=item_ids,
+        a=a,
+        b=b,
+        c=c,
+        d=d,
+        model=spec.model,
+        se_a=se_a,
+        se_b=se_b,
+        se_c=se_c,
+    )
 
 
 def _bound_difficulties(b: FloatArray, item_ids: tuple[str, ...]) -> FloatArray:

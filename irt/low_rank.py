@@ -25,7 +25,7 @@ import numpy as np
 from irt.errors import ConvergenceWarning, IRTError
 from irt.estimation.calibrator import Calibrator
 from irt.responses import ResponseMatrix
-from irt.types import FloatArray
+from irt.types import FloatArray, IntArray
 
 #: Penalty on each item's intercept, relative to the factors' penalty.
 INTERCEPT_PENALTY = 0.01
@@ -46,17 +46,24 @@ def sigmoid(z: FloatArray) -> FloatArray:
     return np.asarray(0.5 * (1.0 + np.tanh(0.5 * z)), dtype=np.float64)
 
 
-def _penalised_nll(
-    theta: FloatArray,
-    design: FloatArray,
-    offset: FloatArray,
-    y: FloatArray,
-    mask: FloatArray,
-    penalty: FloatArray,
-) -> FloatArray:
-    z = theta @ design.T + offset
-    nll = (mask * (np.logaddexp(0.0, z) - y * z)).sum(axis=1)
-    return np.asarray(nll + 0.5 * (penalty * theta * theta).sum(axis=1))
+@dataclass(frozen=True)
+class _Regressions:
+    """The regressions of ``logistic_rows``, with their objective."""
+
+    design: FloatArray
+    offset: FloatArray
+    y: FloatArray
+    mask: FloatArray
+    penalty: FloatArray
+
+    def nll(self, theta: FloatArray, rows: IntArray | None = None) -> FloatArray:
+        """The penalised negative log-likelihood of each row at its coefficients
+        ``theta`` (R, P), or of the regressions ``rows`` at ``theta`` (len(rows), P)."""
+        y = self.y if rows is None else self.y[rows]
+        mask = self.mask if rows is None else self.mask[rows]
+        z = theta @ self.design.T + self.offset
+        nll = (mask * (np.logaddexp(0.0, z) - y * z)).sum(axis=1)
+        return np.asarray(nll + 0.5 * (self.penalty * theta * theta).sum(axis=1))
 
 
 def logistic_rows(
@@ -72,8 +79,9 @@ def logistic_rows(
     row r has coefficients ``theta[r]`` (P,), targets ``y[r]`` (M,) counted where
     ``mask[r]``, and the penalty ½·Σ ``penalty``·θ². ``steps`` damped Newton steps from
     ``theta``; returns the new coefficients (R, P)."""
+    rows = _Regressions(design, offset, y, mask, penalty)
     theta = theta.copy()
-    current = _penalised_nll(theta, design, offset, y, mask, penalty)
+    current = rows.nll(theta)
     for _ in range(steps):
         p = sigmoid(theta @ design.T + offset)
         grad = (mask * (p - y)) @ design + penalty * theta
@@ -85,7 +93,7 @@ def logistic_rows(
         for _ in range(HALVINGS):
             idx = np.flatnonzero(moving)
             trial = theta[idx] - scale[idx, None] * step[idx]
-            value = _penalised_nll(trial, design, offset, y[idx], mask[idx], penalty)
+            value = rows.nll(trial, idx)
             better = value <= current[idx] + 1e-10
             theta[idx[better]], current[idx[better]] = trial[better], value[better]
             moving[idx[better]] = False
@@ -143,7 +151,7 @@ class LowRankCalibrator(Calibrator):
             v, b = items[:, :k], items[:, k]
             u = logistic_rows(u, v, b, y, mask, person_penalty)
             total = float(
-                _penalised_nll(u, v, b, y, mask, person_penalty).sum()
+                _Regressions(v, b, y, mask, person_penalty).nll(u).sum()
                 + 0.5 * np.sum(item_penalty * items * items)
             )
             trace.append(-total)

@@ -20,9 +20,9 @@ import numpy as np
 
 from irt.errors import IRTError, ParamsError
 from irt.models import log_prob_pair
-from irt.parameter_set import bernoulli_probabilities, item_positions
+from irt.parameter_set import BinaryItems, bernoulli_probabilities, item_positions
 from irt.person_fit import lz_binary
-from irt.types import BoolArray, FloatArray
+from irt.types import FloatArray
 
 #: The general factor's name when a bifactor model is written in this form.
 GENERAL_FACTOR = "general"
@@ -37,7 +37,7 @@ class Structure(StrEnum):
 
 
 @dataclass(frozen=True)
-class MirtParams:
+class MirtParams(BinaryItems):
     """Slopes (items × factors), intercepts, optional lower asymptotes, the factors'
     names and correlation matrix, and which slopes were free (``pattern``; a fixed
     slope is 0). A ``irt.ParameterSet`` on D = ``n_factors`` dimensions: θ is (T, D)."""
@@ -81,10 +81,6 @@ class MirtParams:
             raise IRTError("factor names repeat")
 
     @property
-    def n_items(self) -> int:
-        return len(self.item_ids)
-
-    @property
     def n_factors(self) -> int:
         return len(self.factors)
 
@@ -109,14 +105,6 @@ class MirtParams:
     def item_types(self) -> tuple[str, ...]:
         """ "3PL" for every item with a lower asymptote, "2PL" without, (J,)."""
         return ("3PL" if self.guessing else "2PL",) * self.n_items
-
-    @property
-    def max_scores(self) -> FloatArray:
-        return np.ones(self.n_items)
-
-    @property
-    def is_continuous(self) -> BoolArray:
-        return np.zeros(self.n_items, dtype=bool)
 
     def points(self, theta: object) -> FloatArray:
         """``theta`` as (T, D) points, checked against the factors."""

@@ -32,7 +32,7 @@ from irt.bifactor_mstep import GAMMA_BOUNDS, MAX_INTERCEPT, MAX_SLOPE
 from irt.errors import IRTError
 from irt.mirt_estep import Expected, log_weights
 from irt.mirt_model import MirtParams
-from irt.priors import beta_log_kernel
+from irt.priors import beta_log_kernel, check_normal_beta
 from irt.types import BoolArray, FloatArray
 
 __all__ = [
@@ -69,14 +69,9 @@ class MirtPriors:
     c_beta: float = 15.0
 
     def __post_init__(self) -> None:
-        for name in ("slope_sd", "d_sd"):
-            value = getattr(self, name)
-            if not (value > 0 and np.isfinite(value)):
-                raise IRTError(f"the prior's {name} must be positive, got {value}")
+        check_normal_beta(self, ("slope_sd", "d_sd"), "the prior's")
         if not np.isfinite(self.slope_mean):
             raise IRTError(f"the prior's slope_mean must be finite, got {self.slope_mean}")
-        if not (self.c_alpha >= 1 and self.c_beta >= 1):
-            raise IRTError("the prior's c_alpha and c_beta must be at least 1")
 
     def center_and_precision(self, n_factors: int) -> tuple[FloatArray, FloatArray]:
         """Prior means and precisions of (a_1..a_K, d)."""

@@ -9,10 +9,9 @@ slopes over the D factors):
   and ak_1..ak_{m−1} free (Bock 1972 in Thissen, Cai & Bock's 2010 parametrisation, as
   mirt's ``nominal``): the gpcm is the nominal item with ak_k = k.
 
-Every model depends on θ only through η, so one unidimensional curve at η does all the
-work: the 2PL, graded and gpcm curves (with their derivatives) are those of
-``irt.polytomous.curves`` evaluated at θ = 1 with the slope η, and only the nominal
-model's are computed here. ∂ log P_k/∂θ = a·S_k with S_k = ∂ log P_k/∂η, so the Fisher
+Every model depends on θ only through η, and its curves (with their derivatives) are
+those of its item family (``irt.families``), the same objects as for the items on one θ
+of ``irt.polytomous``. ∂ log P_k/∂θ = a·S_k with S_k = ∂ log P_k/∂η, so the Fisher
 information matrix of an item is a aᵀ Σ_k P_k S_k².
 
 Parameters of a pool live in ``MirtPolytomousParams``: slopes (items × factors) with a
@@ -25,22 +24,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 
 from irt.errors import ParamsError
-from irt.item_checks import case_blind_member, checked_item_types, item_type
-from irt.parameter_set import (
-    categorical_log_likelihood,
-    categorical_variance,
-    draw_categories,
-    item_positions,
-)
+from irt.families import CategoryCurves, FamilyName, category_curves
+from irt.item_checks import checked_item_types, item_type
+from irt.item_groups import GroupLayout, ItemGroup
+from irt.parameter_set import CategoryItems, draw_categories, item_positions
 from irt.person_fit import lz_categories
-from irt.polytomous import ItemType, curves, pad_thresholds
-from irt.types import BoolArray, FloatArray, IntArray
+from irt.polytomous import pad_thresholds
+from irt.types import BoolArray, FloatArray
 
 __all__ = [
     "CategoryGroup",
@@ -52,134 +47,45 @@ __all__ = [
 ]
 
 
-class MultiItemType(StrEnum):
-    """A multidimensional item model; the value is R mirt's ``itemtype`` name."""
+class MultiItemType(FamilyName):
+    """An item model on several factors; the value is R mirt's ``itemtype`` name, and
+    the member's ``family`` (``irt.families``) holds its curves."""
 
     TWO_PL = "2PL"
     GRADED = "graded"
     GPCM = "gpcm"
     NOMINAL = "nominal"
 
-    @classmethod
-    def _missing_(cls, value: object) -> MultiItemType | None:
-        # Accept "2pl", "GRADED", and the common name "grm".
-        return case_blind_member(cls, value, {"grm": "graded"})
 
-    @property
-    def scored(self) -> bool:
-        """Whether the model has scoring values ak (gpcm fixed, nominal partly free)."""
-        return self in (MultiItemType.GPCM, MultiItemType.NOMINAL)
+#: The curves of ``group_curves``: ``slope`` is S_k = ∂ log P_k/∂η, ``thresholds``
+#: ∂ log P_k/∂d_l and ``scores`` ∂ log P_k/∂ak_l of a nominal item's free ak.
+GroupCurves = CategoryCurves
 
-    @classmethod
-    def default_for(cls, n_categories: int) -> MultiItemType:
-        """R mirt's default: 2PL for a binary item, graded otherwise."""
-        return cls.TWO_PL if n_categories == 2 else cls.GRADED
+#: Curves of items of type ``kind`` at η (Q, J) (one column per item), thresholds ``d``
+#: (J, m) without padding and scoring values ``ak`` (J, m) (nominal items): the item
+#: family's, as on one θ.
+group_curves = category_curves
 
 
 @dataclass(frozen=True)
-class GroupCurves:
-    """Curves of J items of one type with K = m + 1 categories at Q nodes.
-
-    ``log_p`` (Q, J, K) is log P(X = k); with derivatives, ``eta`` (Q, J, K) is
-    S_k = ∂ log P_k/∂η, ``d`` (Q, J, K, m) is ∂ log P_k/∂d_l and ``ak`` (Q, J, K, m − 1)
-    ∂ log P_k/∂ak_l of the free scoring values (nominal items only)."""
-
-    log_p: FloatArray
-    eta: FloatArray | None = None
-    d: FloatArray | None = None
-    ak: FloatArray | None = None
-
-
-def group_curves(
-    kind: MultiItemType,
-    eta: FloatArray,
-    d: FloatArray,
-    ak: FloatArray | None = None,
-    *,
-    derivatives: bool = False,
-) -> GroupCurves:
-    """Curves of items of type ``kind`` at η (Q, J) (one column per item), thresholds
-    ``d`` (J, m) without padding and scoring values ``ak`` (J, m) (nominal items)."""
-    eta = np.asarray(eta, dtype=np.float64)
-    n_nodes, n_items = eta.shape
-    m = d.shape[1]
-    if kind is MultiItemType.NOMINAL:
-        if ak is None:
-            raise ParamsError("nominal items need their scoring values ak")
-        return _nominal(eta, d, ak, derivatives)
-    one_d = ItemType.GPCM if kind is MultiItemType.GPCM else ItemType.GRADED
-    # Each (node, item) pair is one unidimensional item at θ = 1 with slope η.
-    cv = curves(one_d, [1.0], eta.ravel(), np.tile(d, (n_nodes, 1)), derivatives=derivatives)
-    shape = (n_nodes, n_items, m + 1)
-    if not derivatives:
-        return GroupCurves(cv.log_p.reshape(shape))
-    assert cv.slope is not None and cv.thresholds is not None
-    return GroupCurves(
-        cv.log_p.reshape(shape), cv.slope.reshape(shape), cv.thresholds.reshape(*shape, m)
-    )
-
-
-def _nominal(eta: FloatArray, d: FloatArray, ak: FloatArray, derivatives: bool) -> GroupCurves:
-    n_items, m = d.shape
-    full_ak = np.concatenate([np.zeros((n_items, 1)), ak], axis=1)  # ak_0 = 0
-    full_d = np.concatenate([np.zeros((n_items, 1)), d], axis=1)  # d_0 = 0
-    z = eta[:, :, None] * full_ak[None] + full_d[None]
-    log_p = z - np.logaddexp.reduce(z, axis=-1, keepdims=True)
-    if not derivatives:
-        return GroupCurves(log_p)
-    p = np.exp(log_p)
-    slope = full_ak[None] - (p * full_ak[None]).sum(axis=-1, keepdims=True)
-    # ∂ log P_k/∂z_l = 1[k = l] − P_l; z_l = ak_l η + d_l.
-    dz = np.eye(m + 1)[None, None] - p[:, :, None, :]  # (Q, J, K, K)
-    return GroupCurves(log_p, slope, dz[..., 1:], dz[..., 1:m] * eta[:, :, None, None])
-
-
-@dataclass(frozen=True)
-class CategoryGroup:
+class CategoryGroup(ItemGroup[MultiItemType]):
     """Items of one type with ``n_cat`` categories: their positions in the pool and the
     columns (J_g, K) of their (item, score) pairs among the pattern indicators."""
-
-    kind: MultiItemType
-    n_cat: int
-    items: IntArray
-    cols: IntArray
-
-    @property
-    def m(self) -> int:
-        return self.n_cat - 1
 
     @property
     def n_free_ak(self) -> int:
         """Free scoring values per item: ak_1..ak_{m−1} of a nominal item."""
-        return self.m - 1 if self.kind is MultiItemType.NOMINAL else 0
+        return self.kind.family.free_scores(self.m)
+
+
+class CategoryLayout(GroupLayout[CategoryGroup]):
+    """The groups of like items (``CategoryGroup``) of a multidimensional pool."""
+
+    group_type = CategoryGroup
 
 
 @dataclass(frozen=True)
-class CategoryLayout:
-    """The groups of like items in a fixed order, each item's first column among the
-    (item, score) pairs, and how many pairs there are."""
-
-    groups: tuple[CategoryGroup, ...]
-    offsets: IntArray
-    n_columns: int
-
-    @classmethod
-    def of(
-        cls, item_types: Sequence[MultiItemType], n_categories: Sequence[int] | IntArray
-    ) -> CategoryLayout:
-        n_cat = np.asarray(n_categories, dtype=np.int_)
-        offsets = np.concatenate([[0], np.cumsum(n_cat)[:-1]]).astype(np.int_)
-        kinds = np.array([t.value for t in item_types])
-        groups = []
-        for value, k in sorted({(t.value, int(k)) for t, k in zip(item_types, n_cat, strict=True)}):
-            idx = np.flatnonzero((kinds == value) & (n_cat == k))
-            cols = offsets[idx, None] + np.arange(k)[None, :]
-            groups.append(CategoryGroup(MultiItemType(value), k, idx, cols))
-        return cls(tuple(groups), offsets, int(n_cat.sum()))
-
-
-@dataclass(frozen=True)
-class MirtPolytomousParams:
+class MirtPolytomousParams(CategoryItems):
     """J items of mixed types on D factors θ ~ N(0, R), mirt's slope–intercept form.
 
     ``slopes`` (J, D), 0 outside ``pattern`` (J, D) (the free slopes); ``d`` (J, max m)
@@ -238,7 +144,7 @@ class MirtPolytomousParams:
             raise ParamsError(f"item {item!r}: thresholds must be d1..dm, finite, then empty")
         if kind is MultiItemType.TWO_PL and m != 1:
             raise ParamsError(f"item {item!r} is 2PL but has {m} thresholds (needs 1)")
-        if kind is MultiItemType.GRADED and np.any(np.diff(row[:m]) >= 0):
+        if kind.family.ordered_thresholds and np.any(np.diff(row[:m]) >= 0):
             raise ParamsError(f"item {item!r}: graded thresholds must decrease strictly")
         scores = self.ak[j]
         if not kind.scored:
@@ -301,29 +207,12 @@ class MirtPolytomousParams:
         )
 
     @property
-    def n_items(self) -> int:
-        return len(self.item_ids)
-
-    @property
     def n_factors(self) -> int:
         return len(self.factors)
 
     @property
-    def n_categories(self) -> IntArray:
-        """m_j + 1 for every item, (J,)."""
-        return np.asarray(np.count_nonzero(~np.isnan(self.d), axis=1) + 1, dtype=np.int_)
-
-    @property
     def n_dimensions(self) -> int:
         return self.n_factors
-
-    @property
-    def max_scores(self) -> IntArray:
-        return self.n_categories - 1
-
-    @property
-    def is_continuous(self) -> BoolArray:
-        return np.zeros(self.n_items, dtype=bool)
 
     def layout(self) -> CategoryLayout:
         return CategoryLayout.of(self.item_types, self.n_categories)
@@ -359,39 +248,17 @@ class MirtPolytomousParams:
             out[:, g.items, : g.n_cat] = self.curves(th, g).log_p
         return out
 
-    def probabilities(self, theta: object) -> FloatArray:
-        """P(X_j = k | θ_t), shape (T, J, max K); 0 beyond an item's categories."""
-        return np.asarray(np.exp(self.log_probs(theta)))
-
-    def expected_score(self, theta: object) -> FloatArray:
-        """E[X_j | θ_t], shape (T, J)."""
-        p = self.probabilities(theta)
-        return np.asarray(p @ np.arange(p.shape[-1], dtype=np.float64))
-
     def information(self, theta: object) -> FloatArray:
         """Item Fisher information matrices a aᵀ Σ_k P_k S_k², shape (T, J, D, D)."""
         th = self._theta(theta)
         out = np.empty((th.shape[0], self.n_items, self.n_factors, self.n_factors))
         for g in self.groups():
             cv = self.curves(th, g, derivatives=True)
-            assert cv.eta is not None
-            weight = (np.exp(cv.log_p) * cv.eta**2).sum(axis=-1)  # (T, J_g)
+            assert cv.slope is not None
+            weight = (np.exp(cv.log_p) * cv.slope**2).sum(axis=-1)  # (T, J_g)
             a = self.slopes[g.items]
             out[:, g.items] = weight[:, :, None, None] * (a[:, :, None] * a[:, None, :])[None]
         return out
-
-    def test_information(self, theta: object) -> FloatArray:
-        """Σ_j I_j(θ), shape (T, D, D)."""
-        return np.asarray(self.information(theta).sum(axis=1))
-
-    def variance(self, theta: object) -> FloatArray:
-        """Var[X_j | θ_t] = Σ_k k² P_k − E[X_j | θ_t]², shape (T, J)."""
-        return categorical_variance(self.probabilities(theta))
-
-    def log_likelihood(self, theta: object, responses: object) -> FloatArray:
-        """Log-likelihood of each row of scores ``responses`` (T, J; NaN = missing) at
-        its own θ (a row of ``theta`` (T, D)), (T,)."""
-        return categorical_log_likelihood(self.log_probs(theta), responses)
 
     def draw(self, theta: object, items: object, rng: np.random.Generator) -> FloatArray:
         """A score per (θ_n, item_n) pair, θ (N, D), drawn from the item's categories."""

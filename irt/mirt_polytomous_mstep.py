@@ -22,9 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irt.estimation.fisher_scoring import fisher_scoring
 from irt.mirt_polytomous import CategoryGroup, MultiItemType, group_curves
 from irt.mstep_coords import INTERCEPT_BOUND, RAW_SLOPE_BOUND
-from irt.types import BoolArray, FloatArray
+from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = ["GroupCoordinates", "group_m_step", "group_objective", "group_score"]
 
@@ -32,10 +33,6 @@ __all__ = ["GroupCoordinates", "group_m_step", "group_objective", "group_score"]
 _LOG_GAP_BOUNDS = (-12.0, 5.0)
 # Free nominal scoring values stay within ±this.
 _AK_BOUND = 30.0
-# Largest Fisher-scoring step in any coordinate.
-_MAX_STEP = 2.0
-# A step is halved at most this many times before the item keeps its values.
-_HALVINGS = 12
 
 
 @dataclass(frozen=True)
@@ -123,7 +120,7 @@ class GroupCoordinates:
         return jac
 
 
-def _row_subset(coords: GroupCoordinates, rows: np.ndarray) -> GroupCoordinates:
+def _row_subset(coords: GroupCoordinates, rows: IntArray) -> GroupCoordinates:
     return GroupCoordinates(coords.group, coords.n_dims, coords.free[rows])
 
 
@@ -144,13 +141,13 @@ def group_score(
     width) in ψ, both zero in fixed coordinates."""
     slopes, d, ak = coords.natural(psi)
     cv = group_curves(coords.group.kind, points @ slopes.T, d, ak, derivatives=True)
-    assert cv.eta is not None and cv.d is not None
+    assert cv.slope is not None and cv.thresholds is not None
     parts = [
-        points[:, None, None, :] * cv.eta[..., None],
-        np.einsum("qjkl,jlm->qjkm", cv.d, coords.threshold_jacobian(psi)),
+        points[:, None, None, :] * cv.slope[..., None],
+        np.einsum("qjkl,jlm->qjkm", cv.thresholds, coords.threshold_jacobian(psi)),
     ]
-    if cv.ak is not None:
-        parts.append(cv.ak)
+    if cv.scores is not None:
+        parts.append(cv.scores)
     v = np.concatenate(parts, axis=-1)  # (Q, J_g, K, width)
     grad = np.einsum("qjk,qjkl->jl", r, v)
     weight = r.sum(axis=2, keepdims=True) * np.exp(cv.log_p)  # n_qj P_qjk
@@ -170,54 +167,31 @@ def group_m_step(
     steps: int,
     tol: float = 1e-9,
 ) -> FloatArray:
-    """Up to ``steps`` safeguarded Fisher-scoring steps from ``psi``; an item stops
-    once its step is below ``tol``."""
-    psi = psi.copy()
-    current = group_objective(coords, psi, r, points)
-    todo = np.arange(len(psi))
-    eye = np.eye(coords.width)
-    for _ in range(steps):
-        sub_coords = _row_subset(coords, todo)
-        sub, rr = psi[todo], r[:, todo]
-        grad, info = group_score(sub_coords, sub, rr, points)
-        # Fixed coordinates get a unit row; a small ridge keeps an item with (almost) no
-        # information solvable.
-        fixed = ~sub_coords.free
-        info = info + fixed[:, :, None] * eye[None]
-        scale = np.maximum(np.trace(info, axis1=1, axis2=2) / coords.width, 1.0)
-        step = np.linalg.solve(info + (1e-9 * scale)[:, None, None] * eye, grad[:, :, None])[..., 0]
-        size = np.abs(step).max(axis=1, keepdims=True)
-        step *= np.minimum(1.0, _MAX_STEP / np.maximum(size, 1e-300))
-        new, value = _halving(sub_coords, sub, step, current[todo], rr, points)
-        moved = np.abs(new - sub).max(axis=1)
-        psi[todo], current[todo] = new, value
-        todo = todo[moved >= tol]
-        if todo.size == 0:
-            break
-    return psi
+    """Up to ``steps`` safeguarded Fisher-scoring steps (``irt.estimation.fisher_scoring``)
+    from ``psi``; an item stops once its step is below ``tol``."""
+    return fisher_scoring(_OnCounts(coords, r, points), psi, steps, tol)
 
 
-def _halving(
-    coords: GroupCoordinates,
-    psi: FloatArray,
-    step: FloatArray,
-    current: FloatArray,
-    r: FloatArray,
-    points: FloatArray,
-) -> tuple[FloatArray, FloatArray]:
-    """Per item the longest of ``step``, ``step``/2, … that does not lower its
-    objective, and that objective; an item with none keeps ``psi``."""
-    new, best = psi.copy(), current.copy()
-    pending = np.arange(len(psi))
-    scale = 1.0
-    for _ in range(_HALVINGS):
-        sub = _row_subset(coords, pending)
-        trial = sub.clip(psi[pending] + scale * step[pending])
-        value = group_objective(sub, trial, r[:, pending], points)
-        ok = value >= current[pending]
-        new[pending[ok]], best[pending[ok]] = trial[ok], value[ok]
-        pending = pending[~ok]
-        if pending.size == 0:
-            break
-        scale *= 0.5
-    return new, best
+@dataclass(frozen=True)
+class _OnCounts:
+    """A group's objective on its expected counts ``r`` (Q, J_g, K) at ``points``: the
+    ``irt.estimation.fisher_scoring.ItemObjective`` of its items."""
+
+    coords: GroupCoordinates
+    r: FloatArray
+    points: FloatArray
+
+    def rows(self, items: IntArray) -> _OnCounts:
+        return _OnCounts(_row_subset(self.coords, items), self.r[:, items], self.points)
+
+    def objective(self, psi: FloatArray) -> FloatArray:
+        return group_objective(self.coords, psi, self.r, self.points)
+
+    def score_and_information(self, psi: FloatArray) -> tuple[FloatArray, FloatArray]:
+        grad, info = group_score(self.coords, psi, self.r, self.points)
+        # Fixed coordinates get a unit row, hence a zero step.
+        eye = np.eye(self.coords.width)
+        return grad, info + (~self.coords.free)[:, :, None] * eye[None]
+
+    def clip(self, psi: FloatArray) -> FloatArray:
+        return self.coords.clip(psi)

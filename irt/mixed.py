@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Protocol
 
 import numpy as np
 
@@ -39,8 +39,38 @@ def _check_disjoint(
         )
 
 
+class _Listed(Protocol):
+    @property
+    def item_ids(self) -> Sequence[str]: ...
+
+
+class TwoParts:
+    """The items of a mixed pool's two parts, each possibly None: the discrete ids, then
+    the continuous ones (shared by ``MixedParams`` and ``MixedResponses``)."""
+
+    discrete: _Listed | None
+    continuous: _Listed | None
+
+    @property
+    def discrete_ids(self) -> tuple[str, ...]:
+        return () if self.discrete is None else tuple(self.discrete.item_ids)
+
+    @property
+    def continuous_ids(self) -> tuple[str, ...]:
+        return () if self.continuous is None else tuple(self.continuous.item_ids)
+
+    @property
+    def item_ids(self) -> tuple[str, ...]:
+        """The discrete items, then the continuous ones."""
+        return self.discrete_ids + self.continuous_ids
+
+    @property
+    def n_items(self) -> int:
+        return len(self.discrete_ids) + len(self.continuous_ids)
+
+
 @dataclass(frozen=True)
-class MixedParams:
+class MixedParams(TwoParts):
     """Parameters of a mixed pool: ``discrete`` (``PolytomousParams``) and
     ``continuous`` (``ContinuousParams``), either None but not both. ``item_ids`` lists
     the discrete items, then the continuous ones. A ``irt.ParameterSet``: each question
@@ -67,23 +97,6 @@ class MixedParams:
         if params.family == "continuous":
             return cls(continuous=params)
         return cls(discrete=params)
-
-    @property
-    def discrete_ids(self) -> tuple[str, ...]:
-        return () if self.discrete is None else tuple(self.discrete.item_ids)
-
-    @property
-    def continuous_ids(self) -> tuple[str, ...]:
-        return () if self.continuous is None else tuple(self.continuous.item_ids)
-
-    @property
-    def item_ids(self) -> tuple[str, ...]:
-        """The discrete items, then the continuous ones."""
-        return self.discrete_ids + self.continuous_ids
-
-    @property
-    def n_items(self) -> int:
-        return len(self.discrete_ids) + len(self.continuous_ids)
 
     @property
     def is_continuous(self) -> BoolArray:
@@ -200,7 +213,7 @@ class MixedParams:
 
 
 @dataclass(frozen=True)
-class MixedResponses:
+class MixedResponses(TwoParts):
     """The answers of the same subjects (same ids, same order) to a mixed pool's
     discrete items (``PolytomousResponses``) and continuous items
     (``ContinuousResponses``); either part may be None but not both."""
@@ -236,23 +249,6 @@ class MixedResponses:
     @property
     def n_subjects(self) -> int:
         return len(self.subject_ids)
-
-    @property
-    def discrete_ids(self) -> tuple[str, ...]:
-        return () if self.discrete is None else tuple(self.discrete.item_ids)
-
-    @property
-    def continuous_ids(self) -> tuple[str, ...]:
-        return () if self.continuous is None else tuple(self.continuous.item_ids)
-
-    @property
-    def item_ids(self) -> tuple[str, ...]:
-        """The discrete items, then the continuous ones."""
-        return self.discrete_ids + self.continuous_ids
-
-    @property
-    def n_items(self) -> int:
-        return len(self.item_ids)
 
     def subset(self, subjects: object = None) -> MixedResponses:
         """The subjects selected by a numpy index (mask or positions); both parts keep

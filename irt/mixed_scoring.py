@@ -20,7 +20,7 @@ from irt.errors import IRTError
 from irt.mixed import MixedParams, MixedResponses
 from irt.mixed_joint import joint_e_step
 from irt.mixed_se import ContinuousPart, DiscretePart
-from irt.quadrature import normal_grid, normal_on
+from irt.quadrature import posterior_moments, prior_grid
 from irt.types import FloatArray, IntArray
 
 __all__ = ["MixedScores", "mixed_scores"]
@@ -53,14 +53,11 @@ def mixed_scores(
     ``params.continuous.epsilon``."""
     if not isinstance(responses, MixedResponses) or not isinstance(params, MixedParams):
         raise IRTError("mixed_scores needs MixedResponses and MixedParams")
-    if not prior_sd > 0:
-        raise IRTError(f"prior_sd must be positive, got {prior_sd}")
+    grid = prior_grid(n_quad, bound, prior_mean, prior_sd)
     if params.item_ids != responses.item_ids or params.discrete_ids != responses.discrete_ids:
         raise IRTError(
             "the responses and the parameters must list the same items in the same parts"
         )
-    normal_grid(n_quad, bound)  # checks them
-    grid = normal_on(np.linspace(-bound, bound, n_quad), prior_mean, prior_sd)
     parts: list[DiscretePart | ContinuousPart] = []
     n = responses.n_subjects
     n_disc = n_cont = np.zeros(n, dtype=np.int_)
@@ -73,8 +70,7 @@ def mixed_scores(
         parts.append(ContinuousPart(responses.continuous, params.continuous, None, grid.points))
         n_cont = responses.continuous.observed.sum(axis=1).astype(np.int_)
     post = joint_e_step(parts, [p.start() for p in parts], grid.log_weights).posterior
-    mean = post @ grid.points
-    sd = np.sqrt(np.maximum(post @ grid.points**2 - mean**2, 0.0))
+    mean, sd = posterior_moments(post, grid.points)
     return MixedScores(
         subject_ids=responses.subject_ids,
         theta=mean,

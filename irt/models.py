@@ -19,8 +19,8 @@ import numpy as np
 
 from irt.errors import ParamsError
 from irt.names import ModelKind as ModelKind
-from irt.parameter_set import bernoulli_probabilities, item_positions, one_theta
-from irt.types import BoolArray, FloatArray
+from irt.parameter_set import BinaryItems, bernoulli_probabilities, item_positions, one_theta
+from irt.types import FloatArray
 
 #: Probabilities are kept this far from 0 and 1 wherever they are divided by.
 PROB_EPS = 1e-12
@@ -38,7 +38,7 @@ def _as_float_vector(name: str, values: object, n: int | None) -> FloatArray:
 
 
 @dataclass(frozen=True)
-class ItemParams:
+class ItemParams(BinaryItems):
     """Parameters of J items, by name: ``params.a``, ``params.b``, ``params.c``, ``params.d``.
 
     Standard errors are optional (NaN where not estimated, e.g. ``se_c`` of a 2PL item).
@@ -76,10 +76,6 @@ class ItemParams:
         if np.any(self.c < 0) or np.any(self.d > 1) or np.any(self.c >= self.d):
             raise ParamsError("item parameters need 0 <= c < d <= 1 for every item")
 
-    @property
-    def n_items(self) -> int:
-        return len(self.item_ids)
-
     @classmethod
     def create(
         cls,
@@ -108,15 +104,6 @@ class ItemParams:
     def item_types(self) -> tuple[ModelKind, ...]:
         """The model of each item (all alike), (J,)."""
         return (self.model,) * self.n_items
-
-    @property
-    def max_scores(self) -> FloatArray:
-        """1 for every item, (J,)."""
-        return np.ones(self.n_items)
-
-    @property
-    def is_continuous(self) -> BoolArray:
-        return np.zeros(self.n_items, dtype=bool)
 
     def probabilities(self, theta: object) -> FloatArray:
         """(P(wrong), P(right)), shape (T, J, 2)."""

@@ -40,8 +40,11 @@ from irt.errors import ParamsError
 from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = [
+    "BinaryItems",
+    "CategoryItems",
     "Family",
     "ParameterSet",
+    "UnitScores",
     "bernoulli_probabilities",
     "categorical_log_likelihood",
     "categorical_variance",
@@ -138,6 +141,88 @@ class ParameterSet(Protocol):
         """The items selected by ids (a str or a sequence of str) or by a numpy index
         (positions or a mask)."""
         ...
+
+
+class UnitScores:
+    """A base of the parameter classes, holding ``item_ids``, whose every item is scored
+    on [0, 1]: right or wrong (``BinaryItems``) or continuous (``ContinuousParams``)."""
+
+    item_ids: tuple[str, ...]
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def max_scores(self) -> FloatArray:
+        """1 for every item, (J,)."""
+        return np.ones(self.n_items)
+
+
+class BinaryItems(UnitScores):
+    """A base of the parameter classes whose items are all answered right or wrong
+    (1–4PL, M2PL/M3PL, bifactor): none is continuous."""
+
+    @property
+    def is_continuous(self) -> BoolArray:
+        return np.zeros(self.n_items, dtype=bool)
+
+
+class CategoryItems:
+    """A base of the parameter classes whose item j is scored in categories 0..m_j (the
+    polytomous models on one θ and on factors), holding ``item_ids`` and the thresholds
+    ``d`` (J, max m), d_1..d_{m_j} then NaN: every answer-side fact comes from
+    ``log_probs`` and ``information``, which the class defines."""
+
+    item_ids: tuple[str, ...]
+    d: FloatArray
+
+    def log_probs(self, theta: object) -> FloatArray:
+        """log P(X_j = k | θ_t), shape (T, J, max K); −inf beyond an item's categories."""
+        raise NotImplementedError
+
+    def information(self, theta: object) -> FloatArray:
+        """Item Fisher information at each θ_t, (T, J) on one trait, (T, J, D, D) on D."""
+        raise NotImplementedError
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def n_categories(self) -> IntArray:
+        """m_j + 1 for every item, (J,)."""
+        return np.asarray(np.count_nonzero(~np.isnan(self.d), axis=1) + 1, dtype=np.int_)
+
+    @property
+    def max_scores(self) -> IntArray:
+        return self.n_categories - 1
+
+    @property
+    def is_continuous(self) -> BoolArray:
+        return np.zeros(self.n_items, dtype=bool)
+
+    def probabilities(self, theta: object) -> FloatArray:
+        """P(X_j = k | θ_t), shape (T, J, max K); 0 beyond an item's categories."""
+        return np.asarray(np.exp(self.log_probs(theta)))
+
+    def expected_score(self, theta: object) -> FloatArray:
+        """E[X_j | θ_t] = Σ_k k P_k, shape (T, J)."""
+        p = self.probabilities(theta)
+        return np.asarray(p @ np.arange(p.shape[-1], dtype=np.float64))
+
+    def variance(self, theta: object) -> FloatArray:
+        """Var[X_j | θ_t] = Σ_k k² P_k − E[X_j | θ_t]², shape (T, J)."""
+        return categorical_variance(self.probabilities(theta))
+
+    def test_information(self, theta: object) -> FloatArray:
+        """Σ_j I_j(θ_t), shape (T,) on one trait, (T, D, D) on D."""
+        return np.asarray(self.information(theta).sum(axis=1))
+
+    def log_likelihood(self, theta: object, responses: object) -> FloatArray:
+        """Log-likelihood of each row of scores ``responses`` (T, J; NaN = missing) at
+        its own θ (row t of ``theta``), (T,)."""
+        return categorical_log_likelihood(self.log_probs(theta), responses)
 
 
 def item_positions(item_ids: Sequence[str], items: object) -> IntArray:

@@ -13,16 +13,13 @@ form that R mirt writes them in (Chalmers 2012, ``mirt``'s ``itemtype`` names):
   P(X = 1) = c + (1 − c) σ(aθ + d) (c = 0 in the 2PL; d = −a b in ``irt.models``' terms),
   so a pool of binary and graded items is calibrated on one θ.
 
-Every curve is computed in log space from log σ(z) = −log(1 + e^{−z}): a category far
-from the examinee gets a finite log-probability instead of log(0), and the graded
-model's differences of cumulative curves are factored as
-
-    σ(z_k) − σ(z_{k+1}) = σ(z_k) σ(−z_{k+1}) (1 − e^{−(d_k − d_{k+1})}),
-
-which never subtracts two numbers close to 1. Derivatives come out in the same form:
-for every model ∂ log P_k/∂θ = a S_k and ∂ log P_k/∂a = θ S_k for one "slope score"
-S_k (graded: 1 − P(X ≥ k) − P(X ≥ k + 1); gpcm: k − E[X]), so the Fisher information is
-I(θ) = a² Σ_k P_k S_k² without dividing by a small P_k.
+Every model depends on θ only through η = aθ, and its curves are those of its item
+family (``irt.families``, one module per model, shared with the items on several
+factors of ``irt.mirt_polytomous``), computed in log space so that a category far from
+the examinee gets a finite log-probability instead of log(0). Derivatives come out in
+the same form: for every model ∂ log P_k/∂θ = a S_k and ∂ log P_k/∂a = θ S_k for one
+"slope score" S_k = ∂ log P_k/∂η (graded: 1 − P(X ≥ k) − P(X ≥ k + 1); gpcm: k − E[X]),
+so the Fisher information is I(θ) = a² Σ_k P_k S_k² without dividing by a small P_k.
 
 Parameters of a pool live in ``PolytomousParams``; the ragged thresholds are padded
 with NaN into a (J, max m) array.
@@ -32,26 +29,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 
 from irt.errors import ParamsError
-from irt.item_checks import case_blind_member, checked_item_types, item_vector
-from irt.models import log_sigmoid
-from irt.parameter_set import (
-    categorical_log_likelihood,
-    categorical_variance,
-    draw_categories,
-    item_positions,
-    one_theta,
-)
-from irt.types import BoolArray, FloatArray, IntArray
+from irt.families import CategoryCurves, FamilyName, category_curves
+from irt.item_checks import checked_item_types, item_vector
+from irt.item_groups import like_groups
+from irt.parameter_set import CategoryItems, draw_categories, item_positions, one_theta
+from irt.types import FloatArray, IntArray
 
 
-class ItemType(StrEnum):
-    """An item model; the value is R mirt's ``itemtype`` name."""
+class ItemType(FamilyName):
+    """An item model on one θ; the value is R mirt's ``itemtype`` name, and the member's
+    ``family`` (``irt.families``) holds its curves."""
 
     TWO_PL = "2PL"
     THREE_PL = "3PL"
@@ -59,39 +51,10 @@ class ItemType(StrEnum):
     GPCM = "gpcm"
     SEQUENTIAL = "sequential"
 
-    @classmethod
-    def _missing_(cls, value: object) -> ItemType | None:
-        # Accept "2pl", "GRADED", and the common name "grm".
-        return case_blind_member(cls, value, {"grm": "graded"})
 
-    @property
-    def binary(self) -> bool:
-        """Whether the model is only defined for two categories (0/1)."""
-        return self in (ItemType.TWO_PL, ItemType.THREE_PL)
-
-    @property
-    def has_guessing(self) -> bool:
-        return self is ItemType.THREE_PL
-
-    @classmethod
-    def default_for(cls, n_categories: int) -> ItemType:
-        """R mirt's default: 2PL for a binary item, graded otherwise."""
-        return cls.TWO_PL if n_categories == 2 else cls.GRADED
-
-
-@dataclass(frozen=True)
-class Curves:
-    """Category curves of J items of one type with K = m + 1 categories at T points.
-
-    ``log_p`` (T, J, K) holds log P(X = k | θ). With derivatives: ``slope`` (T, J, K) is
-    S_k, with ∂ log P_k/∂θ = a S_k and ∂ log P_k/∂a = θ S_k; ``thresholds`` (T, J, K, m)
-    is ∂ log P_k/∂d_l; ``asymptote`` (T, J, K) is ∂ log P_k/∂c (3PL only).
-    """
-
-    log_p: FloatArray
-    slope: FloatArray | None = None
-    thresholds: FloatArray | None = None
-    asymptote: FloatArray | None = None
+#: The curves of ``curves``: ``slope`` is S_k, with ∂ log P_k/∂θ = a S_k and
+#: ∂ log P_k/∂a = θ S_k.
+Curves = CategoryCurves
 
 
 def curves(
@@ -104,108 +67,11 @@ def curves(
     derivatives: bool = False,
 ) -> Curves:
     """Curves of items of type ``kind`` at ``theta`` (T,): slopes ``a`` (J,), thresholds
-    ``d`` (J, m) without padding, lower asymptotes ``c`` (J,) for the 3PL."""
+    ``d`` (J, m) without padding, lower asymptotes ``c`` (J,) for the 3PL; the family's
+    curves at η = aθ."""
     th = np.asarray(theta, dtype=np.float64).reshape(-1)
-    a = np.asarray(a, dtype=np.float64)
-    d = np.asarray(d, dtype=np.float64)
-    if kind is ItemType.GPCM:
-        return _gpcm(th, a, d, derivatives)
-    if kind is ItemType.SEQUENTIAL:
-        return _sequential(th, a, d, derivatives)
-    if kind is ItemType.THREE_PL:
-        cc = np.zeros(len(a)) if c is None else np.asarray(c, dtype=np.float64)
-        return _three_pl(th, a, d, cc, derivatives)
-    # A 2PL item is the graded model with one threshold.
-    return _graded(th, a, d, derivatives)
-
-
-def _graded(theta: FloatArray, a: FloatArray, d: FloatArray, derivatives: bool) -> Curves:
-    m = d.shape[1]
-    z = a[None, :, None] * theta[:, None, None] + d[None, :, :]  # (T, J, m)
-    up, down = log_sigmoid(z), log_sigmoid(-z)  # log P(X ≥ k), log P(X < k)
-    # log(1 − e^{−gap}) for the gaps between neighbouring thresholds (constant in θ).
-    log_gap = np.log(-np.expm1(-(d[:, :-1] - d[:, 1:])))  # (J, m − 1)
-    log_p = np.empty((*z.shape[:2], m + 1))
-    log_p[..., 0] = down[..., 0]
-    log_p[..., m] = up[..., m - 1]
-    log_p[..., 1:m] = up[..., :-1] + down[..., 1:] + log_gap
-    if not derivatives:
-        return Curves(log_p)
-    s = np.exp(up)
-    pad = np.concatenate([np.ones_like(s[..., :1]), s, np.zeros_like(s[..., :1])], axis=-1)
-    slope = 1.0 - pad[..., :-1] - pad[..., 1:]
-    inv_gap = 1.0 / -np.expm1(-(d[:, :-1] - d[:, 1:]))
-    # ∂ log P_k/∂d_k = σ(z_k)σ(−z_k)/P_k and ∂ log P_k/∂d_{k+1} = −σ(z_{k+1})σ(−z_{k+1})/P_k,
-    # written as ratios of σ's that are at most 1 (times 1/(1 − e^{−gap})).
-    own = np.empty_like(z)  # at threshold k − 1 for categories k = 1..m
-    own[..., m - 1] = 1.0 - s[..., m - 1]
-    own[..., : m - 1] = np.exp(down[..., :-1] - down[..., 1:]) * inv_gap
-    next_ = np.empty_like(z)  # at threshold k for categories k = 0..m − 1
-    next_[..., 0] = -s[..., 0]
-    next_[..., 1:] = -np.exp(up[..., 1:] - up[..., :-1]) * inv_gap
-    thr = np.zeros((*z.shape[:2], m + 1, m))
-    k = np.arange(m)
-    thr[:, :, k + 1, k] = own
-    thr[:, :, k, k] = next_
-    return Curves(log_p, slope, thr)
-
-
-def _gpcm(theta: FloatArray, a: FloatArray, d: FloatArray, derivatives: bool) -> Curves:
-    m = d.shape[1]
-    k = np.arange(m + 1, dtype=np.float64)
-    full_d = np.concatenate([np.zeros((len(a), 1)), d], axis=1)  # d_0 = 0
-    eta = k * (a[None, :, None] * theta[:, None, None]) + full_d[None, :, :]
-    log_p = eta - np.logaddexp.reduce(eta, axis=-1, keepdims=True)
-    if not derivatives:
-        return Curves(log_p)
-    p = np.exp(log_p)
-    slope = k - (p * k).sum(axis=-1, keepdims=True)
-    # ∂ log P_k/∂d_l = 1[k = l] − P_l, l = 1..m.
-    thr = np.eye(m + 1)[None, None, :, 1:] - p[:, :, None, 1:]
-    return Curves(log_p, slope, thr)
-
-
-def _sequential(theta: FloatArray, a: FloatArray, d: FloatArray, derivatives: bool) -> Curves:
-    m = d.shape[1]
-    z = a[None, :, None] * theta[:, None, None] + d[None, :, :]
-    up, down = log_sigmoid(z), log_sigmoid(-z)
-    passed = np.concatenate([np.zeros_like(up[..., :1]), np.cumsum(up, axis=-1)], axis=-1)
-    log_p = passed.copy()
-    log_p[..., :m] += down  # stops at step k + 1 (no step after the last category)
-    if not derivatives:
-        return Curves(log_p)
-    s = np.exp(up)
-    # ∂ log P_k/∂z_l = 1 − Ψ_l for l ≤ k, −Ψ_{k+1} for l = k + 1, 0 beyond.
-    lower = np.tril(np.ones((m + 1, m)), -1).astype(bool)  # l < k + 1 in 0-based l
-    thr = np.where(lower[None, None], (1.0 - s)[:, :, None, :], 0.0)
-    k = np.arange(m)
-    thr[:, :, k, k] = -s
-    return Curves(log_p, thr.sum(axis=-1), thr)
-
-
-def _three_pl(
-    theta: FloatArray, a: FloatArray, d: FloatArray, c: FloatArray, derivatives: bool
-) -> Curves:
-    z = a[None, :] * theta[:, None] + d[None, :, 0]  # (T, J)
-    up, down = log_sigmoid(z), log_sigmoid(-z)
-    with np.errstate(divide="ignore"):
-        log_c = np.log(c)
-    log_wrong = np.log1p(-c) + down
-    # log P = log(1 − P_0) where P_0 < 1/2 (exact there, and never above 0); the sum of
-    # the two terms where P is small.
-    small_wrong = log_wrong < -np.log(2.0)
-    log_right = np.where(
-        small_wrong,
-        np.log1p(-np.exp(np.minimum(log_wrong, -np.log(2.0)))),
-        np.logaddexp(log_c, np.log1p(-c) + up),
-    )
-    log_p = np.stack([log_wrong, log_right], axis=-1)
-    if not derivatives:
-        return Curves(log_p)
-    dz_right = np.exp(np.log1p(-c) + up + down - log_right)  # (1 − c)σ(1 − σ)/P
-    slope = np.stack([-np.exp(up), dz_right], axis=-1)
-    asym = np.stack([np.broadcast_to(-1.0 / (1.0 - c), z.shape), np.exp(down - log_right)], -1)
-    return Curves(log_p, slope, slope[..., None].copy(), asym)
+    eta = np.asarray(a, dtype=np.float64)[None, :] * th[:, None]
+    return category_curves(kind, eta, d, c=c, derivatives=derivatives)
 
 
 def information_of(cv: Curves, a: FloatArray) -> FloatArray:
@@ -229,7 +95,7 @@ def pad_thresholds(rows: Sequence[Sequence[float]] | FloatArray) -> FloatArray:
 
 
 @dataclass(frozen=True)
-class PolytomousParams:
+class PolytomousParams(CategoryItems):
     """Parameters of J items of mixed types on one θ, in mirt's slope–intercept form.
 
     ``a`` (J,) slopes; ``d`` (J, max m) thresholds d_1..d_{m_j}, NaN beyond an item's
@@ -287,7 +153,7 @@ class PolytomousParams:
             raise ParamsError(f"item {item!r} has non-finite parameters")
         if kind.binary and m != 1:
             raise ParamsError(f"item {item!r} is {kind.value} but has {m} thresholds (needs 1)")
-        if kind is ItemType.GRADED and np.any(np.diff(row[:m]) >= 0):
+        if kind.family.ordered_thresholds and np.any(np.diff(row[:m]) >= 0):
             raise ParamsError(
                 f"item {item!r}: graded thresholds must decrease strictly (d_1 > … > d_m), "
                 f"got {np.round(row[:m], 4).tolist()}"
@@ -323,23 +189,6 @@ class PolytomousParams:
             c=np.zeros(n) if c is None else np.array(c, dtype=np.float64, ndmin=1),
         )
 
-    @property
-    def n_items(self) -> int:
-        return len(self.item_ids)
-
-    @property
-    def n_categories(self) -> IntArray:
-        """m_j + 1 for every item, (J,)."""
-        return np.asarray(np.count_nonzero(~np.isnan(self.d), axis=1) + 1, dtype=np.int_)
-
-    @property
-    def max_scores(self) -> IntArray:
-        return self.n_categories - 1
-
-    @property
-    def is_continuous(self) -> BoolArray:
-        return np.zeros(self.n_items, dtype=bool)
-
     def thresholds(self, item: int | str) -> FloatArray:
         """Item ``item``'s thresholds d_1..d_m (no padding)."""
         j = self.item_ids.index(item) if isinstance(item, str) else int(item)
@@ -349,12 +198,7 @@ class PolytomousParams:
     def groups(self) -> Iterator[tuple[ItemType, int, IntArray]]:
         """(type, number of categories, item positions) of each group of like items: the
         unit every vectorised computation works on."""
-        n_cat = self.n_categories
-        keys = sorted({(t.value, int(k)) for t, k in zip(self.item_types, n_cat, strict=True)})
-        kinds = np.array([t.value for t in self.item_types])
-        for value, k in keys:
-            idx = np.flatnonzero((kinds == value) & (n_cat == k))
-            yield ItemType(value), k, idx
+        return like_groups(self.item_types, self.n_categories)
 
     def group_curves(
         self, theta: object, kind: ItemType, n_cat: int, idx: IntArray, derivatives: bool = False
@@ -398,15 +242,6 @@ class PolytomousParams:
                 out[pairs, :k] = cv.log_p[0]
         return out
 
-    def probabilities(self, theta: object) -> FloatArray:
-        """P(X_j = k | θ), shape (T, J, max K); 0 beyond an item's categories."""
-        return np.asarray(np.exp(self.log_probs(theta)))
-
-    def expected_score(self, theta: object) -> FloatArray:
-        """E[X_j | θ] = Σ_k k P_k, shape (T, J)."""
-        p = self.probabilities(theta)
-        return np.asarray(p @ np.arange(p.shape[-1], dtype=np.float64))
-
     def information(self, theta: object) -> FloatArray:
         """Item Fisher information I_j(θ) = Σ_k P_k (∂ log P_k/∂θ)², shape (T, J)."""
         th = np.asarray(theta, dtype=np.float64).reshape(-1)
@@ -415,19 +250,6 @@ class PolytomousParams:
             cv = self.group_curves(th, kind, k, idx, derivatives=True)
             out[:, idx] = information_of(cv, self.a[idx])
         return out
-
-    def test_information(self, theta: object) -> FloatArray:
-        """Σ_j I_j(θ), shape (T,)."""
-        return np.asarray(self.information(theta).sum(axis=1))
-
-    def variance(self, theta: object) -> FloatArray:
-        """Var[X_j | θ] = Σ_k k² P_k − E[X_j | θ]², shape (T, J)."""
-        return categorical_variance(self.probabilities(theta))
-
-    def log_likelihood(self, theta: object, responses: object) -> FloatArray:
-        """Log-likelihood of each row of scores ``responses`` (T, J; NaN = missing) at
-        its own θ, (T,)."""
-        return categorical_log_likelihood(self.log_probs(theta), responses)
 
     def draw(self, theta: object, items: object, rng: np.random.Generator) -> FloatArray:
         """A score per (θ_n, item_n) pair, drawn from the item's categories, (N,)."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from irt.errors import IRTError
+from irt.item_groups import GroupLayout, ItemGroup
 from irt.mstep_coords import (
     INTERCEPT_BOUND,
     LOG_SLOPE_BOUNDS,
@@ -61,19 +62,9 @@ Natural = tuple[FloatArray, FloatArray, FloatArray]
 
 
 @dataclass(frozen=True)
-class Group:
+class Group(ItemGroup[ItemType]):
     """Items of one type with ``n_cat`` categories: their positions in the pool and the
     columns (J_g, K) of their (item, score) pairs in the pattern indicators."""
-
-    kind: ItemType
-    n_cat: int
-    items: IntArray
-    cols: IntArray
-
-    @property
-    def m(self) -> int:
-        """Thresholds per item: the highest score."""
-        return self.n_cat - 1
 
     @property
     def width(self) -> int:
@@ -81,26 +72,10 @@ class Group:
         return 1 + self.m + (1 if self.kind.has_guessing else 0)
 
 
-@dataclass(frozen=True)
-class Layout:
-    """The groups of a pool in a fixed order, each item's first column among the
-    (item, score) pairs, and how many pairs there are."""
+class Layout(GroupLayout[Group]):
+    """The groups (``Group``) of a pool on one θ."""
 
-    groups: tuple[Group, ...]
-    offsets: IntArray  # (J,) first column of each item
-    n_columns: int
-
-    @classmethod
-    def of(cls, item_types: Sequence[ItemType], n_categories: Sequence[int] | IntArray) -> Layout:
-        n_cat = np.asarray(n_categories, dtype=np.int_)
-        offsets = np.concatenate([[0], np.cumsum(n_cat)[:-1]]).astype(np.int_)
-        kinds = np.array([t.value for t in item_types])
-        groups = []
-        for value, k in sorted({(t.value, int(k)) for t, k in zip(item_types, n_cat, strict=True)}):
-            idx = np.flatnonzero((kinds == value) & (n_cat == k))
-            cols = offsets[idx, None] + np.arange(k)[None, :]
-            groups.append(Group(ItemType(value), k, idx, cols))
-        return cls(tuple(groups), offsets, int(n_cat.sum()))
+    group_type = Group
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,9 @@
 
 The expected information Σ_q n_jq Σ_k P_jk v vᵀ (v = ∂ log P_jk/∂ψ) is positive
 semi-definite however far the item is from its optimum, and a step that lowers an
-item's objective is halved until it does not, so that no item's objective ever falls
-and every cycle is a generalised EM step (Dempster, Laird & Rubin 1977).
+item's objective is halved until it does not (``irt.estimation.fisher_scoring``), so
+that no item's objective ever falls and every cycle is a generalised EM step
+(Dempster, Laird & Rubin 1977).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import cast
 
 import numpy as np
 
+from irt.estimation.fisher_scoring import fisher_scoring
 from irt.polytomous import curves
 from irt.polytomous_layout import (
     Group,
@@ -24,14 +26,9 @@ from irt.polytomous_layout import (
     to_natural,
 )
 from irt.polytomous_priors import PolytomousPriors
-from irt.types import FloatArray
+from irt.types import FloatArray, IntArray
 
 __all__ = ["GroupMStep"]
-
-# Largest Fisher-scoring step in any coordinate.
-_MAX_STEP = 2.0
-# A step is halved at most this many times before the item keeps its values.
-_HALVINGS = 12
 
 
 @dataclass(frozen=True)
@@ -82,44 +79,27 @@ class GroupMStep:
         return grad, info
 
     def run(self, psi: FloatArray, r: FloatArray, max_steps: int, tol: float) -> FloatArray:
-        """Safeguarded Fisher scoring from ``psi``, items dropped once their step is
-        below ``tol``."""
-        psi = psi.copy()
-        current = self.objective(psi, r)
-        todo = np.arange(len(psi))
-        for _ in range(max_steps):
-            sub, rr = psi[todo], r[:, todo]
-            grad, info = self.score_and_information(sub, rr)
-            # A small ridge keeps an item with (almost) no information solvable.
-            scale = np.maximum(np.trace(info, axis1=1, axis2=2) / info.shape[1], 1.0)
-            mat = info + (1e-9 * scale)[:, None, None] * np.eye(info.shape[1])
-            step = np.linalg.solve(mat, grad[:, :, None])[:, :, 0]
-            size = np.abs(step).max(axis=1, keepdims=True)
-            step *= np.minimum(1.0, _MAX_STEP / np.maximum(size, 1e-300))
-            new, value = self._halving(sub, step, current[todo], rr)
-            moved = np.abs(new - sub).max(axis=1)
-            psi[todo], current[todo] = new, value
-            todo = todo[moved >= tol]
-            if todo.size == 0:
-                break
-        return psi
+        """Safeguarded Fisher scoring (``irt.estimation.fisher_scoring``) from ``psi``,
+        items dropped once their step is below ``tol``."""
+        return fisher_scoring(_OnCounts(self, r), psi, max_steps, tol)
 
-    def _halving(
-        self, psi: FloatArray, step: FloatArray, current: FloatArray, r: FloatArray
-    ) -> tuple[FloatArray, FloatArray]:
-        """Per item the longest of ``step``, ``step``/2, … that does not lower its
-        objective, and that objective; an item with none keeps ``psi``."""
-        new, best = psi.copy(), current.copy()
-        pending = np.arange(len(psi))
-        scale = 1.0
-        log_slope = self.priors.log_slope
-        for _ in range(_HALVINGS):
-            trial = clip_internal(self.group, psi[pending] + scale * step[pending], log_slope)
-            value = self.objective(trial, r[:, pending])
-            ok = value >= current[pending]
-            new[pending[ok]], best[pending[ok]] = trial[ok], value[ok]
-            pending = pending[~ok]
-            if pending.size == 0:
-                break
-            scale *= 0.5
-        return new, best
+
+@dataclass(frozen=True)
+class _OnCounts:
+    """A group's M-step on its expected counts ``r`` (Q, J_g, K): the
+    ``irt.estimation.fisher_scoring.ItemObjective`` of its items."""
+
+    step: GroupMStep
+    r: FloatArray
+
+    def rows(self, items: IntArray) -> _OnCounts:
+        return _OnCounts(self.step, self.r[:, items])
+
+    def objective(self, psi: FloatArray) -> FloatArray:
+        return self.step.objective(psi, self.r)
+
+    def score_and_information(self, psi: FloatArray) -> tuple[FloatArray, FloatArray]:
+        return self.step.score_and_information(psi, self.r)
+
+    def clip(self, psi: FloatArray) -> FloatArray:
+        return clip_internal(self.step.group, psi, self.step.priors.log_slope)

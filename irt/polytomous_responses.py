@@ -16,9 +16,9 @@ import numpy as np
 import numpy.typing as npt
 
 from irt.errors import ResponseDataError
-from irt.response_table import ResponseTable, default_ids
-from irt.responses import MISSING, ResponseMatrix, check_layout
-from irt.types import BoolArray, FloatArray, IntArray
+from irt.response_table import MISSING, CodedResponses, float_table
+from irt.responses import ResponseMatrix, check_layout
+from irt.types import IntArray
 
 __all__ = ["MISSING", "PolytomousResponses"]
 
@@ -27,7 +27,7 @@ _STORE = np.int16
 
 
 @dataclass(frozen=True)
-class PolytomousResponses(ResponseTable):
+class PolytomousResponses(CodedResponses):
     """Scores of N subjects on J items: ``values`` (N, J) int16 with 0..m_j, or
     ``MISSING`` (−1) where a subject did not answer.
 
@@ -79,8 +79,7 @@ class PolytomousResponses(ResponseTable):
             raise ResponseDataError(f"an item with {int(n_cat.max())} categories is too many")
         object.__setattr__(self, "values", raw.astype(_STORE, copy=False))
         object.__setattr__(self, "n_categories", tuple(int(k) for k in n_cat))
-        if not self.observed.any():
-            raise ResponseDataError("the response matrix has no answers at all")
+        self._check_answered()
 
     @classmethod
     def from_array(
@@ -92,10 +91,7 @@ class PolytomousResponses(ResponseTable):
     ) -> PolytomousResponses:
         """From a numeric array with NaN (or −1) for missing answers; other values must
         be whole numbers."""
-        arr = np.asarray(data, dtype=np.float64)
-        if arr.ndim != 2:
-            raise ResponseDataError(f"a response matrix must be 2-D, got shape {arr.shape}")
-        subjects, items = default_ids(arr.shape, subject_ids, item_ids)
+        arr, subjects, items = float_table(data, subject_ids, item_ids)
         missing = np.isnan(arr)
         fractional = ~missing & (arr != np.round(arr))
         infinite = np.isinf(arr)
@@ -140,23 +136,8 @@ class PolytomousResponses(ResponseTable):
         return np.asarray(self.n_categories, dtype=np.int_) - 1
 
     @property
-    def observed(self) -> BoolArray:
-        """True where an answer is present."""
-        return np.asarray(self.values != MISSING)
-
-    @property
-    def is_complete(self) -> bool:
-        return bool(self.observed.all())
-
-    @property
     def is_binary(self) -> bool:
         return all(k == 2 for k in self.n_categories)
-
-    def as_float(self) -> FloatArray:
-        """Float copy with NaN for missing answers."""
-        out = self.values.astype(np.float64)
-        out[~self.observed] = np.nan
-        return out
 
     def category_counts(self) -> IntArray:
         """How many subjects gave each score: (J, max K), 0 beyond an item's range."""

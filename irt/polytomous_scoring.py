@@ -15,7 +15,7 @@ from irt.polytomous import PolytomousParams, curves
 from irt.polytomous_estep import e_step, log_table
 from irt.polytomous_layout import Layout, Natural, Patterns, check_match, naturals_of
 from irt.polytomous_responses import PolytomousResponses
-from irt.quadrature import normal_on
+from irt.quadrature import normal_on, posterior_moments
 from irt.types import FloatArray, IntArray
 
 __all__ = ["PolytomousScores", "polytomous_scores"]
@@ -57,8 +57,7 @@ def polytomous_scores(
     grid = normal_on(np.linspace(-bound, bound, n_quad), prior_mean, prior_sd)
     naturals = naturals_of(params, layout)
     est = e_step(patterns, log_table(layout, naturals, grid.points), grid.log_weights)
-    mean = est.posterior @ grid.points
-    sd = np.sqrt(np.maximum(est.posterior @ grid.points**2 - mean**2, 0.0))
+    mean, sd = posterior_moments(est.posterior, grid.points)
     if kind == "map":
         start = grid.points[est.posterior.argmax(axis=1)]
         mean, sd = _posterior_mode(patterns, layout, naturals, start, prior_mean, prior_sd)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, TypeVar, overload
+from typing import Any, Protocol, TypeVar, overload
 
 import numpy as np
 
@@ -17,6 +17,27 @@ def beta_log_kernel(x: _Value, alpha: float, beta: float) -> _Value:
     """log of the Beta(α, β) density at ``x`` up to its constant: (α − 1) log x +
     (β − 1) log(1 − x), the prior term of a lower or upper asymptote."""
     return (alpha - 1) * np.log(x) + (beta - 1) * np.log1p(-x)  # type: ignore[no-any-return]
+
+
+class _BetaOnC(Protocol):
+    @property
+    def c_alpha(self) -> float: ...
+
+    @property
+    def c_beta(self) -> float: ...
+
+
+def check_normal_beta(prior: _BetaOnC, sds: tuple[str, ...], who: str) -> None:
+    """The checks of a prior of Normal parts and a Beta(``c_alpha``, ``c_beta``) on the
+    lower asymptote (``MirtPriors``, ``BifactorPriors``): each SD named in ``sds``
+    positive and finite, both Beta shapes at least 1 so that the mode is interior.
+    ``who`` opens the messages ("the prior's")."""
+    for name in sds:
+        value = getattr(prior, name)
+        if not (value > 0 and np.isfinite(value)):
+            raise IRTError(f"{who} {name} must be positive, got {value}")
+    if not (prior.c_alpha >= 1 and prior.c_beta >= 1):
+        raise IRTError(f"{who} c_alpha and c_beta must be at least 1")
 
 
 class _PriorSet:

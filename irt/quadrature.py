@@ -48,3 +48,19 @@ def normal_on(points: FloatArray, mean: float = 0.0, sd: float = 1.0) -> Quadrat
     moments are estimated, as in fixed-anchor calibration, keeps its points)."""
     log_dens = -0.5 * ((points - mean) / sd) ** 2
     return QuadratureGrid(points=points, log_weights=log_dens - np.logaddexp.reduce(log_dens))
+
+
+def prior_grid(n_points: int, bound: float, mean: float, sd: float) -> QuadratureGrid:
+    """``normal_grid``'s points, checked as there, weighted by an EAP scorer's N(mean,
+    sd²) prior."""
+    if not sd > 0:
+        raise IRTError(f"prior_sd must be positive, got {sd}")
+    return normal_on(normal_grid(n_points, bound).points, mean, sd)
+
+
+def posterior_moments(posterior: FloatArray, points: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The mean and SD of each row of ``posterior`` (N, Q) over the grid ``points`` (Q,):
+    EAP scores and their posterior SDs."""
+    mean = posterior @ points
+    sd = np.sqrt(np.maximum(posterior @ points**2 - mean**2, 0.0))
+    return mean, sd

@@ -10,6 +10,27 @@ from typing import Any, ClassVar, Self, cast
 
 import numpy as np
 
+from irt.errors import ResponseDataError
+from irt.types import BoolArray, FloatArray
+
+#: Stored code for an item a subject did not answer, in a table of integer codes.
+MISSING = -1
+
+
+def float_table(
+    data: object, subject_ids: Sequence[str] | None, item_ids: Sequence[str] | None
+) -> tuple[FloatArray, tuple[str, ...], tuple[str, ...]]:
+    """``data`` as a 2-D float array, with the ids given or ``default_ids``: what every
+    ``from_array`` reads before checking its own kind of answers."""
+    try:
+        arr = np.asarray(data, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ResponseDataError("scores must be a 2-D array of numbers") from None
+    if arr.ndim != 2:
+        raise ResponseDataError(f"a response matrix must be 2-D, got shape {arr.shape}")
+    subjects, items = default_ids(arr.shape, subject_ids, item_ids)
+    return arr, subjects, items
+
 
 def default_ids(
     shape: tuple[int, ...],
@@ -38,6 +59,17 @@ class ResponseTable:
         return len(self.subject_ids)
 
     @property
+    def observed(self) -> BoolArray:
+        """True where an answer is present, (N, J): each kind of table says how."""
+        raise NotImplementedError
+
+    def _check_answered(self) -> None:
+        """A table without a single answer is refused (the last check of each
+        ``__post_init__``, when ``values`` is stored)."""
+        if not self.observed.any():
+            raise ResponseDataError("the response matrix has no answers at all")
+
+    @property
     def n_items(self) -> int:
         return len(self.item_ids)
 
@@ -62,3 +94,23 @@ class ResponseTable:
 
     #: Fields holding one entry per item, in column order.
     _per_item: ClassVar[tuple[str, ...]] = ()
+
+
+class CodedResponses(ResponseTable):
+    """A table of integer codes (0/1 in ``ResponseMatrix``, scores 0..m_j in
+    ``PolytomousResponses``) with ``MISSING`` where a subject did not answer."""
+
+    @property
+    def observed(self) -> BoolArray:
+        """True where an answer is present."""
+        return np.asarray(self.values != MISSING)
+
+    @property
+    def is_complete(self) -> bool:
+        return bool(self.observed.all())
+
+    def as_float(self) -> FloatArray:
+        """Float copy with NaN for missing answers (the convention of ``irt.models``)."""
+        out = self.values.astype(np.float64)
+        out[~self.observed] = np.nan
+        return out

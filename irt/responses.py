@@ -8,15 +8,14 @@ import numpy as np
 import numpy.typing as npt
 
 from irt.errors import ResponseDataError
-from irt.response_table import ResponseTable, default_ids
-from irt.types import BoolArray, FloatArray
+from irt.response_table import MISSING, CodedResponses, float_table
+from irt.types import FloatArray
 
-#: Stored code for an item a subject did not answer.
-MISSING = -1
+__all__ = ["MISSING", "ResponseMatrix", "check_layout"]
 
 
 @dataclass(frozen=True)
-class ResponseMatrix(ResponseTable):
+class ResponseMatrix(CodedResponses):
     """Graded answers of N subjects to J items.
 
     ``values`` is an int8 array of shape (N, J) holding 1 (right), 0 (wrong) or
@@ -38,8 +37,7 @@ class ResponseMatrix(ResponseTable):
                 f"is {values[i, j]!r}; only 0, 1 or missing are allowed"
             )
         object.__setattr__(self, "values", values.astype(np.int8, copy=False))
-        if not self.observed.any():
-            raise ResponseDataError("the response matrix has no answers at all")
+        self._check_answered()
 
     @classmethod
     def from_array(
@@ -49,30 +47,12 @@ class ResponseMatrix(ResponseTable):
         item_ids: list[str] | tuple[str, ...] | None = None,
     ) -> ResponseMatrix:
         """From a float array with NaN (or a negative code) for missing answers."""
-        arr = np.asarray(data, dtype=np.float64)
-        if arr.ndim != 2:
-            raise ResponseDataError(f"response matrix must be 2-D, got shape {arr.shape}")
+        arr, subjects, items = float_table(data, subject_ids, item_ids)
         missing = ~np.isfinite(arr) | (arr < 0)
         values = np.where(missing, MISSING, arr)
         if not np.all((values == 0) | (values == 1) | (values == MISSING)):
             raise ResponseDataError("responses must be 0, 1 or missing")
-        subjects, items = default_ids(arr.shape, subject_ids, item_ids)
         return cls(subject_ids=subjects, item_ids=items, values=values.astype(np.int8))
-
-    @property
-    def observed(self) -> BoolArray:
-        """True where an answer is present."""
-        return np.asarray(self.values != MISSING)
-
-    @property
-    def is_complete(self) -> bool:
-        return bool(self.observed.all())
-
-    def as_float(self) -> FloatArray:
-        """Float copy with NaN for missing answers (the convention of ``irt.models``)."""
-        out = self.values.astype(np.float64)
-        out[~self.observed] = np.nan
-        return out
 
     def accuracy(self) -> FloatArray:
         """Each subject's share of right answers among the items it answered (NaN if none)."""

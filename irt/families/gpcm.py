@@ -1,0 +1,35 @@
+"""The generalized partial credit model (Muraki 1992) in mirt's form, ``gpcm``:
+P(X = k) ∝ exp(k·η + d_k), d_0 = 0; the scoring values ak_k = k are fixed. The slope
+score is S_k = k − E[X], and ∂ log P_k/∂d_l = 1[k = l] − P_l."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from irt.families.base import CategoryCurves, CurveInputs, ItemFamily
+
+__all__ = ["GPCM"]
+
+
+class GPCM(ItemFamily):
+    """mirt's ``gpcm``: the nominal model with its scoring values fixed at 0, 1, …, m."""
+
+    name: ClassVar[str] = "gpcm"
+    has_scores: ClassVar[bool] = True
+
+    def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:
+        eta, d = at.eta, at.d
+        m = d.shape[1]
+        k = np.arange(m + 1, dtype=np.float64)
+        full_d = np.concatenate([np.zeros((eta.shape[1], 1)), d], axis=1)  # d_0 = 0
+        z = k * eta[:, :, None] + full_d[None, :, :]
+        log_p = z - np.logaddexp.reduce(z, axis=-1, keepdims=True)
+        if not derivatives:
+            return CategoryCurves(log_p)
+        p = np.exp(log_p)
+        slope = k - (p * k).sum(axis=-1, keepdims=True)
+        # ∂ log P_k/∂d_l = 1[k = l] − P_l, l = 1..m.
+        thr = np.eye(m + 1)[None, None, :, 1:] - p[:, :, None, 1:]
+        return CategoryCurves(log_p, slope, thr)

@@ -1,0 +1,61 @@
+"""The graded response model (Samejima 1969), mirt's ``graded``: the cumulative curves
+P(X ≥ k) = σ(η + d_k), k = 1..m, with d_1 > d_2 > … > d_m, and
+P(X = k) = P(X ≥ k) − P(X ≥ k + 1).
+
+The differences of cumulative curves are factored as
+
+    σ(z_k) − σ(z_{k+1}) = σ(z_k) σ(−z_{k+1}) (1 − e^{−(d_k − d_{k+1})}),
+
+which never subtracts two numbers close to 1; the slope score is
+S_k = 1 − P(X ≥ k) − P(X ≥ k + 1), and the threshold derivatives come out as ratios of
+σ's that are at most 1, so no small P_k is divided by.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from irt.families.base import CategoryCurves, CurveInputs, ItemFamily
+from irt.models import log_sigmoid
+
+__all__ = ["Graded"]
+
+
+class Graded(ItemFamily):
+    """mirt's ``graded``: Samejima's graded response model."""
+
+    name: ClassVar[str] = "graded"
+    ordered_thresholds: ClassVar[bool] = True
+
+    def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:
+        d = at.d
+        m = d.shape[1]
+        z = at.eta[:, :, None] + d[None, :, :]  # (T, J, m)
+        up, down = log_sigmoid(z), log_sigmoid(-z)  # log P(X ≥ k), log P(X < k)
+        # log(1 − e^{−gap}) for the gaps between neighbouring thresholds (constant in η).
+        log_gap = np.log(-np.expm1(-(d[:, :-1] - d[:, 1:])))  # (J, m − 1)
+        log_p = np.empty((*z.shape[:2], m + 1))
+        log_p[..., 0] = down[..., 0]
+        log_p[..., m] = up[..., m - 1]
+        log_p[..., 1:m] = up[..., :-1] + down[..., 1:] + log_gap
+        if not derivatives:
+            return CategoryCurves(log_p)
+        s = np.exp(up)
+        pad = np.concatenate([np.ones_like(s[..., :1]), s, np.zeros_like(s[..., :1])], axis=-1)
+        slope = 1.0 - pad[..., :-1] - pad[..., 1:]
+        inv_gap = 1.0 / -np.expm1(-(d[:, :-1] - d[:, 1:]))
+        # ∂ log P_k/∂d_k = σ(z_k)σ(−z_k)/P_k, ∂ log P_k/∂d_{k+1} = −σ(z_{k+1})σ(−z_{k+1})/P_k,
+        # written as ratios of σ's that are at most 1 (times 1/(1 − e^{−gap})).
+        own = np.empty_like(z)  # at threshold k − 1 for categories k = 1..m
+        own[..., m - 1] = 1.0 - s[..., m - 1]
+        own[..., : m - 1] = np.exp(down[..., :-1] - down[..., 1:]) * inv_gap
+        next_ = np.empty_like(z)  # at threshold k for categories k = 0..m − 1
+        next_[..., 0] = -s[..., 0]
+        next_[..., 1:] = -np.exp(up[..., 1:] - up[..., :-1]) * inv_gap
+        thr = np.zeros((*z.shape[:2], m + 1, m))
+        k = np.arange(m)
+        thr[:, :, k + 1, k] = own
+        thr[:, :, k, k] = next_
+        return CategoryCurves(log_p, slope, thr)

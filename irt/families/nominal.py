@@ -1,0 +1,44 @@
+"""The nominal model (Bock 1972) in Thissen, Cai & Bock's (2010) parametrisation, mirt's
+``nominal``: P(X = k) ∝ exp(ak_k·η + d_k) with ak_0 = 0, ak_m = m and d_0 = 0 fixed and
+ak_1..ak_{m−1} free; the gpcm is the nominal item with ak_k = k.
+
+With z_l = ak_l η + d_l, ∂ log P_k/∂z_l = 1[k = l] − P_l, which gives the derivatives in
+η (the slope score ak_k − E[ak]), in d_l and in the free ak_l (times η)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from irt.errors import ParamsError
+from irt.families.base import CategoryCurves, CurveInputs, ItemFamily
+
+__all__ = ["Nominal"]
+
+
+class Nominal(ItemFamily):
+    """mirt's ``nominal``: Bock's nominal categories model."""
+
+    name: ClassVar[str] = "nominal"
+    has_scores: ClassVar[bool] = True
+
+    def free_scores(self, m: int) -> int:
+        return m - 1  # ak_1..ak_{m−1}; ak_m = m fixes the scale
+
+    def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:
+        if at.ak is None:
+            raise ParamsError("nominal items need their scoring values ak")
+        eta, d = at.eta, at.d
+        n_items, m = d.shape
+        full_ak = np.concatenate([np.zeros((n_items, 1)), at.ak], axis=1)  # ak_0 = 0
+        full_d = np.concatenate([np.zeros((n_items, 1)), d], axis=1)  # d_0 = 0
+        z = eta[:, :, None] * full_ak[None] + full_d[None]
+        log_p = z - np.logaddexp.reduce(z, axis=-1, keepdims=True)
+        if not derivatives:
+            return CategoryCurves(log_p)
+        p = np.exp(log_p)
+        slope = full_ak[None] - (p * full_ak[None]).sum(axis=-1, keepdims=True)
+        dz = np.eye(m + 1)[None, None] - p[:, :, None, :]  # (Q, J, K, K)
+        scores = dz[..., 1:m] * eta[:, :, None, None]
+        return CategoryCurves(log_p, slope, dz[..., 1:], scores=scores)

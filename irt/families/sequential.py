@@ -1,0 +1,37 @@
+"""The continuation-ratio model (Tutz 1990), mirt's ``sequential``: Ψ_k = σ(η + d_k) is
+the chance of passing step k once step k − 1 is passed, so
+P(X = k) = Ψ_1 ⋯ Ψ_k (1 − Ψ_{k+1}) with Ψ_{m+1} = 0."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from irt.families.base import CategoryCurves, CurveInputs, ItemFamily
+from irt.models import log_sigmoid
+
+__all__ = ["Sequential"]
+
+
+class Sequential(ItemFamily):
+    """mirt's ``sequential``: Tutz's continuation-ratio model."""
+
+    name: ClassVar[str] = "sequential"
+
+    def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:
+        m = at.d.shape[1]
+        z = at.eta[:, :, None] + at.d[None, :, :]
+        up, down = log_sigmoid(z), log_sigmoid(-z)
+        passed = np.concatenate([np.zeros_like(up[..., :1]), np.cumsum(up, axis=-1)], axis=-1)
+        log_p = passed.copy()
+        log_p[..., :m] += down  # stops at step k + 1 (no step after the last category)
+        if not derivatives:
+            return CategoryCurves(log_p)
+        s = np.exp(up)
+        # ∂ log P_k/∂z_l = 1 − Ψ_l for l ≤ k, −Ψ_{k+1} for l = k + 1, 0 beyond.
+        lower = np.tril(np.ones((m + 1, m)), -1).astype(bool)  # l < k + 1 in 0-based l
+        thr = np.where(lower[None, None], (1.0 - s)[:, :, None, :], 0.0)
+        k = np.arange(m)
+        thr[:, :, k, k] = -s
+        return CategoryCurves(log_p, thr.sum(axis=-1), thr)

@@ -1,0 +1,46 @@
+"""The 3PL, mirt's ``3PL``: P(X = 1) = c + (1 − c) σ(η + d), a binary item with a lower
+asymptote c.
+
+log P(X = 1) is log(1 − P_0) where P_0 < 1/2 (exact there, and never above 0), and the
+sum of the guessing and the logistic terms where P(X = 1) is small."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from irt.families.base import CategoryCurves, CurveInputs, ItemFamily
+from irt.models import log_sigmoid
+
+__all__ = ["ThreePL"]
+
+
+class ThreePL(ItemFamily):
+    """mirt's ``3PL``: the 2PL with a lower asymptote."""
+
+    name: ClassVar[str] = "3PL"
+    binary: ClassVar[bool] = True
+    has_guessing: ClassVar[bool] = True
+
+    def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:
+        c = np.zeros(at.eta.shape[1]) if at.c is None else at.c
+        z = at.eta + at.d[None, :, 0]  # (T, J)
+        up, down = log_sigmoid(z), log_sigmoid(-z)
+        with np.errstate(divide="ignore"):
+            log_c = np.log(c)
+        log_wrong = np.log1p(-c) + down
+        small_wrong = log_wrong < -np.log(2.0)
+        log_right = np.where(
+            small_wrong,
+            np.log1p(-np.exp(np.minimum(log_wrong, -np.log(2.0)))),
+            np.logaddexp(log_c, np.log1p(-c) + up),
+        )
+        log_p = np.stack([log_wrong, log_right], axis=-1)
+        if not derivatives:
+            return CategoryCurves(log_p)
+        dz_right = np.exp(np.log1p(-c) + up + down - log_right)  # (1 − c)σ(1 − σ)/P
+        slope = np.stack([-np.exp(up), dz_right], axis=-1)
+        ones = np.broadcast_to(-1.0 / (1.0 - c), z.shape)
+        asym = np.stack([ones, np.exp(down - log_right)], -1)
+        return CategoryCurves(log_p, slope, slope[..., None].copy(), asym)
