@@ -196,14 +196,14 @@ class MirtCalibrator(MultidimensionalCalibrator):
         EM, whose fixed point is exactly the maximum of the quadrature likelihood (the
         expanded step's is not on a coarse grid: see irt.mirt_mstep). Both phases share
         the cycle cap; the run reports their cycles and traces together."""
-        run = run_em(problem, start, tol=self.tol, max_iter=self.max_iter, cautious=True)
+        run = run_em(problem, start, tol=self.tol, max_iter=self.max_iter, stabilise=True)
         if not problem.expanded or not run.converged:
             return run
         left = self.max_iter - run.n_iter
         if left < 1:
             run.converged = False
             return run
-        plain = run_em(problem.plain(), run.x, tol=self.tol, max_iter=left, cautious=True)
+        plain = run_em(problem.plain(), run.x, tol=self.tol, max_iter=left, stabilise=True)
         plain.n_iter += run.n_iter
         plain.trace[:0] = run.trace[:-1]  # the phases share the point between them
         return plain

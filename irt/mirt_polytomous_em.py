@@ -105,7 +105,7 @@ class _Calibrator(MultidimensionalCalibrator):
             tol=self.tol,
             max_iter=self.max_iter,
             accelerate=self.accelerate,
-            cautious=True,
+            stabilise=True,
         )
         psis, corr = problem.unpack(run.x)
         pattern = self.pattern_for(responses.n_items)

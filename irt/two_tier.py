@@ -160,7 +160,7 @@ class TwoTierCalibrator(MultidimensionalCalibrator):
             tol=self.tol,
             max_iter=self.max_iter,
             accelerate=self.accelerate,
-            cautious=True,
+            stabilise=True,
         )
         params, loglik, logpost = problem.fitted(run.x)
         self._record(
