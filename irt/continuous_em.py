@@ -105,21 +105,12 @@ class ContinuousCalibrator(GridEMCalibrator):
         family = ContinuousFamily.of(
             responses, self.item_types, self.priors, self.epsilon, grid.points
         )
-        _, run = self._run([family], [family.start(start)], grid, accelerate=self.squarem)
-        se = None
-        if self.standard_errors is not None:
-            se = family.standard_errors(run.x, grid.log_weights)
-        self._record(
-            params=family.params(run.x, se),
-            loglik=run.evaluation.loglik,
-            logpost=run.evaluation.logpost,
-            run=run,
-            n_parameters=family.n_parameters,
-            n_categories=[0] * responses.n_items,
+        # A continuous item counts 0 categories: no finite response table, df_ is −1.
+        n_categories = [0] * responses.n_items
+        n_subjects = int(responses.observed.any(axis=1).sum())
+        self._fit_alone(
+            family, family.start(start), grid, n_categories, n_subjects, accelerate=self.squarem
         )
-        self._finish(int(responses.observed.any(axis=1).sum()))
-        self.se_ = se
-        self.priors_ = family.priors
         self.epsilon_ = self.epsilon
         self.n_clipped_ = responses.n_clipped(self.epsilon)
         return self

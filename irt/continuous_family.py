@@ -100,9 +100,12 @@ class ContinuousFamily:
     def clip(self, x: FloatArray) -> FloatArray:
         return clip_internal(self.psi(x), self.data.is_crm).ravel()
 
-    def standard_errors(self, x: FloatArray, log_w: FloatArray) -> ContinuousStandardErrors:
-        """Standard errors at ``x`` from the observed information (``irt.continuous_se``),
-        on the grid of the family's nodes with log weights ``log_w``."""
+    def standard_errors(
+        self, x: FloatArray, log_w: FloatArray, method: str = "oakes"
+    ) -> ContinuousStandardErrors:
+        """Standard errors at ``x`` from the observed information (``irt.continuous_se``;
+        ``method`` "oakes", the one it has), on the grid of the family's nodes with log
+        weights ``log_w``."""
         objective = MarginalLogPosterior(self.data, self.theta, log_w, self.priors)
         return standard_errors_at(objective, self.psi(x), self.responses.item_ids)
 

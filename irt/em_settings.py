@@ -7,7 +7,7 @@ statistics they report beyond the ``Calibrator`` base's."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -18,7 +18,18 @@ from irt.mixed_joint import Family, JointEM, JointEvaluation
 from irt.quadrature import QuadratureGrid, normal_grid
 from irt.types import FloatArray
 
-__all__ = ["GridEMCalibrator", "check_em_settings"]
+__all__ = ["AloneFamily", "GridEMCalibrator", "check_em_settings"]
+
+
+class AloneFamily(Family, Protocol):
+    """A family that can be fitted alone: its standard errors and parameters at ``x``."""
+
+    @property
+    def priors(self) -> Any: ...
+
+    def standard_errors(self, x: FloatArray, log_w: FloatArray, method: str) -> Any: ...
+
+    def params(self, x: FloatArray, se: Any = None) -> Any: ...
 
 
 def check_em_settings(
@@ -125,6 +136,36 @@ class GridEMCalibrator(Calibrator):
             accelerate=accelerate,
         )
         return problem, run
+
+    def _fit_alone(
+        self,
+        family: AloneFamily,
+        start: FloatArray,
+        grid: QuadratureGrid,
+        n_categories: Sequence[int],
+        n_subjects: int,
+        *,
+        accelerate: bool = True,
+    ) -> None:
+        """Fit one family of items alone and record it all: the run, its standard errors
+        by ``standard_errors`` (``se_``), the priors used (``priors_``) and the criteria
+        (``n_subjects``: those with an answer)."""
+        _, run = self._run([family], [start], grid, accelerate=accelerate)
+        se = None
+        if self.standard_errors is not None:
+            se = family.standard_errors(run.x, grid.log_weights, self.standard_errors)
+        self._record(
+            params=family.params(run.x, se),
+            loglik=run.evaluation.loglik,
+            logpost=run.evaluation.logpost,
+            run=run,
+            n_parameters=family.n_parameters,
+            n_categories=n_categories,
+            stacklevel=4,
+        )
+        self._finish(n_subjects)
+        self.se_ = se
+        self.priors_ = family.priors
 
     def _finish(self, n_subjects: int) -> None:
         """After ``_record``: the information criteria."""

@@ -5,10 +5,15 @@ their users compare across factor structures."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from irt.errors import IRTError
 from irt.estimation.calibrator import Calibrator
+from irt.estimation.em_loop import EMRun
+from irt.mirt_model import MirtParams
+from irt.mirt_vector import MirtVectorEM
 
 
 class MultidimensionalCalibrator(Calibrator):
@@ -31,6 +36,24 @@ class MultidimensionalCalibrator(Calibrator):
         self.tol = tol
         self.max_iter = max_iter
         self.scoring_steps = scoring_steps
+
+    def _record_binary(
+        self, problem: MirtVectorEM[Any], run: EMRun[Any], n_subjects: float
+    ) -> MirtParams:
+        """Record a fit of binary items on factors, ``problem``'s parameters where ``run``
+        ended, with its criteria; those parameters."""
+        params, loglik, logpost = problem.fitted(run.x)
+        self._record(
+            params=params,
+            loglik=loglik,
+            logpost=logpost,
+            run=run,
+            n_parameters=problem.n_parameters(),
+            n_categories=[2] * params.n_items,
+            stacklevel=4,
+        )
+        self._set_criteria(n_subjects)
+        return params
 
     def _set_criteria(self, n_subjects: float) -> None:
         """``aic_`` and ``bic_`` from ``loglik_`` (with priors, at the posterior mode) and

@@ -173,16 +173,7 @@ class MirtCalibrator(MultidimensionalCalibrator):
             expanded,
         )
         run = self._two_phases(problem, problem.vector(start))
-        params, loglik, logpost = problem.fitted(run.x)
-        self._record(
-            params=params,
-            loglik=loglik,
-            logpost=logpost,
-            run=run,
-            n_parameters=problem.n_parameters(),
-            n_categories=[2] * params.n_items,
-        )
-        self._set_criteria(data.n_subjects)
+        params = self._record_binary(problem, run, data.n_subjects)
         self.se_ = (
             item_standard_errors(data, params, self.points, self.priors)
             if self.standard_errors

@@ -87,19 +87,6 @@ class PolytomousCalibrator(GridEMCalibrator):
         self._started()
         grid = self._grid()
         family = PolytomousFamily.of(responses, self.item_types, self.priors, grid.points)
-        _, run = self._run([family], [family.start(start)], grid)
-        se = None
-        if self.standard_errors is not None:
-            se = family.standard_errors(run.x, grid.log_weights, self.standard_errors)
-        self._record(
-            params=family.params(run.x, se),
-            loglik=run.evaluation.loglik,
-            logpost=run.evaluation.logpost,
-            run=run,
-            n_parameters=family.n_parameters,
-            n_categories=responses.n_categories,
-        )
-        self._finish(int(responses.observed.any(axis=1).sum()))
-        self.se_ = se
-        self.priors_ = family.priors
+        n_subjects = int(responses.observed.any(axis=1).sum())
+        self._fit_alone(family, family.start(start), grid, responses.n_categories, n_subjects)
         return self

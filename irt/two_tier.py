@@ -162,16 +162,7 @@ class TwoTierCalibrator(MultidimensionalCalibrator):
             accelerate=self.accelerate,
             stabilise=True,
         )
-        params, loglik, logpost = problem.fitted(run.x)
-        self._record(
-            params=params,
-            loglik=loglik,
-            logpost=logpost,
-            run=run,
-            n_parameters=problem.n_parameters(),
-            n_categories=[2] * params.n_items,
-        )
-        self._set_criteria(data.n_subjects)
+        self._record_binary(problem, run, data.n_subjects)
         return self
 
     def _start(self, responses: ResponseMatrix, pattern: BoolArray) -> MirtParams:

@@ -61,12 +61,14 @@ class Calibrator:
         n_iter: int = 0,
         converged: bool = True,
         trace: Sequence[float] = (),
+        stacklevel: int = 3,
     ) -> None:
         """Set the result attributes. An EM fit passes its ``run`` (and is warned about,
         ``ConvergenceWarning``, when the run hit its cap); another method passes its own
         ``n_iter``, ``converged`` and ``trace`` and warns in its own words.
         ``n_categories``: each item's number of response categories (2 for binary items;
-        a continuous item counts as 0, which leaves ``df_`` undefined: −1)."""
+        a continuous item counts as 0, which leaves ``df_`` undefined: −1); ``stacklevel``
+        points the warning at the user's call of ``fit`` from wherever this is called."""
         if run is not None:
             n_iter, converged, trace = run.n_iter, run.converged, run.trace
             if not converged:
@@ -76,7 +78,7 @@ class Calibrator:
                     f"{self._what} stopped at its cap of {n_iter} cycles without "
                     f"converging: the item parameters had not settled{within}",
                     ConvergenceWarning,
-                    stacklevel=3,
+                    stacklevel=stacklevel,
                 )
         self.params_ = params
         self.loglik_ = float(loglik)
