@@ -34,7 +34,7 @@ from irt.item_checks import checked_item_types, item_type
 from irt.item_groups import GroupLayout, ItemGroup
 from irt.parameter_set import CategoryItems, draw_categories, item_positions
 from irt.person_fit import lz_categories
-from irt.polytomous import pad_thresholds
+from irt.polytomous import check_item_values, fill_scoring_values, pad_thresholds
 from irt.types import BoolArray, FloatArray
 
 __all__ = [
@@ -138,28 +138,7 @@ class MirtPolytomousParams(CategoryItems):
             self._check_item(j)
 
     def _check_item(self, j: int) -> None:
-        kind, item, row = self.item_types[j], self.item_ids[j], self.d[j]
-        m = int(np.count_nonzero(~np.isnan(row)))
-        if m == 0 or np.isnan(row[:m]).any() or not np.all(np.isfinite(row[:m])):
-            raise ParamsError(f"item {item!r}: thresholds must be d1..dm, finite, then empty")
-        if kind is MultiItemType.TWO_PL and m != 1:
-            raise ParamsError(f"item {item!r} is 2PL but has {m} thresholds (needs 1)")
-        if kind.family.ordered_thresholds and np.any(np.diff(row[:m]) >= 0):
-            raise ParamsError(f"item {item!r}: graded thresholds must decrease strictly")
-        scores = self.ak[j]
-        if not kind.scored:
-            if not np.isnan(scores).all():
-                raise ParamsError(f"item {item!r} is {kind.value}; only gpcm/nominal have ak")
-            return
-        if np.isnan(scores[:m]).any() or not np.isnan(scores[m:]).all():
-            raise ParamsError(f"item {item!r}: ak must hold ak1..ak{m}, then empty cells")
-        fixed = np.arange(1, m + 1) if kind is MultiItemType.GPCM else np.array([m])
-        given = scores[:m] if kind is MultiItemType.GPCM else scores[m - 1 : m]
-        if not np.allclose(given, fixed):
-            raise ParamsError(
-                f"item {item!r}: mirt fixes the {kind.value} scoring values "
-                f"{'ak1..akm = 1..m' if kind is MultiItemType.GPCM else f'ak{m} = {m}'}"
-            )
+        check_item_values(self.item_types[j].family, self.item_ids[j], self.d[j], self.ak[j])
 
     @classmethod
     def create(
@@ -185,16 +164,9 @@ class MirtPolytomousParams(CategoryItems):
             raise ParamsError(f"{n} items need {n} item types and ids")
         types = [item_type(MultiItemType, t, item) for t, item in zip(raw, ids, strict=True)]
         dd = pad_thresholds(d)
-        width = dd.shape[1]
-        scores = np.full((n, width), np.nan)
-        given = None if ak is None else pad_thresholds(ak)
-        for j, t in enumerate(types):
-            m = int(np.count_nonzero(~np.isnan(dd[j])))
-            row = None if given is None or j >= given.shape[0] else given[j]
-            if t is MultiItemType.GPCM and (row is None or np.isnan(row).all()):
-                scores[j, :m] = np.arange(1, m + 1)
-            elif t.scored and row is not None:
-                scores[j, : min(width, row.size)] = row[:width]
+        scores = fill_scoring_values(
+            types, dd, np.empty((0, 0)) if ak is None else pad_thresholds(ak)
+        )
         return cls(
             item_ids=ids,
             item_types=tuple(cast(Any, types)),

@@ -33,7 +33,7 @@ from irt.errors import IRTError
 from irt.estimation.em_loop import run_em
 from irt.mirt_calibrator import MultidimensionalCalibrator
 from irt.mirt_estep import product_grid
-from irt.mirt_polytomous import CategoryLayout, MultiItemType
+from irt.mirt_polytomous import CategoryLayout
 from irt.mirt_polytomous_cycles import BifactorGroupEM, FullGridEM, GroupEM
 from irt.mirt_polytomous_estep import bifactor_columns, patterns_of, plane_points
 from irt.mirt_polytomous_mstep import GroupCoordinates
@@ -116,9 +116,8 @@ class _Calibrator(MultidimensionalCalibrator):
         )
         params = oriented(pool)
         n_ak = sum(
-            int(k) - 2
+            t.family.free_scores(int(k) - 1)
             for t, k in zip(params.item_types, params.n_categories, strict=True)
-            if t is MultiItemType.NOMINAL
         )
         g = problem.n_correlated
         self._record(

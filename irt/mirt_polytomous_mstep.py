@@ -5,12 +5,12 @@ grid, or a bifactor model's (general, specific) plane).
 
 An item's ψ row is (a_1..a_D, δ_1..δ_m, ak_1..ak_{m−1}): the slopes over the grid's D
 dimensions (a slope outside the loading pattern is fixed: zero gradient, unit row in
-the information, hence a zero step), the thresholds, and a nominal item's free scoring
-values. Graded thresholds are δ = (d_1, log(d_1 − d_2), …), as in
-``irt.polytomous_layout``, so they stay ordered. The expected information
-Σ_q n_jq Σ_k P_jk v vᵀ (v = ∂ log P_jk/∂ψ) is positive semi-definite anywhere, and a
-step that lowers an item's objective is halved until it does not, so each cycle is a
-generalised EM step (Dempster, Laird & Rubin 1977).
+the information, hence a zero step), then the item family's own coordinates
+(``irt.families.base.ItemFamily.to_internal``, as on one θ): the thresholds, graded
+ones as log-gaps so they stay ordered, and a nominal item's free scoring values. The
+expected information Σ_q n_jq Σ_k P_jk v vᵀ (v = ∂ log P_jk/∂ψ) is positive
+semi-definite anywhere, and a step that lowers an item's objective is halved until it
+does not, so each cycle is a generalised EM step (Dempster, Laird & Rubin 1977).
 
 The gradient is also, summed over the E-step's counts, the gradient of the marginal
 log-likelihood (Fisher's identity): the tests check it against finite differences.
@@ -23,16 +23,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from irt.estimation.fisher_scoring import fisher_scoring
-from irt.mirt_polytomous import CategoryGroup, MultiItemType, group_curves
-from irt.mstep_coords import INTERCEPT_BOUND, RAW_SLOPE_BOUND
+from irt.families.base import ItemValues
+from irt.mirt_polytomous import CategoryGroup, group_curves
+from irt.mstep_coords import RAW_SLOPE_BOUND
 from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = ["GroupCoordinates", "group_m_step", "group_objective", "group_score"]
-
-# log(d_k − d_{k+1}) of graded items: gaps from 6e-6 to 150 logits.
-_LOG_GAP_BOUNDS = (-12.0, 5.0)
-# Free nominal scoring values stay within ±this.
-_AK_BOUND = 30.0
 
 
 @dataclass(frozen=True)
@@ -50,7 +46,7 @@ class GroupCoordinates:
 
     @property
     def width(self) -> int:
-        return self.n_dims + self.m + self.group.n_free_ak
+        return self.n_dims + self.group.kind.family.width(self.m)
 
     @classmethod
     def of(cls, group: CategoryGroup, pattern: BoolArray) -> GroupCoordinates:
@@ -60,64 +56,32 @@ class GroupCoordinates:
 
     def to_psi(self, slopes: FloatArray, d: FloatArray, ak: FloatArray | None) -> FloatArray:
         """ψ (J_g, width) of slopes (J_g, D), thresholds (J_g, m), scoring values (J_g, m)."""
-        m, dims = self.m, self.n_dims
         psi = np.zeros((slopes.shape[0], self.width))
-        psi[:, :dims] = slopes
-        if self.group.kind is MultiItemType.GRADED and m > 1:
-            psi[:, dims] = d[:, 0]
-            psi[:, dims + 1 : dims + m] = np.log(np.maximum(d[:, :-1] - d[:, 1:], 1e-6))
-        else:
-            psi[:, dims : dims + m] = d
-        if self.group.n_free_ak:
-            assert ak is not None
-            psi[:, dims + m :] = ak[:, : m - 1]
+        psi[:, : self.n_dims] = slopes
+        values = ItemValues(d, np.zeros(slopes.shape[0]), ak)
+        psi[:, self.n_dims :] = self.group.kind.family.to_internal(values)
         return self.clip(psi)
 
     def natural(self, psi: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray | None]:
         """(slopes, d, ak) of ψ; ak is None for 2PL and graded items."""
-        m, dims, kind = self.m, self.n_dims, self.group.kind
+        dims = self.n_dims
         slopes = np.where(self.free[:, :dims], psi[:, :dims], 0.0)
-        if kind is MultiItemType.GRADED and m > 1:
-            steps = np.cumsum(np.exp(psi[:, dims + 1 : dims + m]), axis=1)
-            d = np.concatenate([psi[:, dims : dims + 1], psi[:, dims : dims + 1] - steps], axis=1)
-        else:
-            d = psi[:, dims : dims + m].copy()
-        ak = None
-        if kind.scored:
-            ak = np.tile(np.arange(1.0, m + 1), (psi.shape[0], 1))
-            if kind is MultiItemType.NOMINAL:
-                ak[:, : m - 1] = psi[:, dims + m :]
-        return slopes, d, ak
+        values = self.group.kind.family.to_natural(psi[:, dims:], self.m)
+        return slopes, values.d, values.ak
 
     def clip(self, psi: FloatArray) -> FloatArray:
         """A copy of ψ with every coordinate in its box and fixed slopes at 0."""
         out = psi.copy()
-        m, dims = self.m, self.n_dims
+        dims = self.n_dims
         out[:, :dims] = np.where(
             self.free[:, :dims], np.clip(out[:, :dims], -RAW_SLOPE_BOUND, RAW_SLOPE_BOUND), 0.0
         )
-        if self.group.kind is MultiItemType.GRADED and m > 1:
-            out[:, dims] = np.clip(out[:, dims], -INTERCEPT_BOUND, INTERCEPT_BOUND)
-            out[:, dims + 1 : dims + m] = np.clip(out[:, dims + 1 : dims + m], *_LOG_GAP_BOUNDS)
-        else:
-            out[:, dims : dims + m] = np.clip(
-                out[:, dims : dims + m], -INTERCEPT_BOUND, INTERCEPT_BOUND
-            )
-        out[:, dims + m :] = np.clip(out[:, dims + m :], -_AK_BOUND, _AK_BOUND)
+        out[:, dims:] = self.group.kind.family.clip(psi[:, dims:], self.m)
         return out
 
-    def threshold_jacobian(self, psi: FloatArray) -> FloatArray:
-        """∂(d_1..d_m)/∂δ per item, (J_g, m, m)."""
-        m, dims = self.m, self.n_dims
-        jac = np.broadcast_to(np.eye(m), (psi.shape[0], m, m)).copy()
-        if self.group.kind is MultiItemType.GRADED and m > 1:
-            # d_k = δ_1 − Σ_{l=2..k} exp(δ_l).
-            jac[:] = 0.0
-            jac[:, :, 0] = 1.0
-            gaps = np.exp(psi[:, dims + 1 : dims + m])
-            for k in range(1, m):
-                jac[:, k, 1 : k + 1] = -gaps[:, :k]
-        return jac
+    def jacobian(self, psi: FloatArray) -> FloatArray:
+        """∂(d_1..d_m, ak_free)/∂ψ per item of the family's coordinates, (J_g, w, w)."""
+        return self.group.kind.family.jacobian(psi[:, self.n_dims :], self.m)
 
 
 def _row_subset(coords: GroupCoordinates, rows: IntArray) -> GroupCoordinates:
@@ -142,12 +106,11 @@ def group_score(
     slopes, d, ak = coords.natural(psi)
     cv = group_curves(coords.group.kind, points @ slopes.T, d, ak, derivatives=True)
     assert cv.slope is not None and cv.thresholds is not None
+    family = coords.group.kind.family
     parts = [
         points[:, None, None, :] * cv.slope[..., None],
-        np.einsum("qjkl,jlm->qjkm", cv.thresholds, coords.threshold_jacobian(psi)),
+        np.einsum("qjkl,jlm->qjkm", family.derivatives(cv), coords.jacobian(psi)),
     ]
-    if cv.scores is not None:
-        parts.append(cv.scores)
     v = np.concatenate(parts, axis=-1)  # (Q, J_g, K, width)
     grad = np.einsum("qjk,qjkl->jl", r, v)
     weight = r.sum(axis=2, keepdims=True) * np.exp(cv.log_p)  # n_qj P_qjk

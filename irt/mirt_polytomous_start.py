@@ -31,8 +31,11 @@ def resolve_types(item_types: ItemTypes, responses: PolytomousResponses) -> list
     for item, t, k in zip(responses.item_ids, types, n_cat, strict=True):
         if t is MultiItemType.TWO_PL and k != 2:
             raise IRTError(f"item {item!r} is 2PL but has {k} categories")
-        if t is MultiItemType.NOMINAL and k < 3:
-            raise IRTError(f"item {item!r} is nominal but has {k} categories (needs 3+)")
+        if k < t.family.min_categories:
+            raise IRTError(
+                f"item {item!r} is {t.value} but has {k} categories "
+                f"(needs {t.family.min_categories}+)"
+            )
     return types
 
 

@@ -145,8 +145,8 @@ class DiscretePart:
     def log_prior(self, x: FloatArray) -> float:
         naturals = from_reported(self.layout, x)
         return sum(
-            float(self.priors.log_density(*nat, g.kind.has_guessing).sum())
-            for g, nat in zip(self.layout.groups, naturals, strict=True)
+            float(self.priors.log_density(a, d, c, g.kind.has_guessing).sum())
+            for g, (a, d, c, _) in zip(self.layout.groups, naturals, strict=True)
         )
 
     def steps(self, x: FloatArray) -> FloatArray:

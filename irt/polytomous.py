@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Literal, cast
 import numpy as np
 
 from irt.errors import ParamsError
-from irt.families import CategoryCurves, FamilyName, category_curves
+from irt.families import CategoryCurves, FamilyName, ItemFamily, category_curves, family_of
 from irt.item_checks import checked_item_types, item_vector
 from irt.item_groups import like_groups
 from irt.parameter_set import CategoryItems, draw_categories, item_positions, one_theta
@@ -50,6 +50,7 @@ class ItemType(FamilyName):
     GRADED = "graded"
     GPCM = "gpcm"
     SEQUENTIAL = "sequential"
+    NOMINAL = "nominal"
 
 
 #: The curves of ``curves``: ``slope`` is S_k, with ∂ log P_k/∂θ = a S_k and
@@ -64,14 +65,15 @@ def curves(
     d: FloatArray,
     c: FloatArray | None = None,
     *,
+    ak: FloatArray | None = None,
     derivatives: bool = False,
 ) -> Curves:
     """Curves of items of type ``kind`` at ``theta`` (T,): slopes ``a`` (J,), thresholds
-    ``d`` (J, m) without padding, lower asymptotes ``c`` (J,) for the 3PL; the family's
-    curves at η = aθ."""
+    ``d`` (J, m) without padding, lower asymptotes ``c`` (J,) for the 3PL, scoring values
+    ``ak`` (J, m) for nominal items; the family's curves at η = aθ."""
     th = np.asarray(theta, dtype=np.float64).reshape(-1)
     eta = np.asarray(a, dtype=np.float64)[None, :] * th[:, None]
-    return category_curves(kind, eta, d, c=c, derivatives=derivatives)
+    return category_curves(kind, eta, d, ak, c=c, derivatives=derivatives)
 
 
 def information_of(cv: Curves, a: FloatArray) -> FloatArray:
@@ -100,9 +102,11 @@ class PolytomousParams(CategoryItems):
 
     ``a`` (J,) slopes; ``d`` (J, max m) thresholds d_1..d_{m_j}, NaN beyond an item's
     m_j (binary items have the one intercept d_1); ``c`` (J,) lower asymptotes, 0 except
-    for 3PL items. Item j has ``n_categories[j]`` = m_j + 1 scores 0..m_j. Standard errors
-    are optional and shaped like their parameters (NaN where not estimated). A
-    ``irt.ParameterSet``.
+    for 3PL items; ``ak`` (J, max m) the scoring values ak_1..ak_m of gpcm (1..m, fixed)
+    and nominal (ak_m = m fixed) items, NaN elsewhere (built from the types when not
+    given: no pool without nominal items needs it). Item j has ``n_categories[j]`` =
+    m_j + 1 scores 0..m_j. Standard errors are optional and shaped like their parameters
+    (NaN where not estimated). A ``irt.ParameterSet``.
     """
 
     family: ClassVar[Literal["polytomous"]] = "polytomous"
@@ -117,6 +121,8 @@ class PolytomousParams(CategoryItems):
     se_a: FloatArray | None = field(default=None, compare=False)
     se_d: FloatArray | None = field(default=None, compare=False)
     se_c: FloatArray | None = field(default=None, compare=False)
+    ak: FloatArray | None = None
+    se_ak: FloatArray | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.item_ids)
@@ -128,9 +134,16 @@ class PolytomousParams(CategoryItems):
         if d.ndim != 2 or d.shape[0] != n or d.shape[1] < 1:
             raise ParamsError(f"thresholds d have shape {d.shape}, expected ({n}, max m)")
         object.__setattr__(self, "d", d)
+        ak = self._scoring_values(d)
+        object.__setattr__(self, "ak", ak)
         for j, item in enumerate(self.item_ids):
             self._check_item(j, item)
-        for name, like in (("se_a", self.a), ("se_d", self.d), ("se_c", self.c)):
+        for name, like in (
+            ("se_a", self.a),
+            ("se_d", self.d),
+            ("se_c", self.c),
+            ("se_ak", ak),
+        ):
             value = getattr(self, name)
             if value is not None:
                 arr = np.array(value, dtype=np.float64, ndmin=1)
@@ -138,26 +151,21 @@ class PolytomousParams(CategoryItems):
                     raise ParamsError(f"{name} has shape {arr.shape}, expected {like.shape}")
                 object.__setattr__(self, name, arr)
 
+    def _scoring_values(self, d: FloatArray) -> FloatArray:
+        """``ak`` as given (checked per item), or the fixed values of gpcm items."""
+        if self.ak is not None:
+            ak = np.array(self.ak, dtype=np.float64, ndmin=2)
+            if ak.shape != d.shape:
+                raise ParamsError(f"ak has shape {ak.shape}, expected {d.shape} like d")
+            return ak
+        return fill_scoring_values(self.item_types, d, np.empty((0, 0)))
+
     def _check_item(self, j: int, item: str) -> None:
-        kind, row = self.item_types[j], self.d[j]
-        m = int(np.count_nonzero(~np.isnan(row)))
-        if m == 0:
-            raise ParamsError(f"item {item!r}: no threshold (d1 is empty)")
-        if np.isnan(row[:m]).any():
-            gap = int(np.flatnonzero(np.isnan(row[:m]))[0]) + 1
-            raise ParamsError(
-                f"item {item!r}: threshold d{gap} is empty but a later one is not "
-                "(an item's thresholds are d1..dm, then empty cells)"
-            )
-        if not (np.isfinite(self.a[j]) and np.all(np.isfinite(row[:m]))):
+        kind = self.item_types[j]
+        if not np.isfinite(self.a[j]):
             raise ParamsError(f"item {item!r} has non-finite parameters")
-        if kind.binary and m != 1:
-            raise ParamsError(f"item {item!r} is {kind.value} but has {m} thresholds (needs 1)")
-        if kind.family.ordered_thresholds and np.any(np.diff(row[:m]) >= 0):
-            raise ParamsError(
-                f"item {item!r}: graded thresholds must decrease strictly (d_1 > … > d_m), "
-                f"got {np.round(row[:m], 4).tolist()}"
-            )
+        assert self.ak is not None
+        check_item_values(kind.family, item, self.d[j], self.ak[j])
         cj = self.c[j]
         if kind.has_guessing:
             if not 0 <= cj < 1:
@@ -173,20 +181,25 @@ class PolytomousParams(CategoryItems):
         d: Sequence[Sequence[float]] | FloatArray,
         c: object | None = None,
         *,
+        ak: Sequence[Sequence[float]] | FloatArray | None = None,
         item_ids: Sequence[str] | None = None,
     ) -> PolytomousParams:
-        """From slopes, ragged thresholds (lists or a NaN-padded array) and optional
-        asymptotes; one type for all items or one per item; ids ``i0000``… by default."""
+        """From slopes, ragged thresholds (lists or a NaN-padded array), optional
+        asymptotes and, for nominal items, ragged scoring values ak_1..ak_m (gpcm items
+        get 1..m where their row is empty); one type for all items or one per item; ids
+        ``i0000``… by default."""
         a_arr = np.array(a, dtype=np.float64, ndmin=1)
         n = a_arr.shape[0]
         types = [item_types] * n if isinstance(item_types, str | ItemType) else list(item_types)
         ids = tuple(item_ids) if item_ids is not None else tuple(f"i{j:04d}" for j in range(n))
+        dd = pad_thresholds(d)
         return cls(
             item_ids=ids,
             item_types=tuple(cast(Any, types)),
             a=a_arr,
-            d=pad_thresholds(d),
+            d=dd,
             c=np.zeros(n) if c is None else np.array(c, dtype=np.float64, ndmin=1),
+            ak=None if ak is None else fill_scoring_values(types, dd, pad_thresholds(ak)),
         )
 
     def thresholds(self, item: int | str) -> FloatArray:
@@ -200,12 +213,20 @@ class PolytomousParams(CategoryItems):
         unit every vectorised computation works on."""
         return like_groups(self.item_types, self.n_categories)
 
+    def group_values(
+        self, kind: ItemType, idx: IntArray, m: int
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray | None]:
+        """(a, d, c, ak) of items ``idx`` of type ``kind`` with m thresholds; ak is None
+        unless the family has scoring values."""
+        assert self.ak is not None
+        ak = self.ak[idx, :m] if kind.scored else None
+        return self.a[idx], self.d[idx, :m], self.c[idx], ak
+
     def group_curves(
         self, theta: object, kind: ItemType, n_cat: int, idx: IntArray, derivatives: bool = False
     ) -> Curves:
-        return curves(
-            kind, theta, self.a[idx], self.d[idx, : n_cat - 1], self.c[idx], derivatives=derivatives
-        )
+        a, d, c, ak = self.group_values(kind, idx, n_cat - 1)
+        return curves(kind, theta, a, d, c, ak=ak, derivatives=derivatives)
 
     def log_probs(self, theta: object) -> FloatArray:
         """log P(X_j = k | θ), shape (T, J, max K); −inf beyond an item's categories."""
@@ -231,14 +252,9 @@ class PolytomousParams(CategoryItems):
         for kind in set(kinds.tolist()):
             for k in np.unique(n_cat[pos][kinds == kind]):
                 pairs = np.flatnonzero((kinds == kind) & (n_cat[pos] == k))
-                j = pos[pairs]
-                cv = curves(
-                    ItemType(kind),
-                    [1.0],
-                    self.a[j] * th[pairs],
-                    self.d[j, : k - 1],
-                    self.c[j],
-                )
+                kind_k = ItemType(kind)
+                a, d, c, ak = self.group_values(kind_k, pos[pairs], int(k) - 1)
+                cv = curves(kind_k, [1.0], a * th[pairs], d, c, ak=ak)
                 out[pairs, :k] = cv.log_p[0]
         return out
 
@@ -282,4 +298,66 @@ class PolytomousParams(CategoryItems):
             se_a=pick(self.se_a),
             se_d=pick(self.se_d, two_d=True),
             se_c=pick(self.se_c),
+            ak=pick(self.ak, two_d=True),
+            se_ak=pick(self.se_ak, two_d=True),
         )
+
+
+def fill_scoring_values(types: Sequence[str], d: FloatArray, given: FloatArray) -> FloatArray:
+    """(J, max m) scoring values: the rows of ``given`` (ragged, NaN-padded), and the
+    fixed ak_1..ak_m of gpcm items whose row is empty."""
+    ak = np.full(d.shape, np.nan)
+    for j, t in enumerate(types):
+        family = family_of(t)
+        m = int(np.count_nonzero(~np.isnan(d[j])))
+        row = given[j] if j < given.shape[0] else np.full(0, np.nan)
+        fixed = family.scoring_values(np.zeros((1, 0)), m)
+        if fixed is not None and not family.free_scores(m) and np.isnan(row).all():
+            ak[j, :m] = fixed[0]
+        else:
+            width = min(d.shape[1], row.size)
+            ak[j, :width] = row[:width]
+    return ak
+
+
+def check_item_values(family: ItemFamily, item: str, d: FloatArray, ak: FloatArray) -> int:
+    """Raise unless the threshold row ``d`` (d_1..d_m, then NaN) and the scoring-value
+    row ``ak`` fit an item of ``family``; its m."""
+    m = int(np.count_nonzero(~np.isnan(d)))
+    if m == 0:
+        raise ParamsError(f"item {item!r}: no threshold (d1 is empty)")
+    if np.isnan(d[:m]).any():
+        gap = int(np.flatnonzero(np.isnan(d[:m]))[0]) + 1
+        raise ParamsError(
+            f"item {item!r}: threshold d{gap} is empty but a later one is not "
+            "(an item's thresholds are d1..dm, then empty cells)"
+        )
+    if not np.all(np.isfinite(d[:m])):
+        raise ParamsError(f"item {item!r} has non-finite parameters")
+    if family.binary and m != 1:
+        raise ParamsError(f"item {item!r} is {family.name} but has {m} thresholds (needs 1)")
+    if family.ordered_thresholds and np.any(np.diff(d[:m]) >= 0):
+        raise ParamsError(
+            f"item {item!r}: graded thresholds must decrease strictly (d_1 > … > d_m), "
+            f"got {np.round(d[:m], 4).tolist()}"
+        )
+    check_scoring_values(family, item, ak, m)
+    return m
+
+
+def check_scoring_values(family: ItemFamily, item: str, row: FloatArray, m: int) -> None:
+    """Raise unless ``row`` holds ak_1..ak_m of an item of ``family`` with m thresholds,
+    then NaN, with the family's fixed values where it fixes them (all NaN when the family
+    has no scoring values)."""
+    if not family.has_scores:
+        if not np.isnan(row).all():
+            raise ParamsError(f"item {item!r} is {family.name}; only gpcm/nominal have ak")
+        return
+    if np.isnan(row[:m]).any() or not np.isnan(row[m:]).all() or not np.isfinite(row[:m]).all():
+        raise ParamsError(f"item {item!r}: ak must hold ak1..ak{m}, then empty cells")
+    free = family.free_scores(m)
+    expected = family.scoring_values(row[None, :free], m)
+    assert expected is not None
+    if not np.allclose(row[:m], expected[0]):
+        fixed = ", ".join(f"ak{k + 1} = {expected[0, k]:g}" for k in range(free, m))
+        raise ParamsError(f"item {item!r}: mirt fixes the {family.name} scoring values {fixed}")

@@ -38,8 +38,8 @@ class EStep:
 def log_table(layout: Layout, naturals: Sequence[Natural], theta: FloatArray) -> FloatArray:
     """log P_jk(θ_q) for every (item, score) pair, (C, Q)."""
     table = np.empty((layout.n_columns, theta.size))
-    for g, (a, d, c) in zip(layout.groups, naturals, strict=True):
-        log_p = curves(g.kind, theta, a, d, c).log_p  # (Q, J_g, K)
+    for g, (a, d, c, ak) in zip(layout.groups, naturals, strict=True):
+        log_p = curves(g.kind, theta, a, d, c, ak=ak).log_p  # (Q, J_g, K)
         table[g.cols.ravel()] = log_p.reshape(theta.size, -1).T
     return table
 

@@ -186,8 +186,8 @@ def groups_log_prior(
     """``PolytomousPriors.log_prior`` of the groups' (a, d, c), without assembling (and
     validating) a ``PolytomousParams`` at every SQUAREM trial."""
     return sum(
-        float(priors.log_density(*nat, g.kind.has_guessing).sum())
-        for g, nat in zip(layout.groups, naturals, strict=True)
+        float(priors.log_density(a, d, c, g.kind.has_guessing).sum())
+        for g, (a, d, c, _) in zip(layout.groups, naturals, strict=True)
     )
 
 
@@ -198,13 +198,16 @@ def assemble_params(
     naturals: Sequence[Natural],
     se: PolytomousStandardErrors | None,
 ) -> PolytomousParams:
-    """The fit's parameters, item by item, from the groups' (a, d, c) and their
+    """The fit's parameters, item by item, from the groups' (a, d, c, ak) and their
     standard errors."""
     n_items = responses.n_items
     a, c = np.zeros(n_items), np.zeros(n_items)
     d = np.full((n_items, max(responses.n_categories) - 1), np.nan)
-    for g, (ga, gd, gc) in zip(layout.groups, naturals, strict=True):
+    ak = np.full_like(d, np.nan)
+    for g, (ga, gd, gc, gak) in zip(layout.groups, naturals, strict=True):
         a[g.items], d[g.items, : g.m], c[g.items] = ga, gd, gc
+        if gak is not None:
+            ak[g.items, : g.m] = gak
     return PolytomousParams(
         item_ids=responses.item_ids,
         item_types=tuple(types),
@@ -214,4 +217,6 @@ def assemble_params(
         se_a=None if se is None else se.a,
         se_d=None if se is None else se.d,
         se_c=None if se is None else se.c,
+        ak=ak,
+        se_ak=None if se is None else se.ak,
     )

@@ -9,12 +9,13 @@ and where each item's (item, score) pairs sit among the columns of the pattern
 indicators (``Patterns``).
 
 The internal coordinates ψ of the M-step hold the models' constraints by construction:
-graded thresholds as (d_1, log(d_1 − d_2), …, log(d_{m−1} − d_m)), so they stay ordered;
-c = σ(γ) in the 3PL; a = e^α under a log-normal slope prior. Each coordinate is also
-clipped to a wide box (``irt.mstep_coords``' bounds) so that an unidentified item cannot
-run off to infinity. The reported coordinates ρ = (a, d_1..d_m, logit c), flattened over
-the groups in layout order, are those in which EM's convergence is judged and standard
-errors are given.
+the slope, a = e^α under a log-normal slope prior, then the item family's own
+coordinates (``irt.families.base.ItemFamily.to_internal``: graded thresholds as
+log-gaps, so they stay ordered; c = σ(γ) in the 3PL; a nominal item's free scoring
+values). Each coordinate is also clipped to a wide box so that an unidentified item
+cannot run off to infinity. The reported coordinates ρ = (a, d_1..d_m, logit c,
+ak_free), flattened over the groups in layout order, are those in which EM's
+convergence is judged and standard errors are given.
 """
 
 from __future__ import annotations
@@ -25,14 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from irt.errors import IRTError
+from irt.families.base import ItemValues
 from irt.item_groups import GroupLayout, ItemGroup
-from irt.mstep_coords import (
-    INTERCEPT_BOUND,
-    LOG_SLOPE_BOUNDS,
-    LOGIT_BOUND,
-    RAW_SLOPE_BOUND,
-    sigmoid,
-)
+from irt.mstep_coords import LOG_SLOPE_BOUNDS, RAW_SLOPE_BOUND, sigmoid
 from irt.polytomous import ItemType, PolytomousParams, curves
 from irt.polytomous_responses import MISSING, PolytomousResponses
 from irt.types import FloatArray, IntArray
@@ -53,12 +49,9 @@ __all__ = [
     "to_reported",
 ]
 
-# Bounds on log(d_k − d_{k+1}) of graded items: gaps from 6e-6 (two thresholds merged,
-# the category between them empty) to 150 logits.
-_LOG_GAP_BOUNDS = (-12.0, 5.0)
-
-#: An item group's (a (J_g,), d (J_g, m), c (J_g,)).
-Natural = tuple[FloatArray, FloatArray, FloatArray]
+#: An item group's (a (J_g,), d (J_g, m), c (J_g,), ak (J_g, m) or None): the
+#: scoring values ak_1..ak_m of gpcm and nominal items.
+Natural = tuple[FloatArray, FloatArray, FloatArray, FloatArray | None]
 
 
 @dataclass(frozen=True)
@@ -68,8 +61,9 @@ class Group(ItemGroup[ItemType]):
 
     @property
     def width(self) -> int:
-        """Coordinates per item: slope, m thresholds, and logit c for the 3PL."""
-        return 1 + self.m + (1 if self.kind.has_guessing else 0)
+        """Coordinates per item: the slope, then the family's (thresholds, logit c for
+        the 3PL, free scoring values of a nominal item)."""
+        return 1 + self.kind.family.width(self.m)
 
 
 class Layout(GroupLayout[Group]):
@@ -112,41 +106,32 @@ def check_match(responses: PolytomousResponses, params: PolytomousParams) -> Non
 
 
 def naturals_of(params: PolytomousParams, layout: Layout) -> list[Natural]:
-    """(a, d, c) of each group of ``layout``, taken from ``params``."""
-    return [(params.a[g.items], params.d[g.items, : g.m], params.c[g.items]) for g in layout.groups]
+    """(a, d, c, ak) of each group of ``layout``, taken from ``params``."""
+    return [params.group_values(g.kind, g.items, g.m) for g in layout.groups]
 
 
 # --- internal coordinates ψ --------------------------------------------------------------
 
 
 def to_natural(g: Group, psi: FloatArray, log_slope: bool) -> Natural:
-    """(a, d (J_g, m), c) from the internal coordinates ψ (J_g, width)."""
+    """(a, d (J_g, m), c, ak) from the internal coordinates ψ (J_g, width)."""
     a = np.exp(psi[:, 0]) if log_slope else psi[:, 0].copy()
-    m = g.m
-    if g.kind is ItemType.GRADED and m > 1:
-        steps = np.cumsum(np.exp(psi[:, 2 : m + 1]), axis=1)
-        d = np.concatenate([psi[:, 1:2], psi[:, 1:2] - steps], axis=1)
-    else:
-        d = psi[:, 1 : m + 1].copy()
-    c = sigmoid(psi[:, m + 1]) if g.kind.has_guessing else np.zeros(len(a))
-    return a, d, c
+    values = g.kind.family.to_natural(psi[:, 1:], g.m)
+    return a, values.d, values.c, values.ak
 
 
 def to_internal(
-    g: Group, a: FloatArray, d: FloatArray, c: FloatArray, log_slope: bool
+    g: Group,
+    a: FloatArray,
+    d: FloatArray,
+    c: FloatArray,
+    ak: FloatArray | None,
+    log_slope: bool,
 ) -> FloatArray:
-    """The internal coordinates ψ (J_g, width) of (a, d, c), within their box."""
+    """The internal coordinates ψ (J_g, width) of (a, d, c, ak), within their box."""
     psi = np.zeros((len(a), g.width))
     psi[:, 0] = np.log(np.maximum(a, 1e-6)) if log_slope else a
-    m = g.m
-    if g.kind is ItemType.GRADED and m > 1:
-        psi[:, 1] = d[:, 0]
-        psi[:, 2 : m + 1] = np.log(np.maximum(d[:, :-1] - d[:, 1:], 1e-6))
-    else:
-        psi[:, 1 : m + 1] = d
-    if g.kind.has_guessing:
-        cc = np.clip(c, 1e-6, 1 - 1e-6)
-        psi[:, m + 1] = np.log(cc / (1 - cc))
+    psi[:, 1:] = g.kind.family.to_internal(ItemValues(d, c, ak))
     return clip_internal(g, psi, log_slope)
 
 
@@ -155,70 +140,60 @@ def clip_internal(g: Group, psi: FloatArray, log_slope: bool) -> FloatArray:
     out = psi.copy()
     lo, hi = LOG_SLOPE_BOUNDS if log_slope else (-RAW_SLOPE_BOUND, RAW_SLOPE_BOUND)
     out[:, 0] = np.clip(out[:, 0], lo, hi)
-    m = g.m
-    if g.kind is ItemType.GRADED and m > 1:
-        out[:, 1] = np.clip(out[:, 1], -INTERCEPT_BOUND, INTERCEPT_BOUND)
-        out[:, 2 : m + 1] = np.clip(out[:, 2 : m + 1], *_LOG_GAP_BOUNDS)
-    else:
-        out[:, 1 : m + 1] = np.clip(out[:, 1 : m + 1], -INTERCEPT_BOUND, INTERCEPT_BOUND)
-    if g.kind.has_guessing:
-        out[:, m + 1] = np.clip(out[:, m + 1], -LOGIT_BOUND, LOGIT_BOUND)
+    out[:, 1:] = g.kind.family.clip(psi[:, 1:], g.m)
     return out
 
 
 def natural_jacobian(g: Group, psi: FloatArray, log_slope: bool) -> FloatArray:
-    """∂(a, d_1..d_m, c)/∂ψ per item, (J_g, width, width)."""
-    n, w, m = psi.shape[0], g.width, g.m
-    jac = np.zeros((n, w, w))
+    """∂(a, d_1..d_m, c, ak_free)/∂ψ per item, (J_g, width, width)."""
+    jac = np.zeros((psi.shape[0], g.width, g.width))
     jac[:, 0, 0] = np.exp(psi[:, 0]) if log_slope else 1.0
-    if g.kind is ItemType.GRADED and m > 1:
-        # d_k = ψ_1 − Σ_{l=2..k} exp(ψ_l).
-        jac[:, 1 : m + 1, 1] = 1.0
-        gaps = np.exp(psi[:, 2 : m + 1])
-        for k in range(2, m + 1):
-            jac[:, k, 2 : k + 1] = -gaps[:, : k - 1]
-    else:
-        jac[:, np.arange(1, m + 1), np.arange(1, m + 1)] = 1.0
-    if g.kind.has_guessing:
-        c = sigmoid(psi[:, m + 1])
-        jac[:, m + 1, m + 1] = c * (1 - c)
+    jac[:, 1:, 1:] = g.kind.family.jacobian(psi[:, 1:], g.m)
     return jac
 
 
 def natural_derivatives(
-    g: Group, theta: FloatArray, a: FloatArray, d: FloatArray, c: FloatArray
+    g: Group,
+    theta: FloatArray,
+    a: FloatArray,
+    d: FloatArray,
+    c: FloatArray,
+    ak: FloatArray | None,
 ) -> tuple[FloatArray, FloatArray]:
-    """log P (Q, J_g, K) and ∂ log P/∂(a, d_1..d_m, c) (Q, J_g, K, width)."""
-    cv = curves(g.kind, theta, a, d, c, derivatives=True)
-    assert cv.slope is not None and cv.thresholds is not None
-    parts = [theta[:, None, None, None] * cv.slope[..., None], cv.thresholds]
-    if g.kind.has_guessing:
-        assert cv.asymptote is not None
-        parts.append(cv.asymptote[..., None])
-    return cv.log_p, np.concatenate(parts, axis=-1)
+    """log P (Q, J_g, K) and ∂ log P/∂(a, d_1..d_m, c, ak_free) (Q, J_g, K, width)."""
+    cv = curves(g.kind, theta, a, d, c, ak=ak, derivatives=True)
+    assert cv.slope is not None
+    slope = theta[:, None, None, None] * cv.slope[..., None]
+    return cv.log_p, np.concatenate([slope, g.kind.family.derivatives(cv)], axis=-1)
 
 
 # --- reported coordinates ρ --------------------------------------------------------------
 
 
 def to_reported(layout: Layout, naturals: Sequence[Natural]) -> FloatArray:
-    """ρ = (a, d_1..d_m, logit c) of every item, flattened group by group."""
+    """ρ = (a, d_1..d_m, logit c, ak_free) of every item, flattened group by group."""
     parts = []
-    for g, (a, d, c) in zip(layout.groups, naturals, strict=True):
+    for g, (a, d, c, ak) in zip(layout.groups, naturals, strict=True):
         cols = [a[:, None], d]
         if g.kind.has_guessing:
             cc = np.clip(c, 1e-12, 1 - 1e-12)
             cols.append(np.log(cc / (1 - cc))[:, None])
+        free = g.kind.family.free_scores(g.m)
+        if free:
+            assert ak is not None
+            cols.append(ak[:, :free])
         parts.append(np.hstack(cols).ravel())
     return np.concatenate(parts)
 
 
 def from_reported(layout: Layout, rho: FloatArray) -> list[Natural]:
-    """(a, d, c) of each group from ρ as ``to_reported`` flattens it."""
+    """(a, d, c, ak) of each group from ρ as ``to_reported`` flattens it."""
     out, at = [], 0
     for g in layout.groups:
         block = rho[at : at + len(g.items) * g.width].reshape(len(g.items), g.width)
         at += block.size
-        c = sigmoid(block[:, -1]) if g.kind.has_guessing else np.zeros(len(block))
-        out.append((block[:, 0].copy(), block[:, 1 : g.m + 1].copy(), c))
+        family, m = g.kind.family, g.m
+        c = sigmoid(block[:, m + 1]) if family.has_guessing else np.zeros(len(block))
+        ak = family.scoring_values(block[:, 1 + m + int(family.has_guessing) :], m)
+        out.append((block[:, 0].copy(), block[:, 1 : m + 1].copy(), c, ak))
     return out

@@ -41,8 +41,8 @@ class GroupMStep:
 
     def objective(self, psi: FloatArray, r: FloatArray) -> FloatArray:
         """Σ_qk r_qjk log P_jk(θ_q) + log prior, per item; ``r`` is (Q, J_g, K)."""
-        a, d, c = to_natural(self.group, psi, self.priors.log_slope)
-        log_p = curves(self.group.kind, self.theta, a, d, c).log_p
+        a, d, c, ak = to_natural(self.group, psi, self.priors.log_slope)
+        log_p = curves(self.group.kind, self.theta, a, d, c, ak=ak).log_p
         return np.asarray(
             np.einsum("qjk,qjk->j", r, log_p)
             + self.priors.log_density(a, d, c, self.group.kind.has_guessing)
@@ -53,8 +53,8 @@ class GroupMStep:
     ) -> tuple[FloatArray, FloatArray]:
         """The objective's gradient (J_g, w) and expected information (J_g, w, w) in ψ."""
         g, pri = self.group, self.priors
-        a, d, c = to_natural(g, psi, pri.log_slope)
-        log_p, v = natural_derivatives(g, self.theta, a, d, c)
+        a, d, c, ak = to_natural(g, psi, pri.log_slope)
+        log_p, v = natural_derivatives(g, self.theta, a, d, c, ak)
         grad = np.einsum("qjk,qjkl->jl", r, v)
         weight = r.sum(axis=2, keepdims=True) * np.exp(log_p)  # n_qj P_qjk
         info = np.einsum("qjk,qjkl,qjkm->jlm", weight, v, v)

@@ -86,8 +86,8 @@ def _posterior_mode(
     def value_and_score(th: FloatArray) -> tuple[FloatArray, FloatArray]:
         log_p = np.empty((th.size, layout.n_columns))
         score = np.empty_like(log_p)
-        for g, (a, d, c) in zip(layout.groups, naturals, strict=True):
-            cv = curves(g.kind, th, a, d, c, derivatives=True)
+        for g, (a, d, c, ak) in zip(layout.groups, naturals, strict=True):
+            cv = curves(g.kind, th, a, d, c, ak=ak, derivatives=True)
             assert cv.slope is not None
             log_p[:, g.cols.ravel()] = cv.log_p.reshape(th.size, -1)
             score[:, g.cols.ravel()] = (a[None, :, None] * cv.slope).reshape(th.size, -1)

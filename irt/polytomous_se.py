@@ -21,7 +21,7 @@ from typing import cast
 import numpy as np
 
 from irt.errors import IRTError
-from irt.polytomous import ItemType, PolytomousParams
+from irt.polytomous import PolytomousParams
 from irt.polytomous_estep import EStep, e_step, log_table
 from irt.polytomous_layout import (
     Group,
@@ -58,9 +58,10 @@ _HESSIAN_STEP = 1e-5
 @dataclass(frozen=True)
 class PolytomousStandardErrors:
     """Standard errors shaped like the parameters — ``a`` (J,), ``d`` (J, max m) with
-    NaN padding, ``c`` (J,) with NaN except on 3PL items — and the information matrix
-    they invert, over the free parameters in ``labels`` order (per item: a, d1..dm,
-    and logit c for a 3PL item; ``item.a``, ``item.d1``, ``item.logit_c``)."""
+    NaN padding, ``c`` (J,) with NaN except on 3PL items, ``ak`` (J, max m) with NaN
+    except on a nominal item's free scoring values — and the information matrix they
+    invert, over the free parameters in ``labels`` order (per item: a, d1..dm, logit c
+    for a 3PL item, free ak; ``item.a``, ``item.d1``, ``item.logit_c``, ``item.ak1``)."""
 
     a: FloatArray
     d: FloatArray
@@ -68,6 +69,7 @@ class PolytomousStandardErrors:
     method: str
     information: FloatArray = field(repr=False)
     labels: tuple[str, ...] = field(repr=False)
+    ak: FloatArray | None = None
 
     @property
     def condition_number(self) -> float:
@@ -102,8 +104,8 @@ class MarginalLogPosterior:
         gradient at the E-step's counts."""
         naturals, est = self.step(rho)
         parts = []
-        for g, (a, d, c) in zip(self.layout.groups, naturals, strict=True):
-            _, v = natural_derivatives(g, self.theta, a, d, c)
+        for g, (a, d, c, ak) in zip(self.layout.groups, naturals, strict=True):
+            _, v = natural_derivatives(g, self.theta, a, d, c, ak)
             r = est.counts[g.cols].transpose(2, 0, 1)  # (Q, J_g, K)
             grad = np.einsum("qjk,qjkl->jl", r, v)
             grad += self._prior_gradient(g, a, d, c)
@@ -146,7 +148,7 @@ class MarginalLogPosterior:
         at = 0
         for g in self.layout.groups:
             size = len(g.items) * g.width
-            if g.kind is ItemType.GRADED and g.m > 1:
+            if g.kind.family.ordered_thresholds and g.m > 1:
                 block = rho[at : at + size].reshape(len(g.items), g.width)
                 gaps = np.diff(block[:, 1 : g.m + 1], axis=1)  # negative: d decreases
                 room = np.full((len(g.items), g.m), np.inf)
@@ -164,8 +166,8 @@ class MarginalLogPosterior:
         naturals, est = self.step(rho)
         post = est.posterior
         blocks = []
-        for g, (a, d, c) in zip(self.layout.groups, naturals, strict=True):
-            _, v = natural_derivatives(g, self.theta, a, d, c)  # (Q, J_g, K, w)
+        for g, (a, d, c, ak) in zip(self.layout.groups, naturals, strict=True):
+            _, v = natural_derivatives(g, self.theta, a, d, c, ak)  # (Q, J_g, K, w)
             if g.kind.has_guessing:
                 v[..., -1] *= (c * (1 - c))[None, :, None]
             q, j, k, w = v.shape
@@ -179,7 +181,7 @@ class MarginalLogPosterior:
     def _prior_curvature(self, naturals: Sequence[Natural]) -> FloatArray:
         """−∂² log prior/∂ρ², diagonal (the priors are independent)."""
         pri, diag = self.priors, []
-        for g, (a, _, c) in zip(self.layout.groups, naturals, strict=True):
+        for g, (a, _, c, _) in zip(self.layout.groups, naturals, strict=True):
             block = np.zeros((len(a), g.width))
             if pri.a_sdlog is not None:
                 la = np.log(a)
@@ -239,26 +241,33 @@ def shape_errors(
     width = max(g.m for g in layout.groups)
     se_a, se_c = np.full(n_items, np.nan), np.full(n_items, np.nan)
     se_d = np.full((n_items, width), np.nan)
+    se_ak = np.full((n_items, width), np.nan)
     item_of: list[int] = []
     labels_of: list[str] = []
     at = 0
-    for g, (_, _, c) in zip(layout.groups, naturals, strict=True):
+    for g, (_, _, c, _) in zip(layout.groups, naturals, strict=True):
         block = se_flat[at : at + len(g.items) * g.width].reshape(len(g.items), g.width)
         at += block.size
         se_a[g.items] = block[:, 0]
         se_d[g.items, : g.m] = block[:, 1 : g.m + 1]
         if g.kind.has_guessing:
-            se_c[g.items] = c * (1 - c) * block[:, -1]  # delta method from logit c
+            se_c[g.items] = c * (1 - c) * block[:, g.m + 1]  # delta method from logit c
+        free = g.kind.family.free_scores(g.m)
+        if free:
+            se_ak[g.items, :free] = block[:, g.width - free :]
         for j in g.items:
             item = item_ids[j]
             names = [f"{item}.a"] + [f"{item}.d{k}" for k in range(1, g.m + 1)]
             if g.kind.has_guessing:
                 names.append(f"{item}.logit_c")
+            names += [f"{item}.ak{k}" for k in range(1, free + 1)]
             item_of += [int(j)] * len(names)
             labels_of += names
     order = [int(k) for k in np.argsort(item_of, kind="stable")]
     labels = tuple(labels_of[k] for k in order)
-    result = PolytomousStandardErrors(se_a, se_d, se_c, method, info[np.ix_(order, order)], labels)
+    result = PolytomousStandardErrors(
+        se_a, se_d, se_c, method, info[np.ix_(order, order)], labels, se_ak
+    )
     return result, order
 
 

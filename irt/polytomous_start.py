@@ -62,6 +62,11 @@ def resolve_item_types(item_types: ItemTypes, responses: PolytomousResponses) ->
             raise IRTError(
                 f"item {item!r} has {k} score categories; a {kind.value} item needs exactly 2"
             )
+        if k < kind.family.min_categories:
+            raise IRTError(
+                f"item {item!r} has {k} score categories; a {kind.value} item needs "
+                f"{kind.family.min_categories} or more"
+            )
         out.append(kind)
     return out
 
@@ -101,14 +106,15 @@ def check_identified(
 def classical_start(
     responses: PolytomousResponses, layout: Layout, priors: PolytomousPriors
 ) -> list[Natural]:
-    """(a, d, c) per group from classical statistics.
+    """(a, d, c, ak) per group from classical statistics.
 
     A subject's standing is its mean share of the maximum score over the other items it
     answered; the item–rest correlation r gives a ≈ 1.702 r/√(1 − r²) (the normal-ogive
-    slope in logistic units). Thresholds are logits of the cumulative proportions
-    (graded), of the continuation ratios (sequential) or of each category against 0
-    (gpcm), stretched by √(1 + (a/1.702)²) because a N(0, 1) spread of θ flattens the
-    marginal proportions towards 1/2.
+    slope in logistic units). Thresholds are the item family's
+    (``ItemFamily.start_values``: logits of the cumulative proportions for the graded
+    model, of the continuation ratios for the sequential, of each category against 0
+    for the gpcm and nominal), stretched by √(1 + (a/1.702)²) because a N(0, 1) spread
+    of θ flattens the marginal proportions towards 1/2.
     """
     values = responses.values.astype(np.float64)
     observed = responses.observed
@@ -130,25 +136,11 @@ def classical_start(
     guess = 0.1
     if priors.c_alpha is not None and priors.c_alpha + cast(float, priors.c_beta) > 2:
         guess = (priors.c_alpha - 1) / (priors.c_alpha + cast(float, priors.c_beta) - 2)
-    out = []
+    out: list[Natural] = []
     for g in layout.groups:
-        idx, m = g.items, g.m
-        n_k = counts[idx, : g.n_cat] + 0.5
-        at_least = np.cumsum(n_k[:, ::-1], axis=1)[:, ::-1]  # n(X ≥ k), k = 0..m
-        s = stretch[idx, None]
-        c = np.zeros(len(idx))
-        if g.kind is ItemType.GPCM:
-            d = np.log(n_k[:, 1:] / n_k[:, :1]) * s
-        elif g.kind is ItemType.SEQUENTIAL:
-            ratio = at_least[:, 1:] / at_least[:, :-1]
-            d = np.log(ratio / (1 - ratio)) * s
-        else:
-            p = at_least[:, 1:] / at_least[:, :1]
-            if g.kind.has_guessing:
-                c = np.full(len(idx), guess)
-                p = np.clip((p - guess) / (1 - guess), 0.02, 0.98)
-            d = np.log(p / (1 - p)) * s
-        out.append((a[idx], d[:, :m], c))
+        idx = g.items
+        start = g.kind.family.start_values(counts[idx, : g.n_cat] + 0.5, stretch[idx], guess)
+        out.append((a[idx], start.d, start.c, start.ak))
     return out
 
 

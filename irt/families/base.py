@@ -14,9 +14,15 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
+
+from irt.mstep_coords import INTERCEPT_BOUND, LOGIT_BOUND, sigmoid
 from irt.types import FloatArray
 
-__all__ = ["CategoryCurves", "CurveInputs", "ItemFamily"]
+__all__ = ["SCORE_BOUND", "CategoryCurves", "CurveInputs", "ItemFamily", "ItemValues"]
+
+#: Free scoring values ak stay within ±this.
+SCORE_BOUND = 30.0
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,18 @@ class CurveInputs:
     ak: FloatArray | None = None
 
 
+@dataclass(frozen=True)
+class ItemValues:
+    """What J items of one family with m thresholds hold besides their slopes: the
+    thresholds ``d`` (J, m), the lower asymptotes ``c`` (J,) (0 unless the family has
+    guessing) and the scoring values ``ak`` (J, m) ak_1..ak_m of a scored family (None
+    otherwise)."""
+
+    d: FloatArray
+    c: FloatArray
+    ak: FloatArray | None = None
+
+
 class ItemFamily(ABC):
     """One item model, in R mirt's slope–intercept form, on the linear predictor η.
 
@@ -66,17 +84,21 @@ class ItemFamily(ABC):
       the free ak (``CategoryCurves``). Every curve is computed in log space, so that
       a category far from the examinee gets a finite log-probability rather than log 0.
 
+    - the coordinates its M-step moves besides the slopes: per item ``width(m)``
+      internal coordinates ψ = (δ_1..δ_m, γ, ak_1..ak_f) of the thresholds, the logit of
+      c (``has_guessing``) and the f = ``free_scores(m)`` free scoring values, with the
+      maps ``to_internal``/``to_natural`` to and from ``ItemValues``, the box ``clip``,
+      the Jacobian ``jacobian`` ∂(d, c, ak_free)/∂ψ and ``derivatives``, the curves'
+      gradient in (d, c, ak_free). The thresholds' own map is the identity unless the
+      family overrides ``thresholds_to_internal`` and its companions (the graded model
+      keeps d_1 > … > d_m by moving log-gaps);
+    - ``scoring_values``: the full ak_1..ak_m from the free ones.
+
     Adding a model is one module under ``irt/families/`` with its ``ItemFamily`` subclass
     and one line in ``irt.families.registry.FAMILIES``; an enum member with that name
-    lets the parameter classes accept it.
-
-    Still outside the family today (the next step of this move): the internal
-    coordinates ψ of the M-steps and their boxes and Jacobians
-    (``irt.polytomous_layout`` for one θ, ``GroupCoordinates`` in
-    ``irt.mirt_polytomous_mstep`` for factors, both with a graded branch), the priors
-    (``irt.polytomous_priors``), the start values (``irt.polytomous_start``,
-    ``irt.mirt_polytomous_start``) and the parameter checks of ``PolytomousParams`` and
-    ``MirtPolytomousParams``.
+    lets the parameter classes accept it. Every fit on one θ, on correlated factors or
+    on a bifactor structure then estimates it, since those fits reach a family only
+    through this interface.
     """
 
     name: ClassVar[str]
@@ -84,6 +106,8 @@ class ItemFamily(ABC):
     has_guessing: ClassVar[bool] = False
     has_scores: ClassVar[bool] = False
     ordered_thresholds: ClassVar[bool] = False
+    #: The fewest score categories an item of the family may have.
+    min_categories: ClassVar[int] = 2
 
     def free_scores(self, m: int) -> int:
         """How many scoring values ak of an item with m thresholds are estimated."""
@@ -92,6 +116,103 @@ class ItemFamily(ABC):
     @abstractmethod
     def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:
         """The items' curves at ``at``, with the derivatives if asked."""
+
+    def scoring_values(self, free: FloatArray, m: int) -> FloatArray | None:
+        """ak_1..ak_m (J, m) of items whose free scoring values are ``free`` (J, f);
+        None for a family without scoring values."""
+        return None
+
+    def start_values(self, counts: FloatArray, stretch: FloatArray, guess: float) -> ItemValues:
+        """Classical start values of J items from their category counts ``counts``
+        (J, K) (with 0.5 added) and ``stretch`` (J,) = √(1 + (a/1.702)²), which turns a
+        normal-ogive logit of the observed proportions into one at the start slope a;
+        ``guess`` is a start for c. By default the cumulative logits
+        logit P(X ≥ k), which suit the graded model and the 2PL."""
+        at_least = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1]  # n(X ≥ k), k = 0..m
+        p = at_least[:, 1:] / at_least[:, :1]
+        d = np.log(p / (1 - p)) * stretch[:, None]
+        return ItemValues(d, np.zeros(len(d)))
+
+    # --- the M-step's coordinates besides the slopes --------------------------------
+
+    def width(self, m: int) -> int:
+        """Internal coordinates per item with m thresholds: δ, then γ, then free ak."""
+        return m + int(self.has_guessing) + self.free_scores(m)
+
+    def to_internal(self, values: ItemValues) -> FloatArray:
+        """ψ (J, width) of ``values``, within the box."""
+        d = values.d
+        m = d.shape[1]
+        parts = [self.thresholds_to_internal(d)]
+        if self.has_guessing:
+            cc = np.clip(values.c, 1e-6, 1 - 1e-6)
+            parts.append(np.log(cc / (1 - cc))[:, None])
+        if self.free_scores(m):
+            if values.ak is None:
+                raise ValueError(f"{self.name} items need their scoring values ak")
+            parts.append(values.ak[:, : self.free_scores(m)])
+        return self.clip(np.hstack(parts), m)
+
+    def to_natural(self, psi: FloatArray, m: int) -> ItemValues:
+        """The ``ItemValues`` at ψ (J, width)."""
+        d = self.thresholds_to_natural(psi[:, :m])
+        c = sigmoid(psi[:, m]) if self.has_guessing else np.zeros(psi.shape[0])
+        at = m + int(self.has_guessing)
+        return ItemValues(d, c, self.scoring_values(psi[:, at:], m))
+
+    def clip(self, psi: FloatArray, m: int) -> FloatArray:
+        """A copy of ψ (J, width) with every coordinate in its box."""
+        out = psi.copy()
+        lo, hi = self.threshold_bounds(m)
+        out[:, :m] = np.clip(out[:, :m], lo, hi)
+        at = m
+        if self.has_guessing:
+            out[:, at] = np.clip(out[:, at], -LOGIT_BOUND, LOGIT_BOUND)
+            at += 1
+        out[:, at:] = np.clip(out[:, at:], -SCORE_BOUND, SCORE_BOUND)
+        return out
+
+    def jacobian(self, psi: FloatArray, m: int) -> FloatArray:
+        """∂(d_1..d_m, c, ak_free)/∂ψ per item, (J, width, width)."""
+        n, w = psi.shape[0], self.width(m)
+        jac = np.zeros((n, w, w))
+        jac[:, :m, :m] = self.threshold_jacobian(psi[:, :m])
+        at = m
+        if self.has_guessing:
+            c = sigmoid(psi[:, m])
+            jac[:, m, m] = c * (1 - c)
+            at += 1
+        jac[:, np.arange(at, w), np.arange(at, w)] = 1.0
+        return jac
+
+    def derivatives(self, cv: CategoryCurves) -> FloatArray:
+        """∂ log P_k/∂(d_1..d_m, c, ak_free) of curves computed with derivatives,
+        (T, J, K, width)."""
+        assert cv.thresholds is not None
+        parts = [cv.thresholds]
+        if self.has_guessing:
+            assert cv.asymptote is not None
+            parts.append(cv.asymptote[..., None])
+        if cv.scores is not None:
+            parts.append(cv.scores)
+        return np.concatenate(parts, axis=-1)
+
+    def thresholds_to_internal(self, d: FloatArray) -> FloatArray:
+        """δ (J, m) of thresholds d (J, m): the identity unless overridden."""
+        return np.asarray(d, dtype=np.float64).copy()
+
+    def thresholds_to_natural(self, delta: FloatArray) -> FloatArray:
+        """d (J, m) at δ (J, m)."""
+        return np.asarray(delta, dtype=np.float64).copy()
+
+    def threshold_jacobian(self, delta: FloatArray) -> FloatArray:
+        """∂d/∂δ per item, (J, m, m)."""
+        n, m = delta.shape
+        return np.broadcast_to(np.eye(m), (n, m, m)).copy()
+
+    def threshold_bounds(self, m: int) -> tuple[FloatArray, FloatArray]:
+        """The box (lower, upper) of δ_1..δ_m."""
+        return np.full(m, -INTERCEPT_BOUND), np.full(m, INTERCEPT_BOUND)
 
     def __repr__(self) -> str:
         return f"<item family {self.name}>"

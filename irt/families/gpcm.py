@@ -8,7 +8,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from irt.families.base import CategoryCurves, CurveInputs, ItemFamily
+from irt.families.base import CategoryCurves, CurveInputs, ItemFamily, ItemValues
+from irt.types import FloatArray
 
 __all__ = ["GPCM"]
 
@@ -18,6 +19,16 @@ class GPCM(ItemFamily):
 
     name: ClassVar[str] = "gpcm"
     has_scores: ClassVar[bool] = True
+
+    def scoring_values(self, free: FloatArray, m: int) -> FloatArray:
+        return np.tile(np.arange(1.0, m + 1), (free.shape[0], 1))
+
+    def start_values(self, counts: FloatArray, stretch: FloatArray, guess: float) -> ItemValues:
+        # Adjacent-category logits log(n_k / n_0), the gpcm's d_k at η = 0.
+        m = counts.shape[1] - 1
+        d = np.log(counts[:, 1:] / counts[:, :1]) * stretch[:, None]
+        ak = self.scoring_values(np.zeros((len(d), 0)), m)
+        return ItemValues(d, np.zeros(len(d)), ak)
 
     def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:
         eta, d = at.eta, at.d

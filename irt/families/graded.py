@@ -19,8 +19,14 @@ import numpy as np
 
 from irt.families.base import CategoryCurves, CurveInputs, ItemFamily
 from irt.models import log_sigmoid
+from irt.mstep_coords import INTERCEPT_BOUND
+from irt.types import FloatArray
 
 __all__ = ["Graded"]
+
+# Bounds on log(d_k − d_{k+1}): gaps from 6e-6 (two thresholds merged, the category
+# between them empty) to 150 logits.
+_LOG_GAP_BOUNDS = (-12.0, 5.0)
 
 
 class Graded(ItemFamily):
@@ -59,3 +65,30 @@ class Graded(ItemFamily):
         thr[:, :, k + 1, k] = own
         thr[:, :, k, k] = next_
         return CategoryCurves(log_p, slope, thr)
+
+    # The M-step moves δ = (d_1, log(d_1 − d_2), …, log(d_{m−1} − d_m)), so the
+    # thresholds stay ordered by construction.
+
+    def thresholds_to_internal(self, d: FloatArray) -> FloatArray:
+        delta = np.array(d, dtype=np.float64)
+        delta[:, 1:] = np.log(np.maximum(d[:, :-1] - d[:, 1:], 1e-6))
+        return delta
+
+    def thresholds_to_natural(self, delta: FloatArray) -> FloatArray:
+        steps = np.cumsum(np.exp(delta[:, 1:]), axis=1)
+        return np.concatenate([delta[:, :1], delta[:, :1] - steps], axis=1)
+
+    def threshold_jacobian(self, delta: FloatArray) -> FloatArray:
+        # d_k = δ_1 − Σ_{l=2..k} exp(δ_l).
+        n, m = delta.shape
+        jac = np.zeros((n, m, m))
+        jac[:, :, 0] = 1.0
+        gaps = np.exp(delta[:, 1:])
+        for k in range(1, m):
+            jac[:, k, 1 : k + 1] = -gaps[:, :k]
+        return jac
+
+    def threshold_bounds(self, m: int) -> tuple[FloatArray, FloatArray]:
+        lo, hi = np.full(m, _LOG_GAP_BOUNDS[0]), np.full(m, _LOG_GAP_BOUNDS[1])
+        lo[0], hi[0] = -INTERCEPT_BOUND, INTERCEPT_BOUND
+        return lo, hi

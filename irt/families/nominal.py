@@ -12,7 +12,8 @@ from typing import ClassVar
 import numpy as np
 
 from irt.errors import ParamsError
-from irt.families.base import CategoryCurves, CurveInputs, ItemFamily
+from irt.families.base import CategoryCurves, CurveInputs, ItemFamily, ItemValues
+from irt.types import FloatArray
 
 __all__ = ["Nominal"]
 
@@ -22,9 +23,21 @@ class Nominal(ItemFamily):
 
     name: ClassVar[str] = "nominal"
     has_scores: ClassVar[bool] = True
+    # With two categories the nominal item is the 2PL: no scoring value is free.
+    min_categories: ClassVar[int] = 3
 
     def free_scores(self, m: int) -> int:
         return m - 1  # ak_1..ak_{m−1}; ak_m = m fixes the scale
+
+    def scoring_values(self, free: FloatArray, m: int) -> FloatArray:
+        return np.hstack([free, np.full((free.shape[0], 1), float(m))])
+
+    def start_values(self, counts: FloatArray, stretch: FloatArray, guess: float) -> ItemValues:
+        # The gpcm's start: scoring values 1..m, adjacent-category logits.
+        m = counts.shape[1] - 1
+        d = np.log(counts[:, 1:] / counts[:, :1]) * stretch[:, None]
+        ak = self.scoring_values(np.tile(np.arange(1.0, m), (len(d), 1)), m)
+        return ItemValues(d, np.zeros(len(d)), ak)
 
     def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:
         if at.ak is None:

@@ -8,8 +8,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from irt.families.base import CategoryCurves, CurveInputs, ItemFamily
+from irt.families.base import CategoryCurves, CurveInputs, ItemFamily, ItemValues
 from irt.models import log_sigmoid
+from irt.types import FloatArray
 
 __all__ = ["Sequential"]
 
@@ -18,6 +19,13 @@ class Sequential(ItemFamily):
     """mirt's ``sequential``: Tutz's continuation-ratio model."""
 
     name: ClassVar[str] = "sequential"
+
+    def start_values(self, counts: FloatArray, stretch: FloatArray, guess: float) -> ItemValues:
+        # Continuation-ratio logits logit P(X ≥ k | X ≥ k − 1).
+        at_least = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1]
+        ratio = at_least[:, 1:] / at_least[:, :-1]
+        d = np.log(ratio / (1 - ratio)) * stretch[:, None]
+        return ItemValues(d, np.zeros(len(d)))
 
     def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:
         m = at.d.shape[1]

@@ -10,8 +10,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from irt.families.base import CategoryCurves, CurveInputs, ItemFamily
+from irt.families.base import CategoryCurves, CurveInputs, ItemFamily, ItemValues
 from irt.models import log_sigmoid
+from irt.types import FloatArray
 
 __all__ = ["ThreePL"]
 
@@ -22,6 +23,12 @@ class ThreePL(ItemFamily):
     name: ClassVar[str] = "3PL"
     binary: ClassVar[bool] = True
     has_guessing: ClassVar[bool] = True
+
+    def start_values(self, counts: FloatArray, stretch: FloatArray, guess: float) -> ItemValues:
+        # The proportion correct above the guessing floor.
+        p = np.clip((counts[:, 1] / counts.sum(axis=1) - guess) / (1 - guess), 0.02, 0.98)
+        d = np.log(p / (1 - p))[:, None] * stretch[:, None]
+        return ItemValues(d, np.full(len(d), guess))
 
     def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:
         c = np.zeros(at.eta.shape[1]) if at.c is None else at.c

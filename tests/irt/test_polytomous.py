@@ -183,8 +183,8 @@ def test_params_are_validated() -> None:
         PolytomousParams.create("graded", [1.0], [[0.5, 0.0]], c=[0.1])
     with pytest.raises(ParamsError, match=r"c must be in \[0, 1\)"):
         PolytomousParams.create("3PL", [1.0], [[0.5]], c=[1.0])
-    with pytest.raises(ParamsError, match="unknown item type 'nominal' for item 'i0000'"):
-        PolytomousParams.create("nominal", [1.0], [[0.5]])
+    with pytest.raises(ParamsError, match="unknown item type 'ideal' for item 'i0000'"):
+        PolytomousParams.create("ideal", [1.0], [[0.5]])
     with pytest.raises(ParamsError, match="threshold d2 is empty but a later one is not"):
         PolytomousParams.create("gpcm", [1.0], np.array([[0.5, np.nan, 1.0]]))
     with pytest.raises(ParamsError, match=r"item 'i0000': no threshold \(d1 is empty\)"):

@@ -446,8 +446,8 @@ def test_bad_input_is_refused_with_one_clear_line() -> None:
         )
     with pytest.raises(IRTError, match="item_types has 3 entries for 8 items"):
         PolytomousCalibrator(["graded"] * 3).fit(data)
-    with pytest.raises(IRTError, match="unknown item type 'nominal' for item 'i0000'"):
-        PolytomousCalibrator("nominal").fit(data)
+    with pytest.raises(IRTError, match="unknown item type 'ideal' for item 'i0000'"):
+        PolytomousCalibrator("ideal").fit(data)
     with pytest.raises(
         IRTError, match="item 'i0002' has 4 score categories; a 2PL item needs exactly 2"
     ):

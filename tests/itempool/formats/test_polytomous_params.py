@@ -88,7 +88,11 @@ def test_standard_errors_round_trip(tmp_path: Path) -> None:
         ("item_id,type,a,d1,c,extra\n", "the header must be item_id,type,a,d1,c"),
         (HEADER + "\n", "params.csv: no items"),
         (HEADER + "\nq1,graded,1,1,0\n", "params.csv line 2: 5 cells, expected 7"),
-        (HEADER + "\nq1,nominal,1,1,0,,\n", "line 2: type 'nominal' is not one of 2PL, 3PL"),
+        (HEADER + "\nq1,ideal,1,1,0,,\n", "line 2: type 'ideal' is not one of 2PL, 3PL"),
+        (
+            HEADER + "\nq1,nominal,1,1,0,,\n",
+            "line 2: item 'q1' is nominal: its scoring values need the columns ak1..ak3",
+        ),
         (HEADER + "\nq1,graded,x,1,0,,\n", "line 2, column 'a': 'x' is not a number"),
         (HEADER + "\nq1,graded,,1,0,,\n", "line 2, column 'a': a number is needed"),
         (HEADER + "\nq1,graded,1,1,inf,,\n", "line 2, column 'd2': 'inf' is not a finite"),
