@@ -38,6 +38,7 @@ from irt.bifactor_model import GENERAL_ONLY, BifactorParams
 from irt.errors import IRTError
 from irt.quadrature import normal_grid
 from irt.responses import ResponseMatrix
+from irt.structures import TieredGrid
 from irt.types import FloatArray, IntArray
 
 #: Grid points whose posterior mass, summed over subjects, is below this share of the
@@ -121,7 +122,8 @@ def block_design(x: FloatArray, specific: bool) -> FloatArray:
     the G grid (general-only items): z = coefficients · design."""
     q = x.size
     if specific:
-        return np.stack([np.repeat(x, q), np.tile(x, q), np.ones(q * q)])
+        # The structure's local grid: node t·Q + g (``irt.structures.TieredGrid``).
+        return np.stack([np.tile(x, q), np.repeat(x, q), np.ones(q * q)])
     return np.stack([x, np.ones(q)])
 
 
@@ -154,7 +156,7 @@ def _block_logits(
     if not specific:
         return np.asarray(general)
     own = params.a_specific[items, None].astype(dtype) * xs
-    z = general[:, :, None] + own[:, None, :]
+    z = own[:, :, None] + general[:, None, :]  # (J_k, T, Q): node t·Q + g
     return np.asarray(z.reshape(items.size, x.size * x.size))
 
 
@@ -207,11 +209,6 @@ def block_probability(params: BifactorParams, items: IntArray, design: FloatArra
     return np.asarray(c + (1 - c) * sigma)
 
 
-def _logsumexp(x: FloatArray, axis: int) -> FloatArray:
-    top = np.max(x, axis=axis, keepdims=True)
-    return np.asarray(np.squeeze(top, axis=axis) + np.log(np.sum(np.exp(x - top), axis=axis)))
-
-
 @dataclass(frozen=True)
 class Posterior:
     """Each subject's posterior on the grid: per group over (G, S), (N, Q·Q), and over
@@ -223,29 +220,13 @@ class Posterior:
 
 
 def posterior(data: Answers, params: BifactorParams, x: FloatArray, log_w: FloatArray) -> Posterior:
-    q = x.size
-    n_subjects = data.n_subjects
-    per_group_ll: list[FloatArray] = []  # (N, Q, Q): log Π_{j∈k} f_ij(G, S) + log w(S)
-    per_group_l: list[FloatArray] = []  # (N, Q): log L_k(G)
-    group_log_l = np.zeros((n_subjects, q))  # Σ_k log L_k(G) + general-only items
-    for k in range(data.n_blocks - 1):
-        ll = block_log_likelihood(data, k, params, x, True).reshape(n_subjects, q, q)
-        ll += log_w[None, None, :]
-        own = _logsumexp(ll, axis=2)
-        per_group_ll.append(ll)
-        per_group_l.append(own)
-        group_log_l += own
-    group_log_l += block_log_likelihood(data, data.n_blocks - 1, params, x, False)
-    joint = group_log_l + log_w[None, :]
-    log_marginal = _logsumexp(joint, axis=1)  # (N,)
-    posts = []
-    for k in range(data.n_blocks - 1):
-        rest = group_log_l - per_group_l[k] + log_w[None, :] - log_marginal[:, None]  # (N, Q)
-        ll = per_group_ll[k]
-        ll += rest[:, :, None]
-        posts.append(np.exp(ll, out=ll).reshape(n_subjects, q * q))
-    post_g = np.exp(joint - log_marginal[:, None])
-    return Posterior(posts, post_g, log_marginal)
+    """The subjects' posteriors by the bifactor reduction (``irt.structures``'
+    ``TieredGrid``) on the plane of ``x`` with log weights ``log_w`` on both axes."""
+    n_groups = data.n_blocks - 1
+    logliks = [block_log_likelihood(data, k, params, x, True) for k in range(n_groups)]
+    logliks.append(block_log_likelihood(data, n_groups, params, x, False))
+    post = TieredGrid(n_groups, x[:, None], log_w, x, log_w).posterior(logliks)
+    return Posterior(list(post.blocks[:-1]), post.blocks[-1], post.log_marginal)
 
 
 def e_step(

@@ -27,6 +27,7 @@ from irt.continuous_responses import ContinuousResponses
 from irt.errors import IRTError
 from irt.mstep_coords import LOG_SLOPE_BOUNDS
 from irt.quadrature import normal_grid
+from irt.structures import normalised
 from irt.types import BoolArray, FloatArray
 
 __all__ = [
@@ -118,11 +119,8 @@ def e_step(data: ScoreData, psi: FloatArray, theta: FloatArray, log_w: FloatArra
     a_c, b_c, c_c = node_coefficients(psi, data.is_crm, theta)
     joint = data.obs @ a_c + data.t1 @ b_c + data.t2 @ c_c
     joint += log_w
-    top = joint.max(axis=1, keepdims=True)
-    post = np.exp(joint - top)
-    total = post.sum(axis=1, keepdims=True)
-    post /= total
-    loglik = float((top + np.log(total)).sum() + data.log_jac.sum())
+    log_marginal, post = normalised(joint)
+    loglik = float(log_marginal.sum() + data.log_jac.sum())
     return EStep(loglik, data.obs.T @ post, data.t1.T @ post, data.t2.T @ post, post)
 
 

@@ -24,6 +24,7 @@ from irt.errors import IRTError
 from irt.mirt_model import MirtParams
 from irt.models import log_prob_pair
 from irt.responses import ResponseMatrix
+from irt.structures import normal_log_weights, normalised
 from irt.types import FloatArray, IntArray
 
 #: R mirt's points per dimension for 1..5 factors (``select_quadpts``): the product grid
@@ -63,11 +64,8 @@ def product_grid(n_factors: int, n_quad: int | None = None, bound: float = 6.0) 
     return np.stack([m.ravel() for m in mesh], axis=1)
 
 
-def log_weights(points: FloatArray, correlation: FloatArray) -> FloatArray:
-    """log w_q: the N(0, R) density at the nodes, normalised to sum 1 over the grid."""
-    solved = np.linalg.solve(correlation, points.T)  # (K, Q)
-    log_dens = -0.5 * np.einsum("qk,kq->q", points, solved)
-    return np.asarray(log_dens - np.logaddexp.reduce(log_dens))
+#: log w_q: the N(0, R) density at the nodes, normalised to sum 1 over the grid.
+log_weights = normal_log_weights
 
 
 @dataclass(frozen=True)
@@ -145,13 +143,10 @@ def posterior_chunks(
         rows = slice(start, min(start + step, n_patterns))
         ll = design[rows] @ loadings
         ll += base
-        top = ll.max(axis=1, keepdims=True)
-        ll -= top
-        np.exp(ll, out=ll)
-        total = ll.sum(axis=1, keepdims=True)
-        scale = 1.0 / total if weights is None else weights[rows, None] / total
-        ll *= scale
-        yield Chunk(rows, ll, (top + np.log(total))[:, 0])
+        log_marginal, post = normalised(ll)
+        if weights is not None:
+            post *= weights[rows, None]
+        yield Chunk(rows, post, log_marginal)
 
 
 @dataclass(frozen=True)

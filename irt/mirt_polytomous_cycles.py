@@ -21,6 +21,7 @@ from irt.mirt_polytomous_estep import BifactorEStep, Naturals, bifactor_e_step, 
 from irt.mirt_polytomous_mstep import GroupCoordinates, group_m_step
 from irt.polytomous_estep import EStep, e_step
 from irt.polytomous_layout import Patterns
+from irt.structures import TieredGrid
 from irt.types import FloatArray, IntArray
 
 
@@ -130,8 +131,8 @@ class BifactorGroupEM(GroupEM):
 
     blocks: list[IntArray]  # the (item, score) columns of each block's items
     general: IntArray  # and of the general-only items
-    log_w: FloatArray  # the 1-D log weights of each axis of the plane
+    plane: TieredGrid  # the structure
 
     def e_step(self, psis: list[FloatArray], correlation: FloatArray | None) -> BifactorEStep:
         table = self.table(psis)
-        return bifactor_e_step(self.patterns, table, self.blocks, self.general, self.log_w)
+        return bifactor_e_step(self.patterns, table, self.blocks, self.general, self.plane)

@@ -35,7 +35,7 @@ from irt.mirt_calibrator import MultidimensionalCalibrator
 from irt.mirt_estep import product_grid
 from irt.mirt_polytomous import CategoryLayout
 from irt.mirt_polytomous_cycles import BifactorGroupEM, FullGridEM, GroupEM
-from irt.mirt_polytomous_estep import bifactor_columns, patterns_of, plane_points
+from irt.mirt_polytomous_estep import bifactor_columns
 from irt.mirt_polytomous_mstep import GroupCoordinates
 from irt.mirt_polytomous_start import (
     ItemTypes,
@@ -47,6 +47,7 @@ from irt.mirt_polytomous_start import (
 from irt.mirt_vector import oriented
 from irt.polytomous_layout import Patterns
 from irt.polytomous_responses import PolytomousResponses
+from irt.structures import TieredGrid
 from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = ["BifactorPolytomousCalibrator", "MirtPolytomousCalibrator"]
@@ -96,7 +97,7 @@ class _Calibrator(MultidimensionalCalibrator):
         types = resolve_types(self.item_types, responses)
         layout = CategoryLayout.of(types, responses.n_categories)
         coords = [GroupCoordinates.of(g, local[g.items]) for g in layout.groups]
-        problem = self._problem(coords, layout, patterns_of(responses.values, layout))
+        problem = self._problem(coords, layout, Patterns.of(responses.values, layout))
         naturals = start_naturals(layout, responses, local)
         start = [c.to_psi(*nat) for c, nat in zip(coords, naturals, strict=True)]
         run = run_em(
@@ -225,7 +226,8 @@ class BifactorPolytomousCalibrator(_Calibrator):
         if len(names) != n_blocks + 1 or len(set(names)) != len(names):
             raise IRTError(f"{n_blocks + 1} factors need {n_blocks + 1} distinct names")
         self.factors = names
-        self.points, self.log_w = plane_points(n_quad, bound)
+        self.plane = TieredGrid.bifactor(n_blocks, n_quad, bound)
+        self.points = self.plane.local
 
     def pattern_for(self, n_items: int) -> BoolArray:
         """The loading pattern on (general, S1, S2 ...) of ``n_items`` items."""
@@ -248,7 +250,7 @@ class BifactorPolytomousCalibrator(_Calibrator):
         blocks, general = bifactor_columns(layout, self.specific, self.n_blocks)
         steps = self.scoring_steps
         return BifactorGroupEM(
-            coords, layout, patterns, self.points, steps, 0, blocks, general, self.log_w
+            coords, layout, patterns, self.points, steps, 0, blocks, general, self.plane
         )
 
     def _place(self, items: IntArray, local: FloatArray) -> FloatArray:

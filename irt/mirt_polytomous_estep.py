@@ -32,8 +32,8 @@ from irt.mirt_estep import log_weights, product_grid
 from irt.mirt_polytomous import CategoryLayout, MirtPolytomousParams, group_curves
 from irt.polytomous_estep import e_step
 from irt.polytomous_layout import Patterns
-from irt.polytomous_responses import MISSING, PolytomousResponses
-from irt.quadrature import normal_grid
+from irt.polytomous_responses import PolytomousResponses
+from irt.structures import TieredGrid
 from irt.types import FloatArray, IntArray
 
 __all__ = [
@@ -42,23 +42,12 @@ __all__ = [
     "bifactor_e_step",
     "bifactor_polytomous_log_likelihood",
     "mirt_polytomous_log_likelihood",
-    "patterns_of",
-    "plane_points",
     "specific_of",
     "table_of",
 ]
 
 #: A group's (slopes (J_g, D), d (J_g, m), ak (J_g, m) or None).
 Naturals = tuple[FloatArray, FloatArray, FloatArray | None]
-
-
-def patterns_of(values: np.ndarray, layout: CategoryLayout) -> Patterns:
-    """Distinct rows of ``values`` (MISSING = −1) as indicators over (item, score)."""
-    rows, inverse, counts = np.unique(values, axis=0, return_inverse=True, return_counts=True)
-    onehot = np.zeros((rows.shape[0], layout.n_columns))
-    r, j = np.nonzero(rows != MISSING)
-    onehot[r, layout.offsets[j] + rows[r, j]] = 1.0
-    return Patterns(onehot, np.asarray(counts, dtype=np.float64), np.asarray(inverse).ravel())
 
 
 def table_of(
@@ -96,7 +85,7 @@ def mirt_polytomous_log_likelihood(
     layout = params.layout()
     points = product_grid(params.n_factors, n_quad, bound)
     table = table_of(layout, naturals_of(params, layout), points)
-    patterns = patterns_of(responses.values, layout)
+    patterns = Patterns.of(responses.values, layout)
     return e_step(patterns, table, log_weights(points, params.correlation)).loglik
 
 
@@ -118,13 +107,6 @@ def specific_of(params: MirtPolytomousParams) -> IntArray:
     return np.where(rest.any(axis=1), rest.argmax(axis=1), -1).astype(np.int_)
 
 
-def plane_points(n_quad: int, bound: float) -> tuple[FloatArray, FloatArray]:
-    """The (G, S) plane (n², 2), G major, and the 1-D log weights (n,) of each axis."""
-    grid = normal_grid(n_quad, bound)
-    g, s = np.meshgrid(grid.points, grid.points, indexing="ij")
-    return np.column_stack([g.ravel(), s.ravel()]), grid.log_weights
-
-
 @dataclass(frozen=True)
 class BifactorEStep:
     """The log-likelihood and the expected counts of every (item, score) pair on the
@@ -139,41 +121,23 @@ def bifactor_e_step(
     table: FloatArray,
     blocks: Sequence[IntArray],
     general_cols: IntArray,
-    log_w: FloatArray,
+    plane: TieredGrid,
 ) -> BifactorEStep:
-    """The E-step from the ``table`` (C, n²) of log P on the (G, S) plane: ``blocks`` are
-    the columns of each specific block's items, ``general_cols`` the general-only
-    items'; ``log_w`` (n,) the 1-D log weights."""
-    n = log_w.size
+    """The E-step from the ``table`` (C, n²) of log P on the (G, S) plane of ``plane``:
+    ``blocks`` are the columns of each specific block's items, ``general_cols`` the
+    general-only items', whose counts are spread over the plane
+    (``TieredGrid.spread``) so that every item is fitted on the same nodes."""
     onehot, counts = patterns.onehot, patterns.counts
-    n_patterns = onehot.shape[0]
-    # General-only items do not depend on S: their column t = 0 of the plane.
-    total = onehot[:, general_cols] @ table[general_cols, ::n] + log_w  # (P, n) over G
-    # Per block, the plane's likelihood relative to its largest entry per (p, g), and
-    # the log of that entry: log L_ps(g) = top + log Σ_t rel.
-    blocks_rel = []
-    for cols in blocks:
-        plane = (onehot[:, cols] @ table[cols]).reshape(n_patterns, n, n)
-        plane += log_w
-        top = plane.max(axis=2)
-        plane -= top[:, :, None]
-        np.exp(plane, out=plane)
-        mass = plane.sum(axis=2)
-        total += top + np.log(mass)
-        blocks_rel.append((plane, mass))
-    high = total.max(axis=1, keepdims=True)
-    post_g = np.exp(total - high)
-    scale = post_g.sum(axis=1, keepdims=True)
-    log_marginal = (high + np.log(scale))[:, 0]
-    post_g *= counts[:, None] / scale  # (P, n), times the pattern counts
-    out = np.zeros((table.shape[0], n * n))
-    weights = np.exp(log_w)
-    general = onehot[:, general_cols].T @ post_g  # (C_0, n)
-    out[general_cols] = (general[:, :, None] * weights[None, None, :]).reshape(-1, n * n)
-    for cols, (rel, mass) in zip(blocks, blocks_rel, strict=True):
-        rel *= (post_g / mass)[:, :, None]
-        out[cols] = onehot[:, cols].T @ rel.reshape(n_patterns, n * n)
-    return BifactorEStep(float(counts @ log_marginal), out)
+    logliks = [onehot[:, cols] @ table[cols] for cols in blocks]
+    logliks.append(onehot[:, general_cols] @ plane.general_columns(table[general_cols]))
+    post = plane.posterior(logliks)
+    out = np.zeros((table.shape[0], table.shape[1]))
+    for cols, block in zip(blocks, post.blocks[:-1], strict=True):
+        block *= counts[:, None]
+        out[cols] = onehot[:, cols].T @ block
+    on_general = post.blocks[-1] * counts[:, None]
+    out[general_cols] = plane.spread(onehot[:, general_cols].T @ on_general)
+    return BifactorEStep(post.loglik(counts), out)
 
 
 def bifactor_columns(
@@ -209,10 +173,10 @@ def bifactor_polytomous_log_likelihood(
     check_data(responses, params)
     specific = specific_of(params)
     layout = params.layout()
-    points, log_w = plane_points(n_quad, bound)
+    plane = TieredGrid.bifactor(params.n_factors - 1, n_quad, bound)
     local = local_slopes(params.slopes, specific)
     naturals = [(local[g.items], *params.group_parameters(g)[1:]) for g in layout.groups]
-    table = table_of(layout, naturals, points)
+    table = table_of(layout, naturals, plane.local)
     blocks, general = bifactor_columns(layout, specific, params.n_factors - 1)
-    patterns = patterns_of(responses.values, layout)
-    return bifactor_e_step(patterns, table, blocks, general, log_w).loglik
+    patterns = Patterns.of(responses.values, layout)
+    return bifactor_e_step(patterns, table, blocks, general, plane).loglik

@@ -22,6 +22,7 @@ from typing import Protocol
 import numpy as np
 
 from irt.errors import IRTError
+from irt.structures import normalised
 from irt.types import FloatArray
 
 __all__ = ["Family", "JointEM", "JointEStep", "NodeLoglik", "joint_e_step"]
@@ -94,11 +95,7 @@ def joint_e_step(
         const += c
     assert joint is not None
     joint += log_w
-    top = joint.max(axis=1, keepdims=True)
-    post = np.exp(joint - top)
-    total = post.sum(axis=1, keepdims=True)
-    post /= total
-    per_row = (top + np.log(total))[:, 0]
+    per_row, post = normalised(joint)
     loglik = float(per_row.sum() if weights is None else weights @ per_row)
     return JointEStep(loglik + const, post)
 

@@ -21,6 +21,7 @@ from irt.polytomous import PolytomousParams, curves
 from irt.polytomous_layout import Layout, Natural, Patterns, check_match, naturals_of
 from irt.polytomous_responses import PolytomousResponses
 from irt.quadrature import normal_grid
+from irt.structures import normalised
 from irt.types import FloatArray
 
 __all__ = ["EStep", "e_step", "log_table", "polytomous_log_likelihood"]
@@ -47,15 +48,9 @@ def log_table(layout: Layout, naturals: Sequence[Natural], theta: FloatArray) ->
 def e_step(patterns: Patterns, table: FloatArray, log_w: FloatArray) -> EStep:
     """Posteriors of every pattern over the nodes (log weights ``log_w``) given the
     ``log_table``, and the expected counts of each (item, score) pair at each node."""
-    joint = patterns.onehot @ table
-    joint += log_w
-    top = joint.max(axis=1, keepdims=True)
-    post = np.exp(joint - top)
-    total = post.sum(axis=1, keepdims=True)
-    post /= total
-    loglik = float(patterns.counts @ (top + np.log(total))[:, 0])
+    log_marginal, post = normalised(patterns.onehot @ table + log_w)
     counts = patterns.onehot.T @ (post * patterns.counts[:, None])
-    return EStep(loglik, counts, post)
+    return EStep(float(patterns.counts @ log_marginal), counts, post)
 
 
 def polytomous_log_likelihood(

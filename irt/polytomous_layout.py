@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -82,7 +83,9 @@ class Patterns:
     inverse: IntArray
 
     @classmethod
-    def of(cls, values: np.ndarray, layout: Layout) -> Patterns:
+    def of(cls, values: np.ndarray, layout: GroupLayout[Any]) -> Patterns:
+        """From subjects' scores (MISSING = −1) and the layout (one θ or factors) whose
+        offsets place each (item, score) pair."""
         rows, inverse, counts = np.unique(values, axis=0, return_inverse=True, return_counts=True)
         onehot = np.zeros((rows.shape[0], layout.n_columns))
         r, j = np.nonzero(rows != MISSING)

@@ -52,12 +52,13 @@ from irt.mirt_mstep import (
 )
 from irt.mirt_vector import MirtVectorEM
 from irt.responses import ResponseMatrix
+from irt.structures import TieredGrid
 from irt.two_tier_estep import (
     NO_SPECIFIC,
     TwoTierExpected,
-    TwoTierGrid,
     TwoTierLayout,
     e_step,
+    two_tier_grid,
     two_tier_log_likelihood,
 )
 from irt.types import BoolArray, IntArray
@@ -138,7 +139,7 @@ class TwoTierCalibrator(MultidimensionalCalibrator):
         self.priors = priors
         self.n_quad = n_quad
         self.bound = bound
-        self.grid = TwoTierGrid.of(g, n_quad, bound)
+        self.grid = two_tier_grid(self.layout, n_quad, bound)
         self.accelerate = accelerate
 
     def fit(self, responses: ResponseMatrix) -> TwoTierCalibrator:
@@ -203,7 +204,7 @@ class _TwoTierEM(MirtVectorEM[TwoTierExpected]):
     (general factors and its specific one), then the general correlations' EM update."""
 
     layout: TwoTierLayout
-    grid: TwoTierGrid
+    grid: TieredGrid
 
     def e_step(self, params: MirtParams) -> TwoTierExpected:
         return e_step(self.data, params, self.layout, self.grid)

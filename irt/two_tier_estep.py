@@ -42,11 +42,11 @@ from irt.mirt_estep import (
     Patterns,
     default_points,
     item_log_probs,
-    log_weights,
     product_grid,
 )
 from irt.mirt_model import MirtParams, Structure
 from irt.responses import ResponseMatrix
+from irt.structures import TieredGrid
 from irt.types import BoolArray, FloatArray, IntArray
 
 #: The specific-factor code of an item that loads on general factors only.
@@ -214,38 +214,24 @@ class TwoTierLayout:
         )
 
 
-@dataclass(frozen=True)
-class TwoTierGrid:
-    """The general product grid (Qg, G), the local grid (T·Qg, G + 1) whose node
-    t·Qg + g is (general node g, specific point t), and the specific axis's log weights
-    (T,), normalised N(0, 1). The specific point varies slowest so that sums and maxima
-    over it run over whole rows of general nodes, not over many short runs."""
-
-    general: FloatArray
-    local: FloatArray
-    log_w_specific: FloatArray
-
-    @classmethod
-    def of(cls, n_general: int, n_quad: int | None = None, bound: float = 6.0) -> TwoTierGrid:
-        """``n_quad`` equally spaced points per dimension on [−bound, bound]; by default
-        R mirt's number for the reduced dimension G + 1 (31 for G = 1, 15 for G = 2)."""
-        n = default_points(n_general + 1) if n_quad is None else int(n_quad)
-        general = product_grid(n_general, n, bound)
-        if n ** (n_general + 1) > MAX_GRID_POINTS:
-            fewer = int(np.floor(MAX_GRID_POINTS ** (1.0 / (n_general + 1))))
-            raise IRTError(
-                f"{n} points per dimension make a local grid of {n ** (n_general + 1):,} nodes "
-                f"for {n_general} general factors, more than {MAX_GRID_POINTS:,}; use fewer "
-                f"points (n_quad <= {fewer})"
-            )
-        axis = np.linspace(-bound, bound, n)
-        local = np.column_stack([np.tile(general, (n, 1)), np.repeat(axis, general.shape[0])])
-        log_dens = -0.5 * axis**2
-        return cls(general, local, log_dens - np.logaddexp.reduce(log_dens))
-
-    @property
-    def n_points(self) -> int:
-        return int(self.log_w_specific.size)
+def two_tier_grid(
+    layout: TwoTierLayout, n_quad: int | None = None, bound: float = 6.0
+) -> TieredGrid:
+    """The reduction's structure for ``layout``: ``n_quad`` equally spaced points per
+    dimension on [−bound, bound], by default R mirt's number for the reduced dimension
+    G + 1 (31 for G = 1, 15 for G = 2); the local grid's node t·Q_g + g is (general
+    node g, specific point t)."""
+    n_general = layout.n_general
+    n = default_points(n_general + 1) if n_quad is None else int(n_quad)
+    general = product_grid(n_general, n, bound)
+    if n ** (n_general + 1) > MAX_GRID_POINTS:
+        fewer = int(np.floor(MAX_GRID_POINTS ** (1.0 / (n_general + 1))))
+        raise IRTError(
+            f"{n} points per dimension make a local grid of {n ** (n_general + 1):,} nodes "
+            f"for {n_general} general factors, more than {MAX_GRID_POINTS:,}; use fewer "
+            f"points (n_quad <= {fewer})"
+        )
+    return TieredGrid.of(layout.n_specific, general, np.linspace(-bound, bound, n))
 
 
 @dataclass(frozen=True)
@@ -260,17 +246,11 @@ class TwoTierExpected:
     loglik: float
 
 
-def _logsumexp(x: FloatArray, axis: int) -> FloatArray:
-    top = np.max(x, axis=axis, keepdims=True)
-    out = np.log(np.sum(np.exp(x - top), axis=axis, keepdims=True)) + top
-    return np.asarray(np.squeeze(out, axis=axis))
-
-
 def e_step(
     data: Patterns,
     params: MirtParams,
     layout: TwoTierLayout,
-    grid: TwoTierGrid,
+    grid: TieredGrid,
     counts: bool = True,
 ) -> TwoTierExpected:
     """The expected counts under ``params`` (a two-tier model with ``layout``) and its
@@ -280,19 +260,16 @@ def e_step(
     local = layout.local_params(params)
     log_p, log_q = item_log_probs(local, grid.local)  # (J, T·Qg)
     n_items = params.n_items
-    n_t = grid.n_points
-    n_g = grid.general.shape[0]
-    n_local = n_g * n_t
-    log_wg = log_weights(grid.general, params.correlation[:g_dims, :g_dims])
-    log_wt = grid.log_w_specific
+    n_g = grid.n_general
+    n_local = n_g * grid.specific.size
+    structure = grid.correlated(params.correlation[:g_dims, :g_dims])
     # A pattern's log-likelihood over items is right·(log P − log Q) + answered·log Q.
     loadings = np.vstack([log_p - log_q, log_q])
     blocks = layout.blocks()
     unique = layout.unique()
     cols = [np.concatenate([items, items + n_items]) for items in blocks]
     cols0 = np.concatenate([unique, unique + n_items])
-    # Items without a specific factor have a zero local specific slope: t = 0 will do.
-    loadings0 = loadings[cols0][:, :n_g]
+    loadings0 = structure.general_columns(loadings[cols0])
     block_loadings = [loadings[c] for c in cols]
 
     n_out = np.zeros((n_items, n_local))
@@ -305,49 +282,28 @@ def e_step(
     for start in range(0, n_patterns, step):
         rows = slice(start, min(start + step, n_patterns))
         both = data.both[rows]
-        p = both.shape[0]
-        log_joint = np.broadcast_to(log_wg, (p, n_g)).copy()
-        if unique.size:
-            log_joint += both[:, cols0] @ loadings0
-        block_e = []
-        block_sum = []
-        for c, load in zip(cols, block_loadings, strict=True):
-            ll = (both[:, c] @ load).reshape(p, n_t, n_g)
-            ll += log_wt[:, None]
-            # E_s = w_t L_is(g, t) scaled by its largest value over t, so that M_is(g)
-            # = top·Σ_t E_s neither underflows nor overflows however long the block;
-            # the same exponentials give the block's posterior below.
-            top = ll.max(axis=1)
-            ll -= top[:, None, :]
-            np.exp(ll, out=ll)
-            total = ll.sum(axis=1)
-            log_joint += np.log(total) + top
-            block_e.append(ll)
-            block_sum.append(total)
-        log_marginal = _logsumexp(log_joint, axis=1)  # (p,)
+        logliks = [both[:, c] @ load for c, load in zip(cols, block_loadings, strict=True)]
+        logliks.append(both[:, cols0] @ loadings0)
+        post = structure.posterior(logliks)
         weight = data.counts[rows]
-        loglik += float(weight @ log_marginal)
+        loglik += post.loglik(weight)
         if not counts:
             continue
         # Each pattern's posterior over the general grid, times its count.
-        post_g = np.exp(log_joint - log_marginal[:, None])
-        post_g *= weight[:, None]
+        post_g = post.blocks[-1] * weight[:, None]
         general_mass += post_g.sum(axis=0)
         if unique.size:
             counts0 += both[:, cols0].T @ post_g
-        for items, c, e, total in zip(blocks, cols, block_e, block_sum, strict=True):
-            # Block s's posterior on its local grid: the general posterior times the
-            # block's conditional over t given g, w_t L_is(g, t) / M_is(g).
-            e *= (post_g / total)[:, None, :]
-            both_counts = both[:, c].T @ e.reshape(p, n_local)
+        for items, c, block in zip(blocks, cols, post.blocks[:-1], strict=True):
+            block *= weight[:, None]
+            both_counts = both[:, c].T @ block
             r_out[items] += both_counts[: items.size]
             n_out[items] += both_counts[items.size :]
-    w_t = np.exp(log_wt)
     if unique.size:
-        spread = (w_t[:, None] * counts0[:, None, :]).reshape(2 * unique.size, n_local)
+        spread = structure.spread(counts0)
         r_out[unique] = spread[: unique.size]
         n_out[unique] = spread[unique.size :]
-    local_mass = (w_t[:, None] * general_mass).ravel()
+    local_mass = structure.spread(general_mass[None, :])[0]
     return TwoTierExpected(Expected(n_out, r_out, local_mass, loglik), general_mass, loglik)
 
 
@@ -367,5 +323,5 @@ def two_tier_log_likelihood(
     if tuple(responses.item_ids) != tuple(params.item_ids):
         raise IRTError("the responses and the parameters must list the same items in order")
     layout = TwoTierLayout.from_params(params, n_general)
-    grid = TwoTierGrid.of(n_general, n_quad, bound)
+    grid = two_tier_grid(layout, n_quad, bound)
     return e_step(Patterns.of(responses), params, layout, grid, counts=False).loglik

@@ -21,7 +21,7 @@ from irt.mirt_model import MirtParams, Structure
 from irt.mirt_mstep import MirtPriors
 from irt.responses import MISSING, ResponseMatrix
 from irt.two_tier import NO_SPECIFIC, TwoTierCalibrator, two_tier_log_likelihood
-from irt.two_tier_estep import TwoTierGrid, TwoTierLayout, e_step
+from irt.two_tier_estep import TwoTierLayout, e_step, two_tier_grid
 from itempool.formats.responses import read_responses
 
 POLYTOMOUS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "human" / "polytomous"
@@ -100,7 +100,8 @@ def test_reduced_e_step_equals_the_full_product_grid(guessing: bool, missing: fl
     full = mirt_log_likelihood(data, params, n_quad=7)
     assert two_tier_log_likelihood(data, params, 2, n_quad=7) == pytest.approx(full, abs=1e-8)
 
-    layout, grid = TwoTierLayout.from_params(params, 2), TwoTierGrid.of(2, 7)
+    layout = TwoTierLayout.from_params(params, 2)
+    grid = two_tier_grid(layout, 7)
     reduced = e_step(Patterns.of(data), params, layout, grid)
     brute = full_e_step(Patterns.of(data), params, product_grid(4, 7))
     assert reduced.loglik == pytest.approx(full, abs=1e-8)
