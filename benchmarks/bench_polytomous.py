@@ -91,6 +91,33 @@ def science() -> None:
             f"  {ref_id:<28} mean rel. diff {_mean_relative(ours, values[:16]):.1e}  "
             f"loglik ours {fit.loglik_:.4f}  at mirt's {at_mirt:.4f}"
         )
+    _science_nominal(data, refs["science_graded3_nominal1"])
+
+
+def _science_nominal(data: PolytomousResponses, ref: dict[str, object]) -> None:
+    """Items 1-3 graded (a1, d1..d3), item 4 nominal (a1, ak0..ak3, d0..d3; mirt fixes
+    ak0 = d0 = 0 and ak3 = 3), then the latent mean and variance."""
+    types = ["graded"] * 3 + ["nominal"]
+    fit = PolytomousCalibrator(item_types=types, standard_errors=None).fit(data)
+    figures = ref["figures"]
+    assert isinstance(figures, list)
+    values = np.asarray(next(f for f in figures if f["what"] == "coefficients")["value"])
+    p = fit.params_
+    assert p.ak is not None
+    ours = np.concatenate([np.append(p.a[j], p.d[j]) for j in range(3)])
+    ours = np.r_[ours, p.a[3], 0.0, p.ak[3], 0.0, p.d[3], 0.0, 1.0]
+    block = values[:12].reshape(3, 4)
+    mirt = PolytomousParams.create(
+        types,
+        np.r_[block[:, 0], values[12]],
+        [*block[:, 1:].tolist(), values[18:21].tolist()],
+        ak=[[], [], [], values[14:17].tolist()],
+    )
+    at_mirt = polytomous_log_likelihood(data, mirt)
+    print(
+        f"  {'science_graded3_nominal1':<28} mean rel. diff {_mean_relative(ours, values):.1e}  "
+        f"loglik ours {fit.loglik_:.4f}  at mirt's {at_mirt:.4f}"
+    )
 
 
 def main() -> None:

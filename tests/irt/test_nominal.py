@@ -22,7 +22,13 @@ from irt.polytomous_estep import polytomous_log_likelihood
 from irt.polytomous_scoring import polytomous_scores
 from itempool.formats.polytomous_params import read_polytomous_params, write_polytomous_params
 from tests.irt.test_mixed import _continuous_pool, _simulate
-from tests.irt.test_polytomous_em import _figure, _mean_relative, _science, needs_polytomous
+from tests.irt.test_polytomous_em import (
+    _figure,
+    _mean_relative,
+    _science,
+    central_differences,
+    needs_polytomous,
+)
 
 SCIENCE_TYPES = ["graded"] * 3 + ["nominal"]
 
@@ -111,21 +117,8 @@ def test_science_fit_is_stationary_and_oakes_is_its_curvature(
     def loglik(x: np.ndarray) -> float:
         return polytomous_log_likelihood(data, _science_params(x, fit.params_))
 
-    h = 1e-4
-    eye = np.eye(x0.size) * h
-    grad = np.array([(loglik(x0 + e) - loglik(x0 - e)) / (2 * h) for e in eye])
+    grad, hess = central_differences(loglik, x0)
     assert np.abs(grad).max() < 5e-3
-    h = 2e-3
-    eye = np.eye(x0.size) * h
-    hess = np.empty((x0.size, x0.size))
-    for i in range(x0.size):
-        for k in range(i, x0.size):
-            hess[i, k] = hess[k, i] = (
-                loglik(x0 + eye[i] + eye[k])
-                - loglik(x0 + eye[i] - eye[k])
-                - loglik(x0 - eye[i] + eye[k])
-                + loglik(x0 - eye[i] - eye[k])
-            ) / (4 * h * h)
     np.testing.assert_allclose(fit.se_.information, -hess, rtol=2e-3, atol=2e-2)
     se_ak = fit.params_.se_ak
     assert se_ak is not None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -229,6 +230,26 @@ def test_binary_data_are_the_2pl(shared_data: Path, name: str, loglik: float) ->
 # --- standard errors and the optimum ----------------------------------------------------
 
 
+def central_differences(
+    f: Callable[[np.ndarray], float], x0: np.ndarray, h1: float = 1e-4, h2: float = 2e-3
+) -> tuple[np.ndarray, np.ndarray]:
+    """The gradient (steps ``h1``) and the Hessian (steps ``h2``, four-point second
+    differences) of ``f`` at ``x0``."""
+    eye = np.eye(x0.size) * h1
+    grad = np.array([(f(x0 + e) - f(x0 - e)) / (2 * h1) for e in eye])
+    eye = np.eye(x0.size) * h2
+    hess = np.empty((x0.size, x0.size))
+    for i in range(x0.size):
+        for k in range(i, x0.size):
+            hess[i, k] = hess[k, i] = (
+                f(x0 + eye[i] + eye[k])
+                - f(x0 + eye[i] - eye[k])
+                - f(x0 - eye[i] + eye[k])
+                + f(x0 - eye[i] - eye[k])
+            ) / (4 * h2 * h2)
+    return grad, hess
+
+
 def _coordinates(params: PolytomousParams) -> np.ndarray:
     """Per item a, d1..dm and logit c for 3PL items (the order of ``labels``)."""
     parts = []
@@ -275,23 +296,8 @@ def test_the_fit_is_a_stationary_point_and_oakes_is_its_curvature() -> None:
         params = _with_coordinates(fit.params_, x)
         return polytomous_log_likelihood(data, params) + priors.log_prior(params)
 
-    h = 1e-4
-    eye = np.eye(x0.size) * h
-    grad = np.array([(logpost(x0 + e) - logpost(x0 - e)) / (2 * h) for e in eye])
+    grad, hess = central_differences(logpost, x0)
     assert np.abs(grad).max() < 1e-3
-    h = 2e-3
-    eye = np.eye(x0.size) * h
-    f0 = logpost(x0)
-    hess = np.empty((x0.size, x0.size))
-    for i in range(x0.size):
-        for k in range(i, x0.size):
-            hess[i, k] = hess[k, i] = (
-                logpost(x0 + eye[i] + eye[k])
-                - logpost(x0 + eye[i] - eye[k])
-                - logpost(x0 - eye[i] + eye[k])
-                + logpost(x0 - eye[i] - eye[k])
-            ) / (4 * h * h)
-    del f0
     np.testing.assert_allclose(fit.se_.information, -hess, rtol=2e-3, atol=2e-2)
     # Reported c's SE is the delta method from logit c.
     j = fit.params_.item_types.index(ItemType.THREE_PL)
