@@ -17,6 +17,7 @@ from typer.models import DefaultPlaceholder
 
 from cat.cli.help_format import command_summary, format_parameters, format_text, usage_pieces
 from cat.cli.usage_errors import CommandLineError, one_line_errors
+from cat.errors import command_line
 
 
 class _PlainCommand(Command):
@@ -45,12 +46,13 @@ class _PlainCommand(Command):
 
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         """Parse, turning errors into one line."""
-        with one_line_errors(ctx):
+        with one_line_errors(ctx), command_line():
             return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Context) -> Any:
-        """Run, turning errors (``typer.BadParameter``) into one line."""
-        with one_line_errors(ctx):
+        """Run, turning errors (``typer.BadParameter``) into one line that names options
+        as flags (``cat.errors.command_line``)."""
+        with one_line_errors(ctx), command_line():
             return super().invoke(ctx)
 
 

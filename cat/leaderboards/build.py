@@ -245,8 +245,7 @@ def _reference_rows(
         if not where.is_dir():
             raise CatError(
                 f"the pool of {_where(first)} is not at {where} (moved, or assessed on "
-                "another machine): give its folder for the references (--pool DIR; in "
-                "Python, pool=)"
+                "another machine): give its folder for the references (--pool DIR)"
             )
         pool = where
     loaded = as_pool(pool)

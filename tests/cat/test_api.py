@@ -59,7 +59,7 @@ def test_bad_settings_are_catalogued_errors() -> None:
         cat.assess(pool, cat.SimulatedExaminee(0.0), length=10, min_length=20)
     with pytest.raises(cat.CatError, match="policy"):
         cat.assess(pool, cat.SimulatedExaminee(0.0), length=10, policy="best")
-    with pytest.raises(cat.CatError, match="needs --base-url"):
+    with pytest.raises(cat.CatError, match="needs base_url"):
         cat.EndpointExaminee("some-model")
     with pytest.raises(cat.CatError, match=r"pool\.json"):
         cat.load_pool(ROOT / "examples")

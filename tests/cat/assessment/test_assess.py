@@ -32,7 +32,7 @@ def test_a_run_whose_answers_were_all_skipped_so_far_resumes(tmp_path: Path) -> 
         resumed, items = _start(store, "key", "m", params, config, None, resume=True)
         assert items == log and resumed.skipped == [item]
         assert resumed.next_items(1) == session.next_items(1)  # the same next item
-        with pytest.raises(CatError, match="--resume to continue"):
+        with pytest.raises(CatError, match="add resume to continue"):
             _start(store, "key", "m", params, config, None, resume=False)
         other = SessionConfig(max_items=6, seed=3)
         with pytest.raises(CatError, match="same settings"):

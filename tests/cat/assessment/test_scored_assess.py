@@ -113,5 +113,5 @@ def test_a_fair_judge_grades_as_the_metric_and_a_mute_one_skips(
 
 
 def test_a_judge_is_for_live_models_only(pool_dir: Path) -> None:
-    with pytest.raises(CatError, match="--judge-model grades a live model's replies, not sim:"):
+    with pytest.raises(CatError, match="judge_model grades a live model's replies, not sim:"):
         parse_model_spec("sim:0.5", judge_model="j")

@@ -133,7 +133,7 @@ def test_references_from_a_moved_pool_or_another_pool(runs: Path, tmp_path: Path
     data = assessed(0.4).model_dump(mode="json")
     data["pool"]["path"] = str(tmp_path / "gone")
     moved = write(tmp_path, "moved.json", data)
-    with pytest.raises(cat.CatError, match=r"is not at .*gone .*--pool DIR"):
+    with pytest.raises(cat.CatError, match=r"is not at .*gone .*pool DIR"):
         cat.leaderboard(moved, references=True)
     copy = tmp_path / "copy"
     shutil.copytree(DEMO, copy)

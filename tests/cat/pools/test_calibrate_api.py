@@ -307,5 +307,5 @@ def test_data_of_another_family_are_refused(
 def test_continuous_scores_go_with_a_scored_model(
     binary: ResponseMatrix, similarity: ContinuousResponses
 ) -> None:
-    with pytest.raises(CatError, match="--continuous goes with --model graded"):
+    with pytest.raises(CatError, match="continuous goes with model graded"):
         cat.calibrate(binary, model="3pl", continuous=similarity)

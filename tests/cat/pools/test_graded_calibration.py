@@ -214,7 +214,7 @@ def test_collapse_scores_renumbers_and_records_the_original_scores(tmp_path: Pat
     shifted = np.where(data.values == MISSING, MISSING, data.values + 1)  # scores 1..4
     path = tmp_path / "s.jsonl"
     write_scored_jsonl(PolytomousResponses(data.subject_ids, data.item_ids, shifted), path)
-    with pytest.raises(CatError, match="--collapse-scores") as caught:
+    with pytest.raises(CatError, match="give collapse_scores") as caught:
         calibrate_scored(path, out=tmp_path / "p.csv", priors=False)
     assert "no answer on item 'g00' scores 0 (its scores are 1, 2, 3, 4;" in str(caught.value)
     outcome = calibrate_scored(path, out=tmp_path / "p.csv", collapse_scores=True)
@@ -286,7 +286,7 @@ def test_notes_name_subjects_without_information(tmp_path: Path) -> None:
     [
         ({"model": "grm"}, CatError, "unknown model 'grm'; choose from 1pl, 2pl, 3pl, 4pl"),
         ({"model": "nominal"}, CatError, "unknown model 'nominal'"),
-        ({"scoring": "wle"}, CatError, "--scoring wle is not available for graded models"),
+        ({"scoring": "wle"}, CatError, "scoring wle is not available for graded models"),
         ({"standard_errors": "louis"}, CatError, "unknown standard errors 'louis'"),
         ({"item_types": {"g03": "3PL"}}, CatError, "item 'g03' has 4 score categories; a 3PL"),
         ({"item_types": {"nope": "3PL"}}, CatError, "item types are given for 'nope'"),

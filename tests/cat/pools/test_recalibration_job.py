@@ -129,7 +129,7 @@ def test_refuses_before_writing(tmp_path: Path, setting: tuple[Path, Path, Path]
     (out / "x").write_text("")
     with pytest.raises(CatError, match="exists and is not empty"):
         recalibrate_pool([responses], pool, out)
-    with pytest.raises(CatError, match="give their questions with --items"):
+    with pytest.raises(CatError, match="give their questions with items"):
         recalibrate_pool([responses], pool, tmp_path / "v3")
     with pytest.raises(CatError, match="unknown method 'magic'; choose from anchor, concurrent"):
         recalibrate_pool([responses], pool, tmp_path / "v3", "magic")

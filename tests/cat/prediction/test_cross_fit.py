@@ -28,8 +28,8 @@ def test_folds_asked_for_are_kept_or_refused_with_what_works() -> None:
     with pytest.raises(CatError) as caught:
         fold_count(8, 5, chosen=True)
     assert str(caught.value) == (
-        "--cross-fit 5 needs at least 10 subjects, the responses have 8; "
-        "use --cross-fit 4 or fewer, or --cross-fit 8 (leave-one-out)"
+        "cross_fit 5 needs at least 10 subjects, the responses have 8; "
+        "use cross_fit 4 or fewer, or cross_fit 8 (leave-one-out)"
     )
     with pytest.raises(CatError, match=r"at least 3 subjects .* have 2; use --no-cross-fit"):
         check_folds(2, 2)

@@ -80,7 +80,7 @@ def test_cross_fitted_errors_shrink_with_length_and_cover_scenarios() -> None:
 
 def test_too_few_subjects_for_the_folds() -> None:
     data, _ = _responses(7, seed=3)
-    with pytest.raises(CatError, match="--cross-fit 5 needs at least 10 subjects"):
+    with pytest.raises(CatError, match="cross_fit 5 needs at least 10 subjects"):
         scored_cross_fit_errors(data, None, folds=5, lengths=[10], seed=0)
 
 
