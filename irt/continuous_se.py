@@ -22,15 +22,16 @@ from irt.continuous_estep import EStep, ScoreData, check_match, e_step, params_i
 from irt.continuous_mstep import complete_gradient, stats_of
 from irt.continuous_priors import ContinuousPriors
 from irt.continuous_responses import ContinuousResponses
+from irt.estimation.observed_information import (
+    hessian_of_gradient,
+    invert_information,
+    relative_steps,
+    root_variance,
+)
 from irt.quadrature import normal_grid
 from irt.types import BoolArray, FloatArray
 
 __all__ = ["ContinuousStandardErrors", "MarginalLogPosterior", "continuous_standard_errors"]
-
-# An information matrix with a larger condition number is inverted item by item.
-_MAX_CONDITION = 1e12
-# Relative step of the numerical Hessian.
-_HESSIAN_STEP = 1e-5
 
 
 @dataclass(frozen=True)
@@ -73,29 +74,7 @@ class MarginalLogPosterior:
 
     def hessian(self, flat: FloatArray) -> FloatArray:
         """Central differences of the exact gradient, symmetrised."""
-        n = flat.size
-        hess = np.empty((n, n))
-        steps = _HESSIAN_STEP * np.maximum(1.0, np.abs(flat))
-        for i in range(n):
-            up, down = flat.copy(), flat.copy()
-            up[i] += steps[i]
-            down[i] -= steps[i]
-            hess[:, i] = (self.gradient(up) - self.gradient(down)) / (2 * steps[i])
-        return np.asarray(0.5 * (hess + hess.T))
-
-
-def _invert(info: FloatArray) -> FloatArray:
-    """The whole information inverted, or where it is near-singular (a parameter at a
-    bound) item by item, with NaN for blocks that stay singular."""
-    if np.all(np.isfinite(info)) and np.linalg.cond(info) < _MAX_CONDITION:
-        return np.asarray(np.linalg.inv(info))
-    cov = np.full_like(info, np.nan)
-    for at in range(0, len(info), 3):
-        sl = slice(at, at + 3)
-        block = info[sl, sl]
-        if np.all(np.isfinite(block)) and np.linalg.cond(block) < _MAX_CONDITION:
-            cov[sl, sl] = np.linalg.inv(block)
-    return cov
+        return hessian_of_gradient(self.gradient, flat, relative_steps(flat))
 
 
 def shape_errors(
@@ -103,8 +82,7 @@ def shape_errors(
 ) -> ContinuousStandardErrors:
     """The errors of a, d, σ and τ at ψ (J, 3) from the information over ψ and its
     inverse ``cov`` (delta method for a and σ)."""
-    var = np.diag(cov).reshape(-1, 3)
-    se = np.where(var > 0, np.sqrt(np.where(var > 0, var, 1.0)), np.nan)
+    se = root_variance(np.diag(cov).reshape(-1, 3))
     labels = []
     for item, crm in zip(item_ids, is_crm, strict=True):
         labels += [f"{item}.log_a", f"{item}.d", f"{item}.{'log_sigma' if crm else 'tau'}"]
@@ -124,7 +102,8 @@ def standard_errors_at(
 ) -> ContinuousStandardErrors:
     """Standard errors at ψ (J, 3) from the observed information."""
     info = -objective.hessian(psi.ravel())
-    return shape_errors(psi, objective.data.is_crm, item_ids, info, _invert(info))
+    cov = invert_information(info, [3] * len(item_ids))
+    return shape_errors(psi, objective.data.is_crm, item_ids, info, cov)
 
 
 def continuous_standard_errors(

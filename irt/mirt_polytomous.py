@@ -275,7 +275,7 @@ class MirtPolytomousParams(CategoryItems):
         out = {f"a{f + 1}": float(self.slopes[j, f]) for f in range(self.n_factors)}
         if self.item_types[j].scored:
             out.update({f"ak{k + 1}": float(self.ak[j, k]) for k in range(m)})
-        if self.item_types[j] is MultiItemType.TWO_PL:
+        if self.item_types[j].binary:
             out["d"] = float(self.d[j, 0])
         else:
             out.update({f"d{k + 1}": float(self.d[j, k]) for k in range(m)})

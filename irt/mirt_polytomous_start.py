@@ -29,7 +29,7 @@ def resolve_types(item_types: ItemTypes, responses: PolytomousResponses) -> list
         raise IRTError(f"{len(raw)} item types for {len(n_cat)} items")
     types = [item_type(MultiItemType, t, item) for t, item in zip(raw, ids, strict=True)]
     for item, t, k in zip(responses.item_ids, types, n_cat, strict=True):
-        if t is MultiItemType.TWO_PL and k != 2:
+        if t.binary and k != 2:
             raise IRTError(f"item {item!r} is 2PL but has {k} categories")
         if k < t.family.min_categories:
             raise IRTError(

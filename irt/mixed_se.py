@@ -38,6 +38,11 @@ from irt.continuous_responses import ContinuousResponses
 from irt.continuous_se import ContinuousStandardErrors
 from irt.continuous_se import shape_errors as shape_continuous
 from irt.errors import IRTError
+from irt.estimation.observed_information import (
+    hessian_of_gradient,
+    invert_information,
+    relative_steps,
+)
 from irt.mixed import MixedParams, MixedResponses
 from irt.mixed_em import MixedCalibrator
 from irt.mixed_joint import joint_e_step
@@ -57,7 +62,7 @@ from irt.polytomous_layout import check_match as check_discrete
 from irt.polytomous_priors import PolytomousPriors
 from irt.polytomous_responses import PolytomousResponses
 from irt.polytomous_se import MarginalLogPosterior as DiscreteLogPosterior
-from irt.polytomous_se import PolytomousStandardErrors, invert_information, item_widths
+from irt.polytomous_se import PolytomousStandardErrors, item_widths
 from irt.polytomous_se import shape_errors as shape_discrete
 from irt.quadrature import normal_grid
 from irt.types import FloatArray
@@ -77,8 +82,6 @@ __all__ = [
 
 #: The methods accepted for standard errors of a mixed pool.
 SE_METHODS = ("oakes",)
-# Relative step of the numerical Hessian (as both families use).
-_HESSIAN_STEP = 1e-5
 
 
 # --- the two families in their standard-error coordinates --------------------------------
@@ -194,7 +197,7 @@ class ContinuousPart:
         return float(self.priors.log_density(x.reshape(-1, 3), self.data.is_crm).sum())
 
     def steps(self, x: FloatArray) -> FloatArray:
-        return np.asarray(_HESSIAN_STEP * np.maximum(1.0, np.abs(x)))
+        return relative_steps(x)
 
     def blocks(self) -> list[int]:
         return [3] * self.data.is_crm.size
@@ -249,17 +252,7 @@ class JointLogPosterior:
         """Central differences of the exact gradient, symmetrised; ``progress(done,
         total)`` after each parameter (two E-steps each: minutes on a large pool)."""
         steps = np.concatenate([p.steps(v) for p, v in zip(self.parts, self.split(x), strict=True)])
-        n = x.size
-        hess = np.empty((n, n))
-        for i in range(n):
-            h = float(steps[i])
-            up, down = x.copy(), x.copy()
-            up[i] += h
-            down[i] -= h
-            hess[:, i] = (self.gradient(up) - self.gradient(down)) / (2 * h)
-            if progress is not None:
-                progress(i + 1, n)
-        return np.asarray(0.5 * (hess + hess.T))
+        return hessian_of_gradient(self.gradient, x, steps, progress)
 
     def blocks(self) -> list[int]:
         return [w for p in self.parts for w in p.blocks()]

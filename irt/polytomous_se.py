@@ -21,6 +21,12 @@ from typing import cast
 import numpy as np
 
 from irt.errors import IRTError
+from irt.estimation.observed_information import (
+    hessian_of_gradient,
+    invert_information,
+    relative_steps,
+    root_variance,
+)
 from irt.polytomous import PolytomousParams
 from irt.polytomous_estep import EStep, e_step, log_table
 from irt.polytomous_layout import (
@@ -49,10 +55,6 @@ __all__ = [
 
 #: The methods accepted for standard errors.
 SE_METHODS = ("oakes", "xpd")
-# An information matrix with a larger condition number is inverted item by item.
-_MAX_CONDITION = 1e12
-# Relative step of the numerical Hessian of the observed-data log posterior.
-_HESSIAN_STEP = 1e-5
 
 
 @dataclass(frozen=True)
@@ -130,21 +132,12 @@ class MarginalLogPosterior:
 
     def hessian(self, rho: FloatArray) -> FloatArray:
         """Central differences of the exact gradient, symmetrised."""
-        n = rho.size
-        hess = np.empty((n, n))
-        steps = self._steps(rho)
-        for i in range(n):
-            h = float(steps[i])
-            up, down = rho.copy(), rho.copy()
-            up[i] += h
-            down[i] -= h
-            hess[:, i] = (self.gradient(up) - self.gradient(down)) / (2 * h)
-        return 0.5 * (hess + hess.T)
+        return hessian_of_gradient(self.gradient, rho, self._steps(rho))
 
     def _steps(self, rho: FloatArray) -> FloatArray:
         """Difference steps relative to each coordinate's size, but at most a quarter of
         a graded threshold's distance to its neighbours, so they stay ordered."""
-        steps = _HESSIAN_STEP * np.maximum(1.0, np.abs(rho))
+        steps = relative_steps(rho)
         at = 0
         for g in self.layout.groups:
             size = len(g.items) * g.width
@@ -197,32 +190,9 @@ class MarginalLogPosterior:
         return np.diag(np.concatenate(diag))
 
 
-def invert_information(info: FloatArray, widths: Sequence[int]) -> FloatArray:
-    """The covariance matrix: the whole information inverted, or, where it is
-    near-singular (a parameter at a bound), item by item (``widths``: each item's number
-    of parameters, in flat order) with NaN for blocks that stay singular and between
-    items."""
-    if np.all(np.isfinite(info)) and np.linalg.cond(info) < _MAX_CONDITION:
-        return np.asarray(np.linalg.inv(info))
-    cov = np.full_like(info, np.nan)
-    at = 0
-    for w in widths:
-        sl = slice(at, at + w)
-        block = info[sl, sl]
-        if np.all(np.isfinite(block)) and np.linalg.cond(block) < _MAX_CONDITION:
-            cov[sl, sl] = np.linalg.inv(block)
-        at += w
-    return cov
-
-
 def item_widths(layout: Layout) -> list[int]:
     """Each item's number of parameters, in flat (group by group) order."""
     return [g.width for g in layout.groups for _ in g.items]
-
-
-def root_variance(var: FloatArray) -> FloatArray:
-    """√var, NaN where the variance is not positive."""
-    return np.where(var > 0, np.sqrt(np.where(var > 0, var, 1.0)), np.nan)
 
 
 def shape_errors(
