@@ -54,6 +54,7 @@ from irt.polytomous_layout import (
     Layout,
     Natural,
     Patterns,
+    free_scores,
     from_reported,
     naturals_of,
     to_reported,
@@ -148,8 +149,8 @@ class DiscretePart:
     def log_prior(self, x: FloatArray) -> float:
         naturals = from_reported(self.layout, x)
         return sum(
-            float(self.priors.log_density(a, d, c, g.kind.has_guessing).sum())
-            for g, (a, d, c, _) in zip(self.layout.groups, naturals, strict=True)
+            float(self.priors.log_density(a, d, c, g.kind.has_guessing, free_scores(g, ak)).sum())
+            for g, (a, d, c, ak) in zip(self.layout.groups, naturals, strict=True)
         )
 
     def steps(self, x: FloatArray) -> FloatArray:

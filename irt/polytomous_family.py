@@ -27,6 +27,7 @@ from irt.polytomous_layout import (
     Natural,
     Patterns,
     clip_internal,
+    free_scores,
     to_internal,
     to_natural,
     to_reported,
@@ -186,8 +187,8 @@ def groups_log_prior(
     """``PolytomousPriors.log_prior`` of the groups' (a, d, c), without assembling (and
     validating) a ``PolytomousParams`` at every SQUAREM trial."""
     return sum(
-        float(priors.log_density(a, d, c, g.kind.has_guessing).sum())
-        for g, (a, d, c, _) in zip(layout.groups, naturals, strict=True)
+        float(priors.log_density(a, d, c, g.kind.has_guessing, free_scores(g, ak)).sum())
+        for g, (a, d, c, ak) in zip(layout.groups, naturals, strict=True)
     )
 
 

@@ -108,6 +108,11 @@ def check_match(responses: PolytomousResponses, params: PolytomousParams) -> Non
         )
 
 
+def free_scores(g: Group, ak: FloatArray | None) -> FloatArray | None:
+    """The free scoring values (J_g, f) among a group's ak (None without scoring values)."""
+    return None if ak is None else ak[:, : g.kind.family.free_scores(g.m)]
+
+
 def naturals_of(params: PolytomousParams, layout: Layout) -> list[Natural]:
     """(a, d, c, ak) of each group of ``layout``, taken from ``params``."""
     return [params.group_values(g.kind, g.items, g.m) for g in layout.groups]

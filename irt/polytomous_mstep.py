@@ -21,6 +21,7 @@ from irt.polytomous import curves
 from irt.polytomous_layout import (
     Group,
     clip_internal,
+    free_scores,
     natural_derivatives,
     natural_jacobian,
     to_natural,
@@ -41,12 +42,11 @@ class GroupMStep:
 
     def objective(self, psi: FloatArray, r: FloatArray) -> FloatArray:
         """Σ_qk r_qjk log P_jk(θ_q) + log prior, per item; ``r`` is (Q, J_g, K)."""
-        a, d, c, ak = to_natural(self.group, psi, self.priors.log_slope)
-        log_p = curves(self.group.kind, self.theta, a, d, c, ak=ak).log_p
-        return np.asarray(
-            np.einsum("qjk,qjk->j", r, log_p)
-            + self.priors.log_density(a, d, c, self.group.kind.has_guessing)
-        )
+        g = self.group
+        a, d, c, ak = to_natural(g, psi, self.priors.log_slope)
+        log_p = curves(g.kind, self.theta, a, d, c, ak=ak).log_p
+        prior = self.priors.log_density(a, d, c, g.kind.has_guessing, free_scores(g, ak))
+        return np.asarray(np.einsum("qjk,qjk->j", r, log_p) + prior)
 
     def score_and_information(
         self, psi: FloatArray, r: FloatArray
@@ -63,6 +63,12 @@ class GroupMStep:
             grad[:, 1 : m + 1] -= (d - cast(float, pri.d_mean)) / pri.d_sd**2
             idx = np.arange(1, m + 1)
             info[:, idx, idx] += 1.0 / pri.d_sd**2
+        free = g.kind.family.free_scores(m)
+        if pri.ak_sd is not None and free:
+            assert ak is not None
+            at = np.arange(g.width - free, g.width)
+            grad[:, at] -= (ak[:, :free] - np.arange(1.0, free + 1)) / pri.ak_sd**2
+            info[:, at, at] += 1.0 / pri.ak_sd**2
         jac = natural_jacobian(g, psi, pri.log_slope)
         grad = np.einsum("jl,jlm->jm", grad, jac)
         info = np.einsum("jla,jlm,jmb->jab", jac, info, jac)

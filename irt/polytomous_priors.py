@@ -1,6 +1,7 @@
 """Independent priors on the items of a polytomous pool (``irt.polytomous``): on the
-slope (log-normal or normal), on every threshold (normal) and on the 3PL lower
-asymptote (Beta), for Bayes modal estimation by ``irt.polytomous_em``.
+slope (log-normal or normal), on every threshold (normal), on the 3PL lower asymptote
+(Beta) and on a nominal item's free scoring values (normal about the gpcm's), for Bayes
+modal estimation by ``irt.polytomous_em``.
 
 With none the fit is plain marginal maximum likelihood, as R mirt's; the default adds
 only a Beta(3, 15) prior on c when the pool has 3PL items, whose lower asymptote the
@@ -31,7 +32,9 @@ class PolytomousPriors:
       a ~ N(a_mean, a_sd²) — at most one of the two;
     - every threshold d_k (the intercept of a binary item) ~ N(d_mean, d_sd²);
     - the 3PL lower asymptote c ~ Beta(c_alpha, c_beta), shapes ≥ 1 so that the mode is
-      inside (0, 1).
+      inside (0, 1);
+    - a nominal item's free scoring values ak_l ~ N(l, ak_sd²), l = 1..m − 1: shrunk
+      towards the gpcm, whose scoring values are 1..m.
 
     ``PolytomousPriors()`` has none: plain marginal maximum likelihood, as R mirt.
     """
@@ -44,6 +47,7 @@ class PolytomousPriors:
     d_sd: float | None = None
     c_alpha: float | None = None
     c_beta: float | None = None
+    ak_sd: float | None = None
 
     def __post_init__(self) -> None:
         pairs = (
@@ -60,7 +64,7 @@ class PolytomousPriors:
                 "give a log-normal (a_meanlog, a_sdlog) or a normal (a_mean, a_sd) "
                 "slope prior, not both"
             )
-        for name in ("a_sdlog", "a_sd", "d_sd"):
+        for name in ("a_sdlog", "a_sd", "d_sd", "ak_sd"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v > 0):
                 raise IRTError(f"prior {name} must be positive, got {v}")
@@ -89,14 +93,16 @@ class PolytomousPriors:
     @classmethod
     def weakly_informative(cls, item_types: Sequence[ItemType]) -> PolytomousPriors:
         """log a ~ N(0, 0.5²) and every threshold d ~ N(0, 3²) (with Beta(3, 15) on c
-        for 3PL items): the binary calibration's defaults (a ~ LogNormal(0, 0.5),
-        b ~ N(0, 2²), and d = −a b) carried to thresholds. They identify every item a
-        few subjects answered, even one whose subjects all got one score or left a
-        score unused (``identifying``): the case of a pool calibrated on tens of
-        language models. An unused score between two used ones then gets a vanishing
-        share of probability (its thresholds meet at their bound), so an answer there
-        still places θ at their common location."""
+        for 3PL items, and ak_l ~ N(l, 1) on a nominal item's free scoring values, which
+        tens of subjects cannot pin down alone): the binary calibration's defaults
+        (a ~ LogNormal(0, 0.5), b ~ N(0, 2²), and d = −a b) carried to thresholds.
+        They identify every item a few subjects answered, even one whose subjects all
+        got one score or left a score unused (``identifying``): the case of a pool
+        calibrated on tens of language models. An unused score between two used ones
+        then gets a vanishing share of probability (its thresholds meet at their
+        bound), so an answer there still places θ at their common location."""
         guessing = any(t.has_guessing for t in item_types)
+        scores = any(t.family.free_scores(t.family.min_categories) for t in item_types)
         return cls(
             a_meanlog=0.0,
             a_sdlog=0.5,
@@ -104,6 +110,7 @@ class PolytomousPriors:
             d_sd=3.0,
             c_alpha=3.0 if guessing else None,
             c_beta=15.0 if guessing else None,
+            ak_sd=1.0 if scores else None,
         )
 
     @property
@@ -127,14 +134,26 @@ class PolytomousPriors:
             out["d"] = {"dist": "normal", "mean": self.d_mean, "sd": self.d_sd}
         if self.c_alpha is not None:
             out["c"] = {"dist": "beta", "alpha": self.c_alpha, "beta": self.c_beta}
+        if self.ak_sd is not None:
+            # The nominal scoring values about the gpcm's: ak_l − l ~ N(0, ak_sd²).
+            out["ak_l - l"] = {"dist": "normal", "mean": 0.0, "sd": self.ak_sd}
         return out
 
     def log_density(
-        self, a: FloatArray, d: FloatArray, c: FloatArray, guessing: bool = False
+        self,
+        a: FloatArray,
+        d: FloatArray,
+        c: FloatArray,
+        guessing: bool = False,
+        free_ak: FloatArray | None = None,
     ) -> FloatArray:
         """Log prior of each item (up to constants), (J,); ``d`` (J, m) unpadded; the c
-        prior counts only for items with ``guessing`` (3PL)."""
+        prior counts only for items with ``guessing`` (3PL), the scoring-value prior only
+        for the free values ``free_ak`` (J, f) of nominal items."""
         out = np.zeros(len(a))
+        if self.ak_sd is not None and free_ak is not None and free_ak.shape[1]:
+            gap = free_ak - np.arange(1.0, free_ak.shape[1] + 1)
+            out += -(gap**2).sum(axis=1) / (2 * self.ak_sd**2)
         if self.a_sdlog is not None:
             la = np.log(a)
             out += -la - (la - cast(float, self.a_meanlog)) ** 2 / (2 * self.a_sdlog**2)
@@ -148,10 +167,15 @@ class PolytomousPriors:
 
     def log_prior(self, params: PolytomousParams) -> float:
         """The log prior of a whole pool (up to a constant): ``logpost_ − loglik_``."""
+        assert params.ak is not None
         return sum(
             float(
                 self.log_density(
-                    params.a[idx], params.d[idx, : k - 1], params.c[idx], kind.has_guessing
+                    params.a[idx],
+                    params.d[idx, : k - 1],
+                    params.c[idx],
+                    kind.has_guessing,
+                    params.ak[idx, : kind.family.free_scores(k - 1)],
                 ).sum()
             )
             for kind, k, idx in params.groups()

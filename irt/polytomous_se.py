@@ -35,6 +35,7 @@ from irt.polytomous_layout import (
     Natural,
     Patterns,
     check_match,
+    free_scores,
     from_reported,
     natural_derivatives,
     naturals_of,
@@ -110,14 +111,16 @@ class MarginalLogPosterior:
             _, v = natural_derivatives(g, self.theta, a, d, c, ak)
             r = est.counts[g.cols].transpose(2, 0, 1)  # (Q, J_g, K)
             grad = np.einsum("qjk,qjkl->jl", r, v)
-            grad += self._prior_gradient(g, a, d, c)
+            grad += self._prior_gradient(g, a, d, c, ak)
             if g.kind.has_guessing:
                 grad[:, -1] *= c * (1 - c)  # to logit c
             parts.append(grad.ravel())
         return np.concatenate(parts)
 
-    def _prior_gradient(self, g: Group, a: FloatArray, d: FloatArray, c: FloatArray) -> FloatArray:
-        """∂ log prior/∂(a, d, c), (J_g, width)."""
+    def _prior_gradient(
+        self, g: Group, a: FloatArray, d: FloatArray, c: FloatArray, ak: FloatArray | None
+    ) -> FloatArray:
+        """∂ log prior/∂(a, d, c, free ak), (J_g, width)."""
         pri = self.priors
         out = np.zeros((len(a), g.width))
         if pri.a_sdlog is not None:
@@ -127,7 +130,12 @@ class MarginalLogPosterior:
         if pri.d_sd is not None:
             out[:, 1 : g.m + 1] = -(d - cast(float, pri.d_mean)) / pri.d_sd**2
         if pri.c_alpha is not None and g.kind.has_guessing:
-            out[:, -1] = (pri.c_alpha - 1) / c - (cast(float, pri.c_beta) - 1) / (1 - c)
+            out[:, g.m + 1] = (pri.c_alpha - 1) / c - (cast(float, pri.c_beta) - 1) / (1 - c)
+        free = free_scores(g, ak)
+        if pri.ak_sd is not None and free is not None and free.shape[1]:
+            out[:, g.width - free.shape[1] :] = (
+                -(free - np.arange(1.0, free.shape[1] + 1)) / pri.ak_sd**2
+            )
         return out
 
     def hessian(self, rho: FloatArray) -> FloatArray:
@@ -185,7 +193,10 @@ class MarginalLogPosterior:
             if pri.d_sd is not None:
                 block[:, 1 : g.m + 1] = 1 / pri.d_sd**2
             if pri.c_alpha is not None and g.kind.has_guessing:
-                block[:, -1] = (pri.c_alpha + cast(float, pri.c_beta) - 2) * c * (1 - c)
+                block[:, g.m + 1] = (pri.c_alpha + cast(float, pri.c_beta) - 2) * c * (1 - c)
+            n_free = g.kind.family.free_scores(g.m)
+            if pri.ak_sd is not None and n_free:
+                block[:, g.width - n_free :] = 1 / pri.ak_sd**2
             diag.append(block.ravel())
         return np.diag(np.concatenate(diag))
 

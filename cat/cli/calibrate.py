@@ -44,7 +44,7 @@ def calibrate(
     responses: Path = typer.Argument(
         ...,
         help="Response matrix: .jsonl or wide .csv (optionally .gz); 0/1 answers, or scores "
-        "0..m for --model graded|gpcm|sequential.",
+        "0..m for --model graded|gpcm|sequential|nominal.",
         show_default=False,
     ),
     model: ModelChoice = typer.Option(
@@ -53,16 +53,17 @@ def calibrate(
         help="IRT model. bifactor: a general factor plus one specific factor per scenario "
         "(from --groups or the --pool's items); mirt: --dims K exploratory factors, or one "
         "correlated factor per scenario. Either is fitted beside the 3PL, which the pool "
-        "keeps in params.csv. graded, gpcm, sequential: for scores 0..m (0/1 items "
-        "become 2PL, or 3PL with --guessing), written in the polytomous params.csv "
-        "layout (item_id,type,a,d1..dM,c). crm, beta: for scores in [0, 1] (e.g. "
+        "keeps in params.csv. graded, gpcm, sequential, nominal: for scores 0..m (0/1 "
+        "items become 2PL, or 3PL with --guessing), written in the polytomous params.csv "
+        "layout (item_id,type,a,d1..dM,c; nominal items add their scoring values "
+        "ak1..akM). crm, beta: for scores in [0, 1] (e.g. "
         "ROUGE-L), written as item_id,type,a,d,sigma,tau,epsilon; --out only.",
     ),
     out: Path | None = typer.Option(
         None,
         "--out",
         help="Write item parameters here (params.csv format; mirt_params.csv format for "
-        "--model bifactor|mirt; item_id,type,a,d1..dM,c for graded|gpcm|sequential).",
+        "--model bifactor|mirt; item_id,type,a,d1..dM,c for graded|gpcm|sequential|nominal).",
     ),
     groups: Path | None = typer.Option(
         None,
@@ -90,7 +91,7 @@ def calibrate(
         show_default=False,
         help="A lower asymptote c per item (3PL) or none (2PL): for every item of --model "
         "bifactor|mirt (default: with c), for the 0/1 items of --model "
-        "graded|gpcm|sequential (default: without).",
+        "graded|gpcm|sequential|nominal (default: without).",
     ),
     criterion: CriterionName | None = typer.Option(
         None,
@@ -165,7 +166,7 @@ def calibrate(
     standard_errors: StandardErrorChoice = typer.Option(
         StandardErrorChoice.AUTO,
         "--standard-errors",
-        help="--model graded|gpcm|sequential|crm|beta: standard errors from the observed "
+        help="--model graded|gpcm|sequential|nominal|crm|beta: standard errors from the observed "
         "information (oakes, slow beyond ~100 items), the cross-product of scores "
         "(xpd; not for crm, beta) or none; auto: up to 2,000 free parameters xpd where "
         "there are more subjects than parameters, else oakes (always oakes for crm, beta); "
@@ -174,7 +175,7 @@ def calibrate(
     continuous: Path | None = typer.Option(
         None,
         "--continuous",
-        help="With --model graded|gpcm|sequential: a second response file of scores in "
+        help="With --model graded|gpcm|sequential|nominal: a second response file of scores in "
         "[0, 1] (e.g. ROUGE-L) on other items, fitted together with RESPONSES on one "
         "theta (a mixed pool). Needs --continuous-out.",
     ),
@@ -193,7 +194,7 @@ def calibrate(
     collapse_scores: bool = typer.Option(
         False,
         "--collapse-scores",
-        help="--model graded|gpcm|sequential: renumber each item's observed scores 0, 1, "
+        help="--model graded|gpcm|sequential|nominal: renumber each item's observed scores 0, 1, "
         "2, ... as R mirt does (1..4 become 0..3; a score nobody gave is closed up); the "
         "report lists the original scores.",
     ),

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 _TITLES = {
     "graded": "Graded response",
     "gpcm": "Generalized partial credit",
+    "nominal": "Nominal response",
     "crm": "Continuous response model",
     "beta": "Beta IRT",
 }

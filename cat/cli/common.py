@@ -305,7 +305,8 @@ def fraction_progress(description: str) -> Iterator[Callable[[str, float], None]
 class ModelChoice(StrEnum):
     """``--model`` of ``cat calibrate`` and ``cat validate``: a unidimensional model,
     ``bifactor`` or ``mirt``, fitted beside the 3PL, a model for scores 0..m: ``graded``,
-    ``gpcm``, ``sequential``, or (``cat calibrate`` only) one for scores in [0, 1]:
+    ``gpcm``, ``sequential``, ``nominal``, or (``cat calibrate`` only) one for scores in
+    [0, 1]:
     ``crm``, ``beta``."""
 
     ONE_PL = "1pl"
@@ -317,6 +318,7 @@ class ModelChoice(StrEnum):
     GRADED = "graded"
     GPCM = "gpcm"
     SEQUENTIAL = "sequential"
+    NOMINAL = "nominal"
     CRM = "crm"
     BETA = "beta"
 
@@ -328,7 +330,12 @@ class ModelChoice(StrEnum):
     @property
     def graded(self) -> bool:
         """Whether the model is for scores 0..m (``cat.pools.graded_calibration``)."""
-        return self in (ModelChoice.GRADED, ModelChoice.GPCM, ModelChoice.SEQUENTIAL)
+        return self in (
+            ModelChoice.GRADED,
+            ModelChoice.GPCM,
+            ModelChoice.SEQUENTIAL,
+            ModelChoice.NOMINAL,
+        )
 
 
 def print_cross_fit(errors: dict[str, PredictionErrors]) -> None:

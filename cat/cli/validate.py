@@ -54,7 +54,7 @@ def validate(
         help="IRT model. bifactor: the 3PL designs and, beside them, the bifactor design "
         "(a specific factor per --scenarios scenario), which the default may choose; "
         "mirt: the same with a correlated factor per scenario. graded, gpcm, "
-        "sequential: RESPONSES hold scores 0..m, each item with 3+ scores gets that model "
+        "sequential, nominal: RESPONSES hold scores 0..m, each item with 3+ scores gets that model "
         "(0/1 items the 2PL) and the default is the irt design of a scored pool.",
     ),
     criterion: CriterionName | None = typer.Option(

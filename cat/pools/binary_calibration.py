@@ -84,12 +84,15 @@ def refuse_scored_only(request: CalibrationRequest) -> None:
     """Refuse what only the scored and continuous models take (and priors of theirs)."""
     if request.standard_errors != "auto":
         raise CatError(
-            "--standard-errors applies to --model graded, gpcm, sequential, crm and beta only"
+            "--standard-errors applies to --model graded, gpcm, sequential, nominal, crm "
+            "and beta only"
         )
     if request.collapse_scores:
-        raise CatError("--collapse-scores applies to --model graded, gpcm and sequential only")
+        raise CatError(
+            "--collapse-scores applies to --model graded, gpcm, sequential and nominal only"
+        )
     if request.item_types is not None:
-        raise CatError("item_types are for --model graded, gpcm and sequential only")
+        raise CatError("item_types are for --model graded, gpcm, sequential and nominal only")
     if not isinstance(request.priors, bool | str | ItemPriors):
         raise CatError("priors for the 1PL-4PL are True, False, 'all' or an ItemPriors")
 

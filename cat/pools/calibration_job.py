@@ -154,7 +154,7 @@ def calibrate(
       ``guessing`` (default True): a lower asymptote per item. ``criterion`` is how
       that model's design picks items in the cross-fit and, recorded in the pool, in
       ``cat assess``.
-    - "graded", "gpcm" and "sequential" for scores 0..m (a ``PolytomousResponses``):
+    - "graded", "gpcm", "sequential" and "nominal" for scores 0..m (a ``PolytomousResponses``):
       items with two categories are 2PL, or 3PL with ``guessing``; ``item_types`` (item
       id -> type) overrides that; ``collapse_scores`` renumbers each item's observed
       scores 0..K−1 as R mirt does; ``standard_errors`` "auto", "oakes", "xpd" or

@@ -115,7 +115,7 @@ def check_on_off_priors(request: CalibrationRequest, what: str) -> None:
     if not isinstance(request.priors, bool | str):
         raise CatError(f"priors for {what} items are True, False or 'all'")
     if request.item_types is not None:
-        raise CatError("item_types are for --model graded, gpcm and sequential only")
+        raise CatError("item_types are for --model graded, gpcm, sequential and nominal only")
 
 
 def _read(request: CalibrationRequest, questions: QuestionSet | None) -> ContinuousResponses:

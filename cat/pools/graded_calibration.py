@@ -1,5 +1,6 @@
-"""The graded family of ``cat.calibrate`` (``graded``, ``gpcm``, ``sequential``): scores
-0..m per item fitted on one θ by ``irt.polytomous_em.PolytomousCalibrator``, written in
+"""The graded family of ``cat.calibrate`` (``graded``, ``gpcm``, ``sequential``,
+``nominal``): scores 0..m per item fitted on one θ by
+``irt.polytomous_em.PolytomousCalibrator``, written in
 ``itempool.formats.polytomous_params``'s CSV; in a pool, read on its items' scales and
 stored with the references' scores (``cat.pools.scored_pool``).
 
@@ -65,7 +66,12 @@ __all__ = [
 ]
 
 #: The models an item with three or more score categories can be given.
-GRADED_MODELS = (ItemType.GRADED.value, ItemType.GPCM.value, ItemType.SEQUENTIAL.value)
+GRADED_MODELS = (
+    ItemType.GRADED.value,
+    ItemType.GPCM.value,
+    ItemType.SEQUENTIAL.value,
+    ItemType.NOMINAL.value,
+)
 #: Fewer subjects with answers than this are refused: each of an item's thresholds
 #: would rest on a handful of answers.
 MIN_SUBJECTS = 10

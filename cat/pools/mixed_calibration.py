@@ -1,5 +1,5 @@
 """The mixed family of ``cat.calibrate``: items scored 0..m (binary ones among them,
-``--model graded|gpcm|sequential``) and items scored in [0, 1] (a similarity such as
+``--model graded|gpcm|sequential|nominal``) and items scored in [0, 1] (a similarity such as
 ROUGE-L, ``--continuous``, or a pool's continuous items) fitted together on one θ by
 ``irt.mixed_em.MixedCalibrator``; standard errors from the joint information
 (``irt.mixed_se``); EAP abilities from every answer (``irt.mixed_scoring``).

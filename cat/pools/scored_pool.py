@@ -1,5 +1,5 @@
 """A pool of scored items calibrated in place: what ``cat calibrate --model
-graded|gpcm|sequential --pool DIR`` writes beside the parameters.
+graded|gpcm|sequential|nominal --pool DIR`` writes beside the parameters.
 
 The pool's ``items.jsonl`` fixes each item's scores 0..max_score, so the response file
 is read on that scale (a score nobody reached stays a category) and a single-choice

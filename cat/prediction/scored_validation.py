@@ -1,4 +1,4 @@
-"""Replay validation on scores 0..m: what ``cat validate --model graded|gpcm|sequential``
+"""Replay validation on scores 0..m: what ``cat validate --model graded|gpcm|sequential|nominal``
 runs, with the same rows, baselines and honesty as on 0/1 answers
 (``cat.prediction.validation``).
 

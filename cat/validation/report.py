@@ -102,8 +102,8 @@ class ValidationSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     responses: str | None = Field(description="The response file, or None for data in memory.")
-    model: ModelKind | Literal["graded", "gpcm", "sequential"] = Field(
-        description="The IRT model; graded, gpcm or sequential for scores 0..m."
+    model: ModelKind | Literal["graded", "gpcm", "sequential", "nominal"] = Field(
+        description="The IRT model; graded, gpcm, sequential or nominal for scores 0..m."
     )
     policies: list[str] = Field(description='As asked; "random" is run whether named or not.')
     # None in files written before these settings existed.
@@ -383,8 +383,8 @@ def validate_scored_responses(
     interval_folds: int = 5,
 ) -> ValidationReport:
     """``validate`` on scores 0..m (``itempool.formats.responses.read_scored_responses``):
-    every item with 3+ scores is fitted by ``model`` ("graded", "gpcm" or
-    "sequential"), a 0/1 item by the 2PL, and the held-out subjects are replayed as
+    every item with 3+ scores is fitted by ``model`` ("graded", "gpcm", "sequential" or
+    "nominal"), a 0/1 item by the 2PL, and the held-out subjects are replayed as
     ``cat.prediction.scored_validation`` describes. The report has the same keys."""
     from cat.pools.graded_calibration import GRADED_MODELS, item_types_for
     from cat.prediction.scored_validation import validate_scored

@@ -1,5 +1,6 @@
-"""``cat calibrate --model graded|gpcm|sequential`` through the command line: the files,
-the summary, R mirt's Science data, and every flag or input it refuses in one line."""
+"""``cat calibrate --model graded|gpcm|sequential|nominal`` through the command line: the
+files, the summary, R mirt's Science data, and every flag or input it refuses in one
+line."""
 
 from __future__ import annotations
 
@@ -147,13 +148,16 @@ def test_bad_input_fails_in_one_line(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_validate_replays_scores_with_the_graded_models(scores: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("model", ["gpcm", "nominal"])
+def test_validate_replays_scores_with_the_graded_models(
+    scores: Path, tmp_path: Path, model: str
+) -> None:
     out = tmp_path / "v.json"
-    args = ["validate", str(scores), "--model", "gpcm", "--lengths", "10", "--out", str(out)]
+    args = ["validate", str(scores), "--model", model, "--lengths", "10", "--out", str(out)]
     result = runner.invoke(app, [*args, "--repeats", "2", "--interval-folds", "3"])
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
-    assert report["settings"]["model"] == "gpcm"
+    assert report["settings"]["model"] == model
     policies = {(r["policy"], r["predictor"]) for r in report["results"]}
     assert policies == {("default", "chosen"), ("random", "plug-in"), ("random-raw", "raw")}
     assert "10 items: default τ" in result.output
@@ -239,3 +243,37 @@ def test_collapse_scores_is_refused_with_a_pool(tmp_path: Path) -> None:
     args = ["calibrate", str(tmp_path / "scores.jsonl"), "--model", "graded", "--pool", str(pool)]
     message = _one_line_error(runner.invoke(app, [*args, "--collapse-scores"]))
     assert message.startswith("error: --collapse-scores would move the pool's scores off")
+
+
+def test_a_nominal_pool_is_calibrated_and_assessed(tmp_path: Path) -> None:
+    """``--model nominal``: each item with 3+ scores gets Bock's nominal model, its free
+    scoring values under the default N(l, 1) prior; the pool's params.csv adds them as
+    ak columns and the pool assesses like any scored pool."""
+    pool = make_scored_pool(tmp_path / "pool", n_items=45, n_refs=24)
+    for stale in ("params.csv", "reference.jsonl"):
+        (pool / stale).unlink()
+    scores = tmp_path / "scores.jsonl"
+    args = ["calibrate", str(scores), "--model", "nominal", "--pool", str(pool)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "Nominal response calibration" in result.output
+    assert "ak_l - l ~ normal(0, 1)" in result.output
+    header = (pool / "params.csv").read_text().splitlines()[0].split(",")
+    assert header[:12] == ["item_id", "type", "a", "d1", "d2", "d3", "d4", "c"] + [
+        f"ak{k}" for k in range(1, 5)
+    ]
+    params = read_polytomous_params(pool / "params.csv")
+    assert params.ak is not None
+    nominal = [j for j, t in enumerate(params.item_types) if t.value == "nominal"]
+    assert len(nominal) == 30
+    top = params.max_scores[nominal].astype(int)
+    assert np.all(params.ak[nominal, top - 1] == top)  # ak_m = m, as mirt fixes it
+    assert np.all(np.abs(params.ak[nominal, 0]) < 5)  # held near the gpcm's by the prior
+    calibration = json.loads((pool / "pool.json").read_text())["calibration"]
+    assert calibration["model"] == "nominal"
+    assert calibration["item_types"] == {"3PL": 15, "nominal": 30}
+    out = tmp_path / "result.json"
+    args = ["assess", "--pool", str(pool), "--model", "sim:0.5", "--length", "30"]
+    assessed = runner.invoke(app, [*args, "--out", str(out)])
+    assert assessed.exit_code == 0, assessed.output
+    assert json.loads(out.read_text())["n_items"] == 30

@@ -7,6 +7,7 @@ parameter file take it with no module of their own. Checked against R mirt's
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +17,10 @@ from irt.errors import ParamsError
 from irt.mirt_polytomous_em import MirtPolytomousCalibrator
 from irt.mixed import MixedParams, MixedResponses
 from irt.mixed_em import MixedCalibrator
-from irt.polytomous import PolytomousParams
+from irt.polytomous import ItemType, PolytomousParams
 from irt.polytomous_em import PolytomousCalibrator
 from irt.polytomous_estep import polytomous_log_likelihood
+from irt.polytomous_priors import PolytomousPriors
 from irt.polytomous_scoring import polytomous_scores
 from itempool.formats.polytomous_params import read_polytomous_params, write_polytomous_params
 from tests.irt.test_mixed import _continuous_pool, _simulate
@@ -124,6 +126,34 @@ def test_science_fit_is_stationary_and_oakes_is_its_curvature(
     assert se_ak is not None
     assert np.all(np.isfinite(se_ak[3, :2])) and np.all(se_ak[3, :2] > 0)
     assert np.isnan(se_ak[3, 2]) and np.isnan(se_ak[:3]).all()  # fixed or not nominal
+
+
+@needs_polytomous
+def test_under_the_weakly_informative_priors_oakes_is_the_log_posteriors_curvature() -> None:
+    """The default priors of a pool calibrated on few subjects add ak_l ~ N(l, 1) for a
+    nominal item: the fit is a stationary point of the log posterior, the Oakes
+    information its curvature, and the prior pulls the scoring values towards 1..m."""
+    data = _science()
+    priors = PolytomousPriors.weakly_informative([ItemType(t) for t in SCIENCE_TYPES])
+    assert priors.ak_sd == 1.0 and priors.describe()["ak_l - l"]["sd"] == 1.0
+    fit = PolytomousCalibrator(SCIENCE_TYPES, priors=priors, tol=1e-6).fit(data)
+    assert fit.se_ is not None and fit.params_.ak is not None
+    assert fit.logpost_ == pytest.approx(fit.loglik_ + priors.log_prior(fit.params_))
+    x0 = _science_rho(fit.params_)
+
+    def logpost(x: np.ndarray) -> float:
+        params = _science_params(x, fit.params_)
+        return polytomous_log_likelihood(data, params) + priors.log_prior(params)
+
+    grad, hess = central_differences(logpost, x0)
+    assert np.abs(grad).max() < 5e-3
+    np.testing.assert_allclose(fit.se_.information, -hess, rtol=2e-3, atol=2e-2)
+    without = replace(priors, ak_sd=None)
+    loose = PolytomousCalibrator(SCIENCE_TYPES, priors=without, tol=1e-6).fit(data).params_.ak
+    assert loose is not None
+    # The prior's term is the squared distance from the gpcm's 1, 2: it shrinks.
+    distance = np.sum((fit.params_.ak[3, :2] - [1.0, 2.0]) ** 2)
+    assert distance < np.sum((loose[3, :2] - [1.0, 2.0]) ** 2)
 
 
 def test_nominal_with_scoring_values_one_to_m_is_the_gpcm() -> None:

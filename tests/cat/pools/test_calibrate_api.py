@@ -294,7 +294,8 @@ def test_mixed_scores_in_memory_calibrate_a_mixed_pool(tmp_path: Path) -> None:
         ("scores", "3pl", "responses must be a path or a ResponseMatrix (0/1 answers)"),
         ("binary", "graded", "responses must be a path or a PolytomousResponses"),
         ("binary", "beta", "responses must be a path or a ContinuousResponses"),
-        ("binary", "nominal", "unknown model 'nominal'; choose from 1pl"),
+        ("binary", "nominal", "responses must be a path or a PolytomousResponses"),
+        ("binary", "rasch", "unknown model 'rasch'; choose from 1pl"),
     ],
 )
 def test_data_of_another_family_are_refused(

@@ -285,7 +285,7 @@ def test_notes_name_subjects_without_information(tmp_path: Path) -> None:
     ("change", "error", "message"),
     [
         ({"model": "grm"}, CatError, "unknown model 'grm'; choose from 1pl, 2pl, 3pl, 4pl"),
-        ({"model": "nominal"}, CatError, "unknown model 'nominal'"),
+        ({"model": "ideal"}, CatError, "unknown model 'ideal'"),
         ({"scoring": "wle"}, CatError, "scoring wle is not available for graded models"),
         ({"standard_errors": "louis"}, CatError, "unknown standard errors 'louis'"),
         ({"item_types": {"g03": "3PL"}}, CatError, "item 'g03' has 4 score categories; a 3PL"),
