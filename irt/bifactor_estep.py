@@ -108,9 +108,9 @@ class Answers:
 @dataclass(frozen=True)
 class Counts:
     """Expected numbers answering (n) and right (r) per item of each block at the grid
-    points ``support[k]`` (indices into the block's flattened grid: (G, S) for a group,
-    G for the general-only items). ``n[k]`` is one shared row (1, |support|) when
-    everyone answered the block."""
+    points ``support[k]`` (indices into the block's flattened grid: (G, S), node t·Q + g,
+    for a group, G for the general-only items). ``n[k]`` is one shared row
+    (1, |support|) when everyone answered the block."""
 
     n: list[FloatArray]
     r: list[FloatArray]

@@ -129,7 +129,7 @@ def bifactor_e_step(
     (``TieredGrid.spread``) so that every item is fitted on the same nodes."""
     onehot, counts = patterns.onehot, patterns.counts
     logliks = [onehot[:, cols] @ table[cols] for cols in blocks]
-    logliks.append(onehot[:, general_cols] @ plane.general_columns(table[general_cols]))
+    logliks.append(onehot[:, general_cols] @ plane.general_columns(table)[general_cols])
     post = plane.posterior(logliks)
     out = np.zeros((table.shape[0], table.shape[1]))
     for cols, block in zip(blocks, post.blocks[:-1], strict=True):
