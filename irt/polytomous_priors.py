@@ -102,7 +102,7 @@ class PolytomousPriors:
         then gets a vanishing share of probability (its thresholds meet at their
         bound), so an answer there still places θ at their common location."""
         guessing = any(t.has_guessing for t in item_types)
-        scores = any(t.family.free_scores(t.family.min_categories) for t in item_types)
+        scores = any(t.family.free_scores(t.family.min_categories - 1) for t in item_types)
         return cls(
             a_meanlog=0.0,
             a_sdlog=0.5,

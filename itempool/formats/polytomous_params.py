@@ -66,7 +66,7 @@ def write_polytomous_params(params: PolytomousParams, path: str | Path) -> None:
 
 
 def _has_free_scores(types: tuple[ItemType, ...]) -> bool:
-    return any(t.family.free_scores(t.family.min_categories) for t in types)
+    return any(t.family.free_scores(t.family.min_categories - 1) for t in types)
 
 
 def _column_names(width: int, with_ak: bool) -> list[str]:
