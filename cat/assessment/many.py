@@ -20,6 +20,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,7 +128,9 @@ def assess_many(
         return ModelRun(label, result)
 
     with ThreadPoolExecutor(len(examinees), thread_name_prefix="cat-assess") as pool_of:
-        futures = [pool_of.submit(one, examinee) for examinee in examinees]
+        # Each thread runs in a copy of this context, so that its errors name options
+        # as the caller's do (``cat.errors.command_line`` under the command line).
+        futures = [pool_of.submit(copy_context().run, one, examinee) for examinee in examinees]
         try:
             return [future.result() for future in futures]
         except BaseException:
