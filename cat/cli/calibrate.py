@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from cat.cli.common import (
+    MODEL_NAMES,
     ModelChoice,
     check_writable,
     fail,
@@ -50,14 +51,15 @@ def calibrate(
     model: ModelChoice = typer.Option(
         ModelChoice.THREE_PL,
         "--model",
-        help="IRT model. bifactor: a general factor plus one specific factor per scenario "
-        "(from --groups or the --pool's items); mirt: --dims K exploratory factors, or one "
-        "correlated factor per scenario. Either is fitted beside the 3PL, which the pool "
-        "keeps in params.csv. graded, gpcm, sequential, nominal: for scores 0..m (0/1 "
-        "items become 2PL, or 3PL with --guessing), written in the polytomous params.csv "
-        "layout (item_id,type,a,d1..dM,c; nominal items add their scoring values "
-        "ak1..akM). crm, beta: for scores in [0, 1] (e.g. "
-        "ROUGE-L), written as item_id,type,a,d,sigma,tau,epsilon; --out only.",
+        metavar="MODEL",
+        help=f"IRT model, one of {MODEL_NAMES}. bifactor: a general factor plus one specific "
+        "factor per scenario (from --groups or the --pool's items); mirt: --dims K "
+        "exploratory factors, or one correlated factor per scenario. Either is fitted "
+        "beside the 3PL, which the pool keeps in params.csv. graded, gpcm, sequential, "
+        "nominal: for scores 0..m (0/1 items become 2PL, or 3PL with --guessing), "
+        "written in the polytomous params.csv layout (item_id,type,a,d1..dM,c; nominal "
+        "items add their scoring values ak1..akM). crm, beta: for scores in [0, 1] "
+        "(e.g. ROUGE-L), written as item_id,type,a,d,sigma,tau,epsilon; --out only.",
     ),
     out: Path | None = typer.Option(
         None,

@@ -338,6 +338,10 @@ class ModelChoice(StrEnum):
         )
 
 
+#: ``--model``'s choices, for its help: the list is too long for the option column.
+MODEL_NAMES = ", ".join(m.value for m in ModelChoice)
+
+
 def print_cross_fit(errors: dict[str, PredictionErrors]) -> None:
     """One line per stored length: each design's mean absolute error and the one that
     cat assess runs there."""

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from cat.cli.common import (
+    MODEL_NAMES,
     ModelChoice,
     check_writable,
     fail,
@@ -51,11 +52,13 @@ def validate(
     model: ModelChoice = typer.Option(
         ModelChoice.THREE_PL,
         "--model",
-        help="IRT model. bifactor: the 3PL designs and, beside them, the bifactor design "
-        "(a specific factor per --scenarios scenario), which the default may choose; "
-        "mirt: the same with a correlated factor per scenario. graded, gpcm, "
-        "sequential, nominal: RESPONSES hold scores 0..m, each item with 3+ scores gets that model "
-        "(0/1 items the 2PL) and the default is the irt design of a scored pool.",
+        metavar="MODEL",
+        help=f"IRT model, one of {MODEL_NAMES}. bifactor: the 3PL designs and, beside them, "
+        "the bifactor design (a specific factor per --scenarios scenario), which the "
+        "default may choose; mirt: the same with a correlated factor per scenario. "
+        "graded, gpcm, sequential, nominal: RESPONSES hold scores 0..m, each item with "
+        "3+ scores gets that model (0/1 items the 2PL) and the default is the irt "
+        "design of a scored pool.",
     ),
     criterion: CriterionName | None = typer.Option(
         None,
