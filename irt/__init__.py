@@ -23,12 +23,14 @@ if TYPE_CHECKING:
         ResponseDataError,
     )
     from irt.estep import marginal_log_likelihood
+    from irt.families import ItemFamily
     from irt.models import ItemParams, information, log_likelihood, probability, test_information
     from irt.names import AbilityMethod, ModelKind
     from irt.parameter_set import ParameterSet
     from irt.priors import ItemPriors
     from irt.responses import ResponseMatrix
     from irt.scoring import Abilities, score_abilities
+    from irt.structures import LatentStructure
 
 #: Public name → the module that defines it.
 _WHERE: dict[str, str] = {
@@ -40,6 +42,7 @@ _WHERE: dict[str, str] = {
     "ParamsError": "irt.errors",
     "ResponseDataError": "irt.errors",
     "marginal_log_likelihood": "irt.estep",
+    "ItemFamily": "irt.families",
     "ItemParams": "irt.models",
     "information": "irt.models",
     "log_likelihood": "irt.models",
@@ -52,6 +55,7 @@ _WHERE: dict[str, str] = {
     "ResponseMatrix": "irt.responses",
     "Abilities": "irt.scoring",
     "score_abilities": "irt.scoring",
+    "LatentStructure": "irt.structures",
 }
 
 __all__ = [
@@ -62,8 +66,10 @@ __all__ = [
     "DataWarning",
     "EMCalibrator",
     "IRTError",
+    "ItemFamily",
     "ItemParams",
     "ItemPriors",
+    "LatentStructure",
     "ModelKind",
     "ParameterSet",
     "ParamsError",
