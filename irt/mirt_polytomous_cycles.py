@@ -21,7 +21,7 @@ from irt.mirt_polytomous_estep import BifactorEStep, Naturals, bifactor_e_step, 
 from irt.mirt_polytomous_mstep import GroupCoordinates, group_m_step
 from irt.polytomous_estep import EStep, e_step
 from irt.polytomous_layout import Patterns
-from irt.structures import TieredGrid
+from irt.structures import Grid, TieredGrid
 from irt.types import FloatArray, IntArray
 
 
@@ -115,7 +115,9 @@ class FullGridEM(GroupEM):
 
     def e_step(self, psis: list[FloatArray], correlation: FloatArray | None) -> EStep:
         corr = np.eye(self.points.shape[1]) if correlation is None else correlation
-        return e_step(self.patterns, self.table(psis), log_weights(self.points, corr))
+        return e_step(
+            self.patterns, self.table(psis), Grid(self.points, log_weights(self.points, corr))
+        )
 
     def correlation_step(self, evaluation: GroupEvaluation) -> FloatArray | None:
         if evaluation.correlation is None:

@@ -33,7 +33,7 @@ from irt.mirt_polytomous import CategoryLayout, MirtPolytomousParams, group_curv
 from irt.polytomous_estep import e_step
 from irt.polytomous_layout import Patterns
 from irt.polytomous_responses import PolytomousResponses
-from irt.structures import TieredGrid
+from irt.structures import Grid, TieredGrid
 from irt.types import FloatArray, IntArray
 
 __all__ = [
@@ -86,7 +86,7 @@ def mirt_polytomous_log_likelihood(
     points = product_grid(params.n_factors, n_quad, bound)
     table = table_of(layout, naturals_of(params, layout), points)
     patterns = Patterns.of(responses.values, layout)
-    return e_step(patterns, table, log_weights(points, params.correlation)).loglik
+    return e_step(patterns, table, Grid(points, log_weights(points, params.correlation))).loglik
 
 
 # --- bifactor ---------------------------------------------------------------------------

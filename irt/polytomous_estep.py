@@ -21,7 +21,7 @@ from irt.polytomous import PolytomousParams, curves
 from irt.polytomous_layout import Layout, Natural, Patterns, check_match, naturals_of
 from irt.polytomous_responses import PolytomousResponses
 from irt.quadrature import normal_grid
-from irt.structures import normalised
+from irt.structures import Grid
 from irt.types import FloatArray
 
 __all__ = ["EStep", "e_step", "log_table", "polytomous_log_likelihood"]
@@ -45,12 +45,13 @@ def log_table(layout: Layout, naturals: Sequence[Natural], theta: FloatArray) ->
     return table
 
 
-def e_step(patterns: Patterns, table: FloatArray, log_w: FloatArray) -> EStep:
-    """Posteriors of every pattern over the nodes (log weights ``log_w``) given the
-    ``log_table``, and the expected counts of each (item, score) pair at each node."""
-    log_marginal, post = normalised(patterns.onehot @ table + log_w)
-    counts = patterns.onehot.T @ (post * patterns.counts[:, None])
-    return EStep(float(patterns.counts @ log_marginal), counts, post)
+def e_step(patterns: Patterns, table: FloatArray, grid: Grid) -> EStep:
+    """Posteriors of every pattern over the nodes of ``grid`` (one θ, or factors on a
+    product grid) given the ``log_table``, and the expected counts of each (item, score)
+    pair at each node."""
+    post = grid.posterior([patterns.onehot @ table])
+    counts = patterns.onehot.T @ (post.blocks[0] * patterns.counts[:, None])
+    return EStep(post.loglik(patterns.counts), counts, post.blocks[0])
 
 
 def polytomous_log_likelihood(
@@ -66,4 +67,4 @@ def polytomous_log_likelihood(
     patterns = Patterns.of(responses.values, layout)
     grid = normal_grid(n_quad, bound)
     table = log_table(layout, naturals_of(params, layout), grid.points)
-    return e_step(patterns, table, grid.log_weights).loglik
+    return e_step(patterns, table, Grid.of(grid.points, grid.log_weights)).loglik

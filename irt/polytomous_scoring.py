@@ -16,6 +16,7 @@ from irt.polytomous_estep import e_step, log_table
 from irt.polytomous_layout import Layout, Natural, Patterns, check_match, naturals_of
 from irt.polytomous_responses import PolytomousResponses
 from irt.quadrature import normal_on, posterior_moments
+from irt.structures import Grid
 from irt.types import FloatArray, IntArray
 
 __all__ = ["PolytomousScores", "polytomous_scores"]
@@ -56,7 +57,8 @@ def polytomous_scores(
     patterns = Patterns.of(responses.values, layout)
     grid = normal_on(np.linspace(-bound, bound, n_quad), prior_mean, prior_sd)
     naturals = naturals_of(params, layout)
-    est = e_step(patterns, log_table(layout, naturals, grid.points), grid.log_weights)
+    table = log_table(layout, naturals, grid.points)
+    est = e_step(patterns, table, Grid.of(grid.points, grid.log_weights))
     mean, sd = posterior_moments(est.posterior, grid.points)
     if kind == "map":
         start = grid.points[est.posterior.argmax(axis=1)]

@@ -44,6 +44,7 @@ from irt.polytomous_layout import (
 from irt.polytomous_priors import PolytomousPriors
 from irt.polytomous_responses import PolytomousResponses
 from irt.quadrature import normal_grid
+from irt.structures import Grid
 from irt.types import FloatArray
 
 __all__ = [
@@ -100,7 +101,7 @@ class MarginalLogPosterior:
         """The groups' (a, d, c) at ``rho`` and the E-step there."""
         naturals = from_reported(self.layout, rho)
         table = log_table(self.layout, naturals, self.theta)
-        return naturals, e_step(self.patterns, table, self.log_w)
+        return naturals, e_step(self.patterns, table, Grid.of(self.theta, self.log_w))
 
     def gradient(self, rho: FloatArray) -> FloatArray:
         """∂/∂ρ of the marginal log posterior: by Fisher's identity the complete-data
