@@ -16,6 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from irt.errors import ParamsError
 from irt.mstep_coords import INTERCEPT_BOUND, LOGIT_BOUND, sigmoid
 from irt.types import FloatArray
 
@@ -149,7 +150,7 @@ class ItemFamily(ABC):
             parts.append(np.log(cc / (1 - cc))[:, None])
         if self.free_scores(m):
             if values.ak is None:
-                raise ValueError(f"{self.name} items need their scoring values ak")
+                raise ParamsError(f"{self.name} items need their scoring values ak")
             parts.append(values.ak[:, : self.free_scores(m)])
         return self.clip(np.hstack(parts), m)
 
