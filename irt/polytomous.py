@@ -320,9 +320,9 @@ def fill_scoring_values(types: Sequence[str], d: FloatArray, given: FloatArray) 
     return ak
 
 
-def check_item_values(family: ItemFamily, item: str, d: FloatArray, ak: FloatArray) -> int:
+def check_item_values(family: ItemFamily, item: str, d: FloatArray, ak: FloatArray) -> None:
     """Raise unless the threshold row ``d`` (d_1..d_m, then NaN) and the scoring-value
-    row ``ak`` fit an item of ``family``; its m."""
+    row ``ak`` fit an item of ``family``."""
     m = int(np.count_nonzero(~np.isnan(d)))
     if m == 0:
         raise ParamsError(f"item {item!r}: no threshold (d1 is empty)")
@@ -342,7 +342,6 @@ def check_item_values(family: ItemFamily, item: str, d: FloatArray, ak: FloatArr
             f"got {np.round(d[:m], 4).tolist()}"
         )
     check_scoring_values(family, item, ak, m)
-    return m
 
 
 def check_scoring_values(family: ItemFamily, item: str, row: FloatArray, m: int) -> None:

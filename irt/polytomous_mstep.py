@@ -67,7 +67,7 @@ class GroupMStep:
         if pri.ak_sd is not None and free:
             assert ak is not None
             at = np.arange(g.width - free, g.width)
-            grad[:, at] -= (ak[:, :free] - np.arange(1.0, free + 1)) / pri.ak_sd**2
+            grad[:, at] += pri.scores_gradient(ak[:, :free])
             info[:, at, at] += 1.0 / pri.ak_sd**2
         jac = natural_jacobian(g, psi, pri.log_slope)
         grad = np.einsum("jl,jlm->jm", grad, jac)

@@ -102,7 +102,7 @@ class PolytomousPriors:
         then gets a vanishing share of probability (its thresholds meet at their
         bound), so an answer there still places θ at their common location."""
         guessing = any(t.has_guessing for t in item_types)
-        scores = any(t.family.free_scores(t.family.min_categories - 1) for t in item_types)
+        scores = any(t.family.has_free_scores for t in item_types)
         return cls(
             a_meanlog=0.0,
             a_sdlog=0.5,
@@ -164,6 +164,13 @@ class PolytomousPriors:
         if self.c_alpha is not None and guessing:
             out += beta_log_kernel(c, self.c_alpha, cast(float, self.c_beta))
         return out
+
+    def scores_gradient(self, free_ak: FloatArray) -> FloatArray:
+        """∂ log prior/∂ak of the free scoring values ``free_ak`` (J, f); zero without
+        the prior. Its curvature is −1/ak_sd² on each."""
+        if self.ak_sd is None:
+            return np.zeros_like(free_ak)
+        return np.asarray(-(free_ak - np.arange(1.0, free_ak.shape[1] + 1)) / self.ak_sd**2)
 
     def log_prior(self, params: PolytomousParams) -> float:
         """The log prior of a whole pool (up to a constant): ``logpost_ − loglik_``."""

@@ -96,12 +96,13 @@ class MarginalLogPosterior:
     ) -> None:
         self.layout, self.patterns = layout, patterns
         self.theta, self.log_w, self.priors = theta, log_w, priors
+        self.grid = Grid.of(theta, log_w)
 
     def step(self, rho: FloatArray) -> tuple[list[Natural], EStep]:
         """The groups' (a, d, c) at ``rho`` and the E-step there."""
         naturals = from_reported(self.layout, rho)
         table = log_table(self.layout, naturals, self.theta)
-        return naturals, e_step(self.patterns, table, Grid.of(self.theta, self.log_w))
+        return naturals, e_step(self.patterns, table, self.grid)
 
     def gradient(self, rho: FloatArray) -> FloatArray:
         """∂/∂ρ of the marginal log posterior: by Fisher's identity the complete-data
@@ -134,9 +135,7 @@ class MarginalLogPosterior:
             out[:, g.m + 1] = (pri.c_alpha - 1) / c - (cast(float, pri.c_beta) - 1) / (1 - c)
         free = free_scores(g, ak)
         if pri.ak_sd is not None and free is not None and free.shape[1]:
-            out[:, g.width - free.shape[1] :] = (
-                -(free - np.arange(1.0, free.shape[1] + 1)) / pri.ak_sd**2
-            )
+            out[:, g.width - free.shape[1] :] = pri.scores_gradient(free)
         return out
 
     def hessian(self, rho: FloatArray) -> FloatArray:

@@ -114,6 +114,11 @@ class ItemFamily(ABC):
         """How many scoring values ak of an item with m thresholds are estimated."""
         return 0
 
+    @property
+    def has_free_scores(self) -> bool:
+        """Whether items of the family estimate scoring values (nominal)."""
+        return self.free_scores(self.min_categories - 1) > 0
+
     @abstractmethod
     def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:
         """The items' curves at ``at``, with the derivatives if asked."""

@@ -22,7 +22,6 @@ import numpy as np
 
 from irt.errors import ParamsError
 from irt.polytomous import ItemType, PolytomousParams, fill_scoring_values
-from irt.types import FloatArray
 from itempool.formats.table import format_cell, read_table
 
 _FIXED = ("item_id", "type", "a")
@@ -31,7 +30,7 @@ _FIXED = ("item_id", "type", "a")
 def write_polytomous_params(params: PolytomousParams, path: str | Path) -> None:
     """Write ``params`` (and its standard errors, if it has them) to ``path``."""
     width = params.d.shape[1]
-    with_ak = _has_free_scores(params.item_types)
+    with_ak = any(t.family.has_free_scores for t in params.item_types)
     names = _column_names(width, with_ak)
     has_se = params.se_a is not None or params.se_d is not None or params.se_c is not None
     header = ["item_id", "type", *names, *((f"se_{n}" for n in names) if has_se else ())]
@@ -63,10 +62,6 @@ def write_polytomous_params(params: PolytomousParams, path: str | Path) -> None:
                 if with_ak:
                     row += [format_cell(float(x)) if free else "" for x in se_ak[j]]
             writer.writerow(row)
-
-
-def _has_free_scores(types: tuple[ItemType, ...]) -> bool:
-    return any(t.family.free_scores(t.family.min_categories - 1) for t in types)
 
 
 def _column_names(width: int, with_ak: bool) -> list[str]:
@@ -140,7 +135,14 @@ def read_polytomous_params(path: str | Path) -> PolytomousParams:
             if free:
                 se_ak[j] = [number_cell(where, f"se_{n}", cells[f"se_{n}"]) for n in ak_names]
         try:  # one item at a time, so that a bad one is named with its line
-            _item_params(item, kind, a[j], d[j], c[j], ak[j] if free else None)
+            PolytomousParams(
+                (item,),
+                (kind,),
+                a[j : j + 1],
+                d[j : j + 1],
+                c[j : j + 1],
+                ak=ak[j : j + 1] if free else None,
+            )
         except ParamsError as exc:
             raise ParamsError(f"{where}: {exc}") from exc
         ids.append(item)
@@ -159,15 +161,6 @@ def read_polytomous_params(path: str | Path) -> PolytomousParams:
         ak=fill_scoring_values(types, d, ak[:, :width]),
         se_ak=se_ak[:, :width] if with_se else None,
     )
-
-
-def _item_params(
-    item: str, kind: ItemType, a: float, d: FloatArray, c: float, ak: FloatArray | None
-) -> PolytomousParams:
-    """One item's parameters, checked."""
-    given = np.full((1, d.size), np.nan) if ak is None else ak[None, :]
-    scores = fill_scoring_values([kind], d[None, :], given)
-    return PolytomousParams((item,), (kind,), np.array([a]), d[None, :], np.array([c]), ak=scores)
 
 
 def _check_header(file: Path, header: list[str]) -> int:
