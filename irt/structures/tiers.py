@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -70,7 +71,7 @@ class TieredGrid(LatentStructure):
     def n_general(self) -> int:
         return int(self.general.shape[0])
 
-    @property
+    @cached_property
     def local(self) -> FloatArray:
         """The local nodes of a specific block, (T·Q_g, D_g + 1): the general
         coordinates, then the specific one; node t·Q_g + g."""
