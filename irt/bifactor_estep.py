@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from irt.bifactor_model import GENERAL_ONLY, BifactorParams
 from irt.errors import IRTError
+from irt.estimation.scoring import posterior_moments
 from irt.quadrature import normal_grid
 from irt.responses import ResponseMatrix
 from irt.structures import TieredGrid
@@ -277,8 +278,7 @@ def bifactor_scores(
     data = Answers.of(responses, params.group, len(params.groups))
     post = posterior(data, params, x, grid.log_weights)
     n_subjects = responses.n_subjects
-    g_mean = post.general @ x
-    g_sd = np.sqrt(np.maximum(post.general @ x**2 - g_mean**2, 0.0))
+    g_mean, g_sd = posterior_moments(post.general, x)
     specific = np.zeros((n_subjects, len(params.groups)))
     general = data.items[-1]
     expected_right = data.answered(-1) @ block_probability(params, general, block_design(x, False))

@@ -11,7 +11,8 @@ import numpy as np
 from irt.continuous import ContinuousParams
 from irt.continuous_estep import ScoreData, check_match, e_step, params_internal
 from irt.continuous_responses import ContinuousResponses
-from irt.quadrature import posterior_moments, prior_grid
+from irt.estimation.scoring import posterior_moments
+from irt.quadrature import prior_grid
 from irt.types import FloatArray, IntArray
 
 __all__ = ["ContinuousScores", "continuous_scores"]

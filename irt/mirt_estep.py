@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from irt.errors import IRTError
+from irt.estimation.scoring import posterior_moments
 from irt.mirt_model import MirtParams
 from irt.models import log_prob_pair
 from irt.responses import ResponseMatrix
@@ -218,13 +219,11 @@ def mirt_scores(
     prob = np.exp(log_p)
     n_patterns, k = data.right.shape[0], params.n_factors
     mean = np.zeros((n_patterns, k))
-    second = np.zeros((n_patterns, k))
+    sd = np.zeros((n_patterns, k))
     expected = np.zeros(n_patterns)
     for chunk in posterior_chunks(data, log_p, log_q, log_weights(points, params.correlation)):
-        mean[chunk.rows] = chunk.posterior @ points
-        second[chunk.rows] = chunk.posterior @ points**2
+        mean[chunk.rows], sd[chunk.rows] = posterior_moments(chunk.posterior, points)
         expected[chunk.rows] = np.sum((chunk.posterior @ prob.T) * data.answered[chunk.rows], 1)
-    sd = np.sqrt(np.maximum(second - mean**2, 0.0))
     n_answered = data.answered.sum(axis=1)
     accuracy = np.full(n_patterns, np.nan)
     np.divide(expected, n_answered, out=accuracy, where=n_answered > 0)

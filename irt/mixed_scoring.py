@@ -17,10 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from irt.errors import IRTError
+from irt.estimation.scoring import posterior_moments
 from irt.mixed import MixedParams, MixedResponses
 from irt.mixed_joint import joint_e_step
 from irt.mixed_se import ContinuousPart, DiscretePart
-from irt.quadrature import posterior_moments, prior_grid
+from irt.quadrature import prior_grid
 from irt.types import FloatArray, IntArray
 
 __all__ = ["MixedScores", "mixed_scores"]

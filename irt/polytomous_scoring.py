@@ -11,11 +11,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from irt.errors import IRTError
+from irt.estimation.scoring import (
+    NormalPrior,
+    eap_on_grid,
+    grid_mode,
+    mode_sd,
+    posterior_mode,
+)
 from irt.polytomous import PolytomousParams, curves
-from irt.polytomous_estep import e_step, log_table
+from irt.polytomous_estep import log_table
 from irt.polytomous_layout import Layout, Natural, Patterns, check_match, naturals_of
 from irt.polytomous_responses import PolytomousResponses
-from irt.quadrature import normal_on, posterior_moments
+from irt.quadrature import normal_on
 from irt.structures import Grid
 from irt.types import FloatArray, IntArray
 
@@ -45,8 +52,9 @@ def polytomous_scores(
     prior_sd: float = 1.0,
 ) -> PolytomousScores:
     """EAP (posterior mean and SD by quadrature; R mirt's ``fscores`` default of 121
-    points on [−6, 6]) or MAP (posterior mode by safeguarded Newton steps from the best
-    grid point) of θ ~ N(prior_mean, prior_sd²) under a pool of mixed items."""
+        points on [−6, 6]) or MAP (posterior mode by safeguarded Newton steps from the best
+        grid point) of θ ~ N(prior_mean, prior_sd²) under a pool of mixed items, by the
+    shared estimators of ``irt.estimation.scoring``."""
     kind = method.lower()
     if kind not in ("eap", "map"):
         raise IRTError(f"method must be 'eap' or 'map', got {method!r}")
@@ -54,16 +62,18 @@ def polytomous_scores(
         raise IRTError(f"prior_sd must be positive, got {prior_sd}")
     check_match(responses, params)
     layout = Layout.of(params.item_types, params.n_categories)
-    patterns = Patterns.of(responses.values, layout)
+    likelihood = _PatternLikelihood(
+        Patterns.of(responses.values, layout), layout, naturals_of(params, layout)
+    )
     grid = normal_on(np.linspace(-bound, bound, n_quad), prior_mean, prior_sd)
-    naturals = naturals_of(params, layout)
-    table = log_table(layout, naturals, grid.points)
-    est = e_step(patterns, table, Grid.of(grid.points, grid.log_weights))
-    mean, sd = posterior_moments(est.posterior, grid.points)
+    mean, sd = eap_on_grid(likelihood.at_nodes(grid.points), Grid.of(grid.points, grid.log_weights))
     if kind == "map":
-        start = grid.points[est.posterior.argmax(axis=1)]
-        mean, sd = _posterior_mode(patterns, layout, naturals, start, prior_mean, prior_sd)
-    idx = patterns.inverse
+        prior = NormalPrior(prior_mean, prior_sd)
+        mean = posterior_mode(
+            likelihood, grid_mode(likelihood, (-bound, bound), prior), (-bound, bound), prior
+        )
+        sd = mode_sd(likelihood, mean, prior)
+    idx = likelihood.patterns.inverse
     return PolytomousScores(
         subject_ids=responses.subject_ids,
         theta=mean[idx],
@@ -73,55 +83,36 @@ def polytomous_scores(
     )
 
 
-def _posterior_mode(
-    patterns: Patterns,
-    layout: Layout,
-    naturals: Sequence[Natural],
-    start: FloatArray,
-    prior_mean: float,
-    prior_sd: float,
-) -> tuple[FloatArray, FloatArray]:
-    """Newton steps on each pattern's log posterior, halved until it does not fall; the
-    curvature is a central difference of the exact ∂/∂θ."""
-    onehot = patterns.onehot
+@dataclass(frozen=True)
+class _PatternLikelihood:
+    """Each distinct response pattern's log-likelihood as a function of its own θ (the
+    ``SubjectLikelihood`` of ``irt.estimation.scoring``); the information is the
+    observed one, −ℓ'', a central difference of the exact slope."""
 
-    def value_and_score(th: FloatArray) -> tuple[FloatArray, FloatArray]:
-        log_p = np.empty((th.size, layout.n_columns))
-        score = np.empty_like(log_p)
-        for g, (a, d, c, ak) in zip(layout.groups, naturals, strict=True):
-            cv = curves(g.kind, th, a, d, c, ak=ak, derivatives=True)
-            assert cv.slope is not None
-            log_p[:, g.cols.ravel()] = cv.log_p.reshape(th.size, -1)
-            score[:, g.cols.ravel()] = (a[None, :, None] * cv.slope).reshape(th.size, -1)
-        z = (th - prior_mean) / prior_sd
-        return (
-            (onehot * log_p).sum(axis=1) - 0.5 * z**2,
-            (onehot * score).sum(axis=1) - z / prior_sd,
+    patterns: Patterns
+    layout: Layout
+    naturals: Sequence[Natural]
+
+    def at_nodes(self, nodes: FloatArray) -> FloatArray:
+        return np.asarray(self.patterns.onehot @ log_table(self.layout, self.naturals, nodes))
+
+    def at(self, theta: FloatArray) -> FloatArray:
+        return self._value_and_score(theta)[0]
+
+    def score_information(self, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
+        h = 1e-5
+        curvature = (self._value_and_score(theta + h)[1] - self._value_and_score(theta - h)[1]) / (
+            2 * h
         )
+        return self._value_and_score(theta)[1], -curvature
 
-    th = start.astype(np.float64).copy()
-    h = 1e-5
-    for _ in range(50):
-        value, grad = value_and_score(th)
-        curv = (value_and_score(th + h)[1] - value_and_score(th - h)[1]) / (2 * h)
-        step = np.where(curv < 0, -grad / np.where(curv < 0, curv, -1.0), np.sign(grad) * 0.25)
-        step = np.clip(step, -1.0, 1.0)
-        moved = np.zeros_like(th)
-        pending = np.ones(th.size, dtype=bool)
-        scale = 1.0
-        for _ in range(20):
-            trial = th + scale * step
-            trial_value, _ = value_and_score(trial)
-            ok = pending & (trial_value >= value)
-            moved[ok] = scale * step[ok]
-            pending &= ~ok
-            if not pending.any():
-                break
-            scale *= 0.5
-        th += moved
-        if np.abs(moved).max() < 1e-10:
-            break
-    curv = (value_and_score(th + h)[1] - value_and_score(th - h)[1]) / (2 * h)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sd = np.where(curv < 0, 1.0 / np.sqrt(-curv), np.nan)
-    return th, sd
+    def _value_and_score(self, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
+        log_p = np.empty((theta.size, self.layout.n_columns))
+        score = np.empty_like(log_p)
+        for g, (a, d, c, ak) in zip(self.layout.groups, self.naturals, strict=True):
+            cv = curves(g.kind, theta, a, d, c, ak=ak, derivatives=True)
+            assert cv.slope is not None
+            log_p[:, g.cols.ravel()] = cv.log_p.reshape(theta.size, -1)
+            score[:, g.cols.ravel()] = (a[None, :, None] * cv.slope).reshape(theta.size, -1)
+        onehot = self.patterns.onehot
+        return (onehot * log_p).sum(axis=1), (onehot * score).sum(axis=1)

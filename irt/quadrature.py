@@ -56,11 +56,3 @@ def prior_grid(n_points: int, bound: float, mean: float, sd: float) -> Quadratur
     if not sd > 0:
         raise IRTError(f"prior_sd must be positive, got {sd}")
     return normal_on(normal_grid(n_points, bound).points, mean, sd)
-
-
-def posterior_moments(posterior: FloatArray, points: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """The mean and SD of each row of ``posterior`` (N, Q) over the grid ``points`` (Q,):
-    EAP scores and their posterior SDs."""
-    mean = posterior @ points
-    sd = np.sqrt(np.maximum(posterior @ points**2 - mean**2, 0.0))
-    return mean, sd

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from irt.errors import IRTError
+from irt.estimation.scoring import warm_function
 from irt.models import ItemParams, log_likelihood
 from irt.responses import ResponseMatrix
-from irt.scoring import AbilityMethod, _Data, _wle_function, score_abilities
+from irt.scoring import AbilityMethod, _Data, score_abilities
 from irt.simulate import random_params, simulate_responses
 
 
@@ -76,7 +77,7 @@ def test_wle_is_a_root_and_exists_for_perfect_scores_in_2pl() -> None:
     data = ResponseMatrix.from_array(values.astype(float))
     est = score_abilities(data, params, "wle")
     assert not est.fallback.any()  # Warm's correction keeps perfect scores finite
-    f = _wle_function(_Data.of(data), params, est.theta)
+    f = warm_function(_Data.of(data, params), est.theta)
     np.testing.assert_allclose(f, 0.0, atol=1e-6)
     assert est.theta[0] < 6
 
