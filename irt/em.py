@@ -11,7 +11,7 @@ import numpy as np
 from irt.errors import DataWarning, IRTError
 from irt.estep import DesignMatrices, EStep, e_step, marginal_log_likelihood
 from irt.estimation.calibrator import Calibrator
-from irt.estimation.em_loop import EMRun, ProgressCallback, run_em
+from irt.estimation.em_loop import EMRun, Evaluated, ProgressCallback, run_em
 from irt.item_se import item_standard_errors
 from irt.models import ItemParams, ModelKind, log_prob_pair
 from irt.mstep import MStepSpec, clip_coords, from_abcd, log_prior, m_step, to_abcd
@@ -175,14 +175,7 @@ class EMCalibrator(Calibrator):
         )
 
 
-@dataclass(frozen=True)
-class _Evaluation:
-    step: EStep
-    logpost: float
-
-    @property
-    def loglik(self) -> float:
-        return self.step.loglik
+_Evaluation = Evaluated[EStep]
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from irt.estimation.em_loop import run_em
 from irt.mirt_calibrator import MultidimensionalCalibrator
 from irt.mirt_estep import product_grid
 from irt.mirt_polytomous import CategoryLayout
-from irt.mirt_polytomous_cycles import BifactorGroupEM, FullGridEM, GroupEM
+from irt.mirt_polytomous_cycles import BifactorBlocks, FullGrid, GroupEM
 from irt.mirt_polytomous_estep import bifactor_columns
 from irt.mirt_polytomous_mstep import GroupCoordinates
 from irt.mirt_polytomous_start import (
@@ -182,7 +182,8 @@ class MirtPolytomousCalibrator(_Calibrator):
         self, coords: list[GroupCoordinates], layout: CategoryLayout, patterns: Patterns
     ) -> GroupEM:
         n_correlated = self.points.shape[1] if self.correlated else 0
-        return FullGridEM(coords, layout, patterns, self.points, self.scoring_steps, n_correlated)
+        structure = FullGrid(self.points, n_correlated)
+        return GroupEM(coords, layout, patterns, structure, self.scoring_steps)
 
 
 class BifactorPolytomousCalibrator(_Calibrator):
@@ -248,10 +249,8 @@ class BifactorPolytomousCalibrator(_Calibrator):
         self, coords: list[GroupCoordinates], layout: CategoryLayout, patterns: Patterns
     ) -> GroupEM:
         blocks, general = bifactor_columns(layout, self.specific, self.n_blocks)
-        steps = self.scoring_steps
-        return BifactorGroupEM(
-            coords, layout, patterns, self.points, steps, 0, blocks, general, self.plane
-        )
+        structure = BifactorBlocks(blocks, general, self.plane)
+        return GroupEM(coords, layout, patterns, structure, self.scoring_steps)
 
     def _place(self, items: IntArray, local: FloatArray) -> FloatArray:
         rows = np.zeros((items.size, self.n_blocks + 1))

@@ -22,6 +22,7 @@ from typing import Protocol
 import numpy as np
 
 from irt.errors import IRTError
+from irt.estimation.em_loop import Evaluated
 from irt.structures import normalised
 from irt.types import FloatArray
 
@@ -100,16 +101,8 @@ def joint_e_step(
     return JointEStep(loglik + const, post)
 
 
-@dataclass(frozen=True)
-class JointEvaluation:
-    """An E-step of the joint EM and the log posterior at its vector."""
-
-    step: JointEStep
-    logpost: float
-
-    @property
-    def loglik(self) -> float:
-        return self.step.loglik
+#: An E-step of the joint EM and the log posterior at its vector.
+JointEvaluation = Evaluated[JointEStep]
 
 
 class JointEM:

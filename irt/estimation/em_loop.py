@@ -66,6 +66,27 @@ class Evaluation(Protocol):
 E = TypeVar("E", bound=Evaluation)
 
 
+class _HasLoglik(Protocol):
+    @property
+    def loglik(self) -> float: ...
+
+
+S = TypeVar("S", bound=_HasLoglik)
+
+
+@dataclass(frozen=True)
+class Evaluated(Generic[S]):
+    """The usual ``Evaluation``: an E-step's result ``step`` (which knows its
+    log-likelihood) with the log posterior at its vector."""
+
+    step: S
+    logpost: float
+
+    @property
+    def loglik(self) -> float:
+        return self.step.loglik
+
+
 class EMProblem(Protocol[E]):
     """What the loop needs of a model family on its flat parameter vector."""
 
