@@ -31,11 +31,8 @@ from irt.bifactor_estep import (
 )
 from irt.bifactor_model import BifactorParams, BifactorPriors
 from irt.bifactor_mstep import GAMMA_BOUNDS
+from irt.estimation.observed_information import invert_item_blocks, root_variance
 from irt.types import BoolArray, FloatArray
-
-#: An item's information block with a larger condition number is taken as singular:
-#: its parameters are not identified by the data (and no prior pins them).
-MAX_CONDITION = 1e10
 
 # Coordinates of ``BifactorStandardErrors.covariance``.
 A_GENERAL, A_SPECIFIC, INTERCEPT, GAMMA = 0, 1, 2, 3
@@ -90,10 +87,11 @@ def bifactor_standard_errors(
     if params.c is not None:
         gamma = np.log(params.c / (1 - params.c))
         pinned = (gamma <= GAMMA_BOUNDS[0] + 1e-6) | (gamma >= GAMMA_BOUNDS[1] - 1e-6)
-    cov = _invert_blocks(info, present, pinned)
-    se = np.sqrt(
-        np.where(np.diagonal(cov, axis1=1, axis2=2) > 0, np.diagonal(cov, 0, 1, 2), np.nan)
-    )
+    # A pinned asymptote carries no information: its item is inverted without γ.
+    use = present.copy()
+    use[pinned, GAMMA] = False
+    cov = invert_item_blocks(info, use)
+    se = root_variance(np.diagonal(cov, axis1=1, axis2=2))
     se_c = None
     if params.c is not None:
         # The delta method through c = σ(γ): dc/dγ = c(1 − c).
@@ -145,27 +143,3 @@ def _add_prior_curvature(
     if params.c is not None:
         c = params.c
         info[:, GAMMA, GAMMA] += (priors.c_alpha + priors.c_beta - 2) * c * (1 - c)
-
-
-def _invert_blocks(info: FloatArray, present: BoolArray, pinned: BoolArray) -> FloatArray:
-    """Each item's covariance block: the inverse of its information over its present
-    coordinates (without γ where c sits at its bound: a pinned asymptote carries no
-    information), NaN where that is singular."""
-    cov = np.full_like(info, np.nan)
-    use = present.copy()
-    use[pinned, GAMMA] = False
-    # Items share few layouts (group or general-only, with or without γ): invert each
-    # layout's blocks together.
-    layouts, which = np.unique(use, axis=0, return_inverse=True)
-    for layout_no, layout in enumerate(layouts):
-        idx = np.flatnonzero(which.ravel() == layout_no)
-        coords = np.flatnonzero(layout)
-        if not coords.size:
-            continue
-        sub = info[np.ix_(idx, coords, coords)]
-        ok = np.linalg.cond(sub) < MAX_CONDITION
-        if ok.any():
-            inv = np.linalg.inv(sub[ok])
-            rows = idx[ok]
-            cov[np.ix_(rows, coords, coords)] = inv
-    return cov

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from irt.estep import DesignMatrices
+from irt.estimation.observed_information import invert_item_blocks, root_variance
 from irt.models import ModelKind
 from irt.mstep_coords import ALPHA, DELTA, GAMMA, MStepSpec
 from irt.mstep_objective import grid_curves
@@ -53,21 +54,14 @@ def item_standard_errors(
 def _invert_blocks(info: FloatArray, cols: list[int]) -> FloatArray:
     """Invert each item's block; where it is singular (an asymptote pinned at its bound
     carries no information), fall back to the slope–intercept block alone."""
-    cov = np.full_like(info, np.nan)
-    todo = np.ones(info.shape[0], dtype=bool)
-    for use in (cols, [ALPHA, DELTA]):
-        idx = np.flatnonzero(todo)
-        if idx.size == 0:
-            break
-        pick = np.asarray(use)
-        sub = info[np.ix_(idx, pick, pick)]
-        ok = np.linalg.cond(sub) < 1e10
-        if ok.any():
-            inv = np.linalg.inv(sub[ok])
-            full = np.full((int(ok.sum()), 4, 4), np.nan)
-            full[np.ix_(np.arange(int(ok.sum())), pick, pick)] = inv
-            cov[idx[ok]] = full
-            todo[idx[ok]] = False
+    use = np.zeros(info.shape[:2], dtype=bool)
+    use[:, cols] = True
+    cov = invert_item_blocks(info, use)
+    failed = np.isnan(cov[:, ALPHA, ALPHA])
+    if failed.any():
+        use[failed] = False
+        use[np.ix_(np.flatnonzero(failed), np.array([ALPHA, DELTA]))] = True
+        cov[failed] = invert_item_blocks(info[failed], use[failed])
     return cov
 
 
@@ -88,7 +82,7 @@ def _delta_method(
         var_c = (c * (1 - c)) ** 2 * cov[:, GAMMA, GAMMA]
     else:
         var_c = np.full_like(a, np.nan)
-    return _sqrt_or_nan(var_a), _sqrt_or_nan(var_b), _sqrt_or_nan(var_c)
+    return root_variance(var_a), root_variance(var_b), root_variance(var_c)
 
 
 def _one_pl_errors(
@@ -101,11 +95,6 @@ def _one_pl_errors(
     var_b = var_delta / a**2 + (b / a) ** 2 * var_a
     return (
         np.full_like(a, np.sqrt(var_a)),
-        _sqrt_or_nan(var_b),
+        root_variance(var_b),
         np.full_like(a, np.nan),
     )
-
-
-def _sqrt_or_nan(var: FloatArray) -> FloatArray:
-    with np.errstate(invalid="ignore"):
-        return np.where(var > 0, np.sqrt(np.where(var > 0, var, 0.0)), np.nan)

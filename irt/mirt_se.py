@@ -19,13 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irt.estimation.observed_information import invert_item_blocks, root_variance
 from irt.mirt_estep import Patterns, item_log_probs, log_weights, posterior_chunks
 from irt.mirt_model import MirtParams
 from irt.mirt_mstep import MirtPriors, sigmoid
 from irt.types import FloatArray
-
-# An item's information block with a larger condition number is treated as singular.
-_MAX_CONDITION = 1e10
 
 
 @dataclass(frozen=True)
@@ -79,14 +77,7 @@ def item_standard_errors(
     free = np.hstack(
         [np.asarray(params.pattern, dtype=bool), np.ones((n_items, n_coords - k), bool)]
     )
-    var = np.full((n_items, n_coords), np.nan)
-    for j in range(n_items):
-        use = np.flatnonzero(free[j])
-        block = info[j][np.ix_(use, use)]
-        if np.linalg.cond(block) < _MAX_CONDITION:
-            diag = np.diag(np.linalg.inv(block))
-            var[j, use] = np.where(diag > 0, diag, np.nan)
-    se = np.sqrt(var)
+    se = root_variance(np.diagonal(invert_item_blocks(info, free), axis1=1, axis2=2))
     se_c = None
     if params.c is not None:
         se_c = params.c * (1 - params.c) * se[:, -1]

@@ -8,6 +8,10 @@ information is near-singular (a parameter at a bound carries none) it is inverte
 by item instead, with NaN where even an item's block stays singular. The
 one-θ graded, nominal and continuous fits and the mixed fit all take their errors
 from here; each supplies its gradient and its items' widths.
+
+The cross-product (XPD) errors of the binary, factor and bifactor fits (R mirt's
+``SE.type = "crossprod"``) sum each item's per-subject scores' outer products into a
+block of its own and invert the blocks here (``invert_item_blocks``).
 """
 
 from __future__ import annotations
@@ -16,13 +20,15 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from irt.types import FloatArray
+from irt.types import BoolArray, FloatArray
 
 __all__ = [
     "HESSIAN_STEP",
+    "ITEM_BLOCK_CONDITION",
     "MAX_CONDITION",
     "hessian_of_gradient",
     "invert_information",
+    "invert_item_blocks",
     "relative_steps",
     "root_variance",
 ]
@@ -31,6 +37,9 @@ __all__ = [
 HESSIAN_STEP = 1e-5
 #: An information matrix with a larger condition number is inverted item by item.
 MAX_CONDITION = 1e12
+#: An item's cross-product block with a larger condition number is taken as singular:
+#: its parameters are not identified by the data (and no prior pins them).
+ITEM_BLOCK_CONDITION = 1e10
 
 
 def relative_steps(x: FloatArray) -> FloatArray:
@@ -73,6 +82,26 @@ def invert_information(info: FloatArray, widths: Sequence[int]) -> FloatArray:
         if np.all(np.isfinite(block)) and np.linalg.cond(block) < MAX_CONDITION:
             cov[sl, sl] = np.linalg.inv(block)
         at += w
+    return cov
+
+
+def invert_item_blocks(info: FloatArray, use: BoolArray) -> FloatArray:
+    """Each item's covariance block (J, P, P): the inverse of its information ``info``
+    (J, P, P) over the coordinates ``use`` (J, P) marks, NaN elsewhere and where that
+    block is singular. Items share few layouts, so each layout's blocks are inverted
+    together."""
+    cov = np.full_like(info, np.nan)
+    layouts, which = np.unique(np.asarray(use, dtype=bool), axis=0, return_inverse=True)
+    for layout_no, layout in enumerate(layouts):
+        coords = np.flatnonzero(layout)
+        if not coords.size:
+            continue
+        idx = np.flatnonzero(which.ravel() == layout_no)
+        sub = info[np.ix_(idx, coords, coords)]
+        ok = np.all(np.isfinite(sub), axis=(1, 2))
+        ok[ok] = np.linalg.cond(sub[ok]) < ITEM_BLOCK_CONDITION
+        if ok.any():
+            cov[np.ix_(idx[ok], coords, coords)] = np.linalg.inv(sub[ok])
     return cov
 
 
