@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 _NEWTON_STEPS = 50
-_NEWTON_TOL = 1e-9
+_NEWTON_TOL = 1e-8
 _HALVINGS = 20
 
 
@@ -144,16 +144,18 @@ def posterior_mode(
             newton = np.where(info > 0, score / info, 0.25 * np.sign(score))
         step = np.clip(newton, -1.0, 1.0)
         moved = np.zeros_like(theta)
-        pending = np.ones(theta.size, dtype=bool)
+        # A row whose full step is below the tolerance has converged: halving it would
+        # only chase rounding in its objective.
+        pending = np.abs(step) >= _NEWTON_TOL
         for _ in range(_HALVINGS):
+            if not pending.any():
+                break
             trial = np.clip(theta + step, *bounds)
             trial_value = _objective(likelihood, trial, prior)
             ok = pending & (trial_value >= value)
             moved[ok] = trial[ok] - theta[ok]
             theta[ok], value[ok] = trial[ok], trial_value[ok]
             pending &= ~ok
-            if not pending.any():
-                break
             step = np.where(pending, 0.5 * step, step)
         if np.abs(moved).max(initial=0.0) < _NEWTON_TOL:
             break
