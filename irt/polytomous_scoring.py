@@ -52,8 +52,8 @@ def polytomous_scores(
     prior_sd: float = 1.0,
 ) -> PolytomousScores:
     """EAP (posterior mean and SD by quadrature; R mirt's ``fscores`` default of 121
-        points on [−6, 6]) or MAP (posterior mode by safeguarded Newton steps from the best
-        grid point) of θ ~ N(prior_mean, prior_sd²) under a pool of mixed items, by the
+    points on [−6, 6]) or MAP (posterior mode by safeguarded Newton steps from the best
+    grid point) of θ ~ N(prior_mean, prior_sd²) under a pool of mixed items, by the
     shared estimators of ``irt.estimation.scoring``."""
     kind = method.lower()
     if kind not in ("eap", "map"):
