@@ -97,7 +97,12 @@ class _PatternLikelihood:
         return np.asarray(self.patterns.onehot @ log_table(self.layout, self.naturals, nodes))
 
     def at(self, theta: FloatArray) -> FloatArray:
-        return self._value_and_score(theta)[0]
+        log_p = np.empty((theta.size, self.layout.n_columns))
+        for g, (a, d, c, ak) in zip(self.layout.groups, self.naturals, strict=True):
+            log_p[:, g.cols.ravel()] = curves(g.kind, theta, a, d, c, ak=ak).log_p.reshape(
+                theta.size, -1
+            )
+        return np.asarray((self.patterns.onehot * log_p).sum(axis=1))
 
     def score_information(self, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
         h = 1e-5
