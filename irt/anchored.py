@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irt.design_blocks import DesignMatrices
 from irt.em import EMSettings, e_step_at, latent_moments, params_at
 from irt.errors import ConvergenceWarning, IRTError
-from irt.estep import DesignMatrices
 from irt.item_se import item_standard_errors
 from irt.models import ItemParams, ModelKind
 from irt.mstep import MStepSpec, from_abcd, m_step

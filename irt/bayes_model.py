@@ -24,7 +24,7 @@ from pyro.infer.autoguide.initialization import init_to_value
 from pyro.ops.stats import split_gelman_rubin
 from pyro.optim import Adam  # type: ignore[attr-defined]
 
-from irt.estep import DesignMatrices
+from irt.design_blocks import DesignMatrices
 from irt.models import ModelKind
 from irt.priors import ItemPriors
 from irt.responses import ResponseMatrix

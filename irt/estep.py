@@ -1,7 +1,9 @@
 """The E-step of Bock–Aitkin EM, in log space, as matrix products over the response matrix.
 
 The R package mirt multiplies item probabilities and underflows beyond ~1,000 answered
-items per examinee; summing log-probabilities with a matrix product does not.
+items per examinee; summing log-probabilities with a matrix product does not. The
+products run over one block of subjects at a time (``irt.design_blocks``), so that no
+float copy of the whole matrix is ever held.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irt.design_blocks import DesignBlock, DesignMatrices
 from irt.errors import ParamsError
 from irt.laplace import laplace_log_marginal
 from irt.models import ItemParams, log_probabilities
@@ -17,28 +20,14 @@ from irt.quadrature import QuadratureGrid, normal_grid
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray, IntArray
 
-
-@dataclass(frozen=True)
-class DesignMatrices:
-    """Float views of a response matrix, built once per fit.
-
-    ``right`` is 1 where an answer is right (0 where wrong or missing), ``observed`` is 1
-    where an answer is present. For a complete matrix ``observed`` is not stored: the sums
-    it would enter are then the same for every subject.
-    """
-
-    right: FloatArray
-    observed: FloatArray | None
-
-    @classmethod
-    def from_responses(cls, responses: ResponseMatrix) -> DesignMatrices:
-        right = (responses.values == 1).astype(np.float64)
-        observed = None if responses.is_complete else responses.observed.astype(np.float64)
-        return cls(right=right, observed=observed)
-
-    @property
-    def n_subjects(self) -> int:
-        return int(self.right.shape[0])
+__all__ = [
+    "DesignMatrices",
+    "EStep",
+    "e_step",
+    "grid_posterior",
+    "marginal_log_likelihood",
+    "subject_log_likelihood",
+]
 
 
 @dataclass(frozen=True)
@@ -51,20 +40,41 @@ class EStep:
     expected_total: FloatArray  # (J, Q): Σ_n observed_nj post_nq
 
 
+@dataclass(frozen=True)
+class NodeTerms:
+    """The items' log-probabilities at the nodes, laid out for the products with a
+    block: log L = right @ logit + observed @ log_q, where a complete block needs one
+    product instead of two (its observed sums are the same for every subject)."""
+
+    logit: FloatArray  # (J, Q)
+    log_q: FloatArray  # (J, Q)
+    log_q_sum: FloatArray  # (Q,)
+
+    @classmethod
+    def of(cls, log_p: FloatArray, log_q: FloatArray) -> NodeTerms:
+        """From (Q, J) log-probabilities of a right and of a wrong answer."""
+        return cls((log_p - log_q).T, log_q.T, log_q.sum(axis=1))
+
+    def log_likelihood(self, block: DesignBlock) -> FloatArray:
+        """log L_n(θ_q) of the block's subjects, shape (rows, Q)."""
+        out = block.right @ self.logit
+        if block.observed is None:
+            out += self.log_q_sum
+        else:
+            out += block.observed @ self.log_q
+        return np.asarray(out, dtype=np.float64)
+
+
 def subject_log_likelihood(
     design: DesignMatrices, log_p: FloatArray, log_q: FloatArray
 ) -> FloatArray:
-    """log L_n(θ_q) for every subject and grid point, shape (N, Q).
-
-    ``log_p``/``log_q`` have shape (Q, J). Written as right @ logit + observed @ log_q so
-    that a complete matrix needs one matrix product instead of two.
-    """
-    out = design.right @ (log_p - log_q).T
-    if design.observed is None:
-        out += log_q.sum(axis=1)
-    else:
-        out += design.observed @ log_q.T
-    return np.asarray(out, dtype=np.float64)
+    """log L_n(θ_q) for every subject and grid point, shape (N, Q); ``log_p``/``log_q``
+    have shape (Q, J)."""
+    out = np.empty((design.n_subjects, log_p.shape[0]))
+    terms = NodeTerms.of(log_p, log_q)
+    for block in design.blocks():
+        out[block.rows] = terms.log_likelihood(block)
+    return out
 
 
 def e_step(
@@ -73,20 +83,30 @@ def e_step(
     log_q: FloatArray,
     grid: QuadratureGrid,
 ) -> EStep:
-    """Posterior weights and expected counts given (Q, J) log-probabilities."""
-    joint = subject_log_likelihood(design, log_p, log_q)
-    joint += grid.log_weights
-    posterior, log_marginal, _ = grid_posterior(joint, grid.points)
-    expected_right = design.right.T @ posterior
-    if design.observed is None:
+    """Posterior weights and expected counts given (Q, J) log-probabilities, summed
+    over the subjects one block at a time."""
+    n_points = grid.points.shape[0]
+    terms = NodeTerms.of(log_p, log_q)
+    posterior = np.empty((design.n_subjects, n_points))
+    loglik = 0.0
+    expected_right = np.zeros((design.n_items, n_points))
+    expected_total = None if design.complete else np.zeros_like(expected_right)
+    for block in design.blocks():
+        joint = terms.log_likelihood(block)
+        joint += grid.log_weights
+        post, log_marginal, _ = grid_posterior(joint, grid.points)
+        posterior[block.rows] = post
+        loglik += float(log_marginal.sum())
+        expected_right += block.right.T @ post
+        if expected_total is not None and block.observed is not None:
+            expected_total += block.observed.T @ post
+    if expected_total is None:
         expected_total = np.broadcast_to(posterior.sum(axis=0), expected_right.shape).copy()
-    else:
-        expected_total = design.observed.T @ posterior
     return EStep(
-        loglik=float(log_marginal.sum()),
+        loglik=loglik,
         posterior=posterior,
-        expected_right=np.asarray(expected_right, dtype=np.float64),
-        expected_total=np.asarray(expected_total, dtype=np.float64),
+        expected_right=expected_right,
+        expected_total=expected_total,
     )
 
 
@@ -186,15 +206,20 @@ def marginal_log_likelihood(
     grid = grid or normal_grid()
     _check_items(responses, params)
     log_p, log_q = log_probabilities(grid.points, params)
-    design = DesignMatrices.from_responses(responses)
-    joint = subject_log_likelihood(design, log_p, log_q) + grid.log_weights
-    posterior, log_marginal, narrow = grid_posterior(joint, grid.points)
-    if narrow.size:
-        observed = responses.observed[narrow].astype(np.float64)
-        log_marginal[narrow] = laplace_log_marginal(
-            design.right[narrow], observed, params, posterior[narrow] @ grid.points
-        )
-    return float(log_marginal.sum())
+    terms = NodeTerms.of(log_p, log_q)
+    total = 0.0
+    for block in DesignMatrices.from_responses(responses).blocks():
+        joint = terms.log_likelihood(block) + grid.log_weights
+        posterior, log_marginal, narrow = grid_posterior(joint, grid.points)
+        if narrow.size:
+            log_marginal[narrow] = laplace_log_marginal(
+                block.right[narrow],
+                block.observed_or_ones()[narrow],
+                params,
+                posterior[narrow] @ grid.points,
+            )
+        total += float(log_marginal.sum())
+    return total
 
 
 def _check_items(responses: ResponseMatrix, params: ItemParams) -> None:

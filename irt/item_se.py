@@ -4,7 +4,8 @@ For subject n and item j, the observed-data score is the posterior expectation o
 complete-data score: s_nj = Σ_q post_nq ∂ log p(y_nj | θ_q) / ∂η_j. Its cross-product
 summed over subjects estimates item j's information block (mirt's ``SE.type =
 "crossprod"``); the prior's curvature is added, and the block is inverted item by item
-(covariances between items are ignored). Standard errors of (a, b, c) follow by the delta
+(covariances between items are ignored). The sums run over one block of subjects at a
+time (``irt.design_blocks``). Standard errors of (a, b, c) follow by the delta
 method from the internal coordinates.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irt.estep import DesignMatrices
+from irt.design_blocks import DesignMatrices
 from irt.estimation.observed_information import invert_item_blocks, root_variance
 from irt.models import ModelKind
 from irt.mstep_coords import ALPHA, DELTA, GAMMA, MStepSpec
@@ -32,21 +33,30 @@ def item_standard_errors(
     n_items = len(a)
     cols = curves.columns
     derivs = dict(zip(cols, curves.derivs, strict=True))
-    p, q = curves.p, curves.q
-    observed = np.ones_like(design.right) if design.observed is None else design.observed
-    wrong = observed - design.right
-    scores = {
-        k: design.right * (posterior @ (derivs[k] / p).T) - wrong * (posterior @ (derivs[k] / q).T)
-        for k in cols
-    }
+    # ∂ log p / ∂η and ∂ log q / ∂η at each node, (J, Q).
+    on_right = {k: (derivs[k] / curves.p).T for k in cols}
+    on_wrong = {k: (derivs[k] / curves.q).T for k in cols}
     info = np.zeros((n_items, 4, 4))
+    # The 1PL's shared slope: each subject's score for it, summed over the items.
+    slope_score = np.empty(design.n_subjects) if spec.model is ModelKind.ONE_PL else None
+    for block in design.blocks():
+        post = posterior[block.rows]
+        wrong = block.observed_or_ones() - block.right
+        scores = {
+            k: block.right * (post @ on_right[k]) - wrong * (post @ on_wrong[k]) for k in cols
+        }
+        for i, k in enumerate(cols):
+            for k2 in cols[i:]:
+                info[:, k, k2] += np.einsum("nj,nj->j", scores[k], scores[k2])
+        if slope_score is not None:
+            slope_score[block.rows] = scores[ALPHA].sum(axis=1)
     for i, k in enumerate(cols):
-        for k2 in cols[i:]:
-            info[:, k, k2] = info[:, k2, k] = np.einsum("nj,nj->j", scores[k], scores[k2])
+        for k2 in cols[i + 1 :]:
+            info[:, k2, k] = info[:, k, k2]
     grad_dummy = np.zeros((n_items, 4))
     add_prior_terms(grad_dummy, info, coords, a, b, c, d, spec)
-    if spec.model is ModelKind.ONE_PL:
-        return _one_pl_errors(info, scores, a, b)
+    if slope_score is not None:
+        return _one_pl_errors(info, slope_score, a, b)
     cov = _invert_blocks(info, cols)
     return _delta_method(cov, a, b, c, spec)
 
@@ -86,10 +96,9 @@ def _delta_method(
 
 
 def _one_pl_errors(
-    info: FloatArray, scores: dict[int, FloatArray], a: FloatArray, b: FloatArray
+    info: FloatArray, slope_score: FloatArray, a: FloatArray, b: FloatArray
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     # The shared slope's information sums over subjects the square of its total score.
-    slope_score = scores[ALPHA].sum(axis=1)
     var_a = 1.0 / max(float(slope_score @ slope_score), _EPS)
     var_delta = 1.0 / np.maximum(info[:, DELTA, DELTA], _EPS)
     var_b = var_delta / a**2 + (b / a) ** 2 * var_a

@@ -66,8 +66,11 @@ class ResponseTable:
     def _check_answered(self) -> None:
         """A table without a single answer is refused (the last check of each
         ``__post_init__``, when ``values`` is stored)."""
-        if not self.observed.any():
+        if not self._any_answer():
             raise ResponseDataError("the response matrix has no answers at all")
+
+    def _any_answer(self) -> bool:
+        return bool(self.observed.any())
 
     @property
     def n_items(self) -> int:
@@ -107,7 +110,12 @@ class CodedResponses(ResponseTable):
 
     @property
     def is_complete(self) -> bool:
-        return bool(self.observed.all())
+        # Every stored code is MISSING or an answer 0 or above: the extremes say it
+        # without a mask of the whole table.
+        return bool(self.values.min() > MISSING)
+
+    def _any_answer(self) -> bool:
+        return bool(self.values.max() > MISSING)
 
     def as_float(self) -> FloatArray:
         """Float copy with NaN for missing answers (the convention of ``irt.models``)."""

@@ -29,8 +29,15 @@ class ResponseMatrix(CodedResponses):
     def __post_init__(self) -> None:
         values = np.asarray(self.values)
         check_layout(values, self.subject_ids, self.item_ids)
-        bad = ~np.isin(values, (0, 1, MISSING))
-        if bad.any():
+        # Integers within [MISSING, 1] are 0, 1 or MISSING: the bounds say it without a
+        # mask of the whole matrix, which is only built to name a culprit.
+        in_range = (
+            np.issubdtype(values.dtype, np.integer)
+            and values.min() >= MISSING
+            and values.max() <= 1
+        )
+        bad = None if in_range else ~np.isin(values, (0, 1, MISSING))
+        if bad is not None and bad.any():
             i, j = np.argwhere(bad)[0]
             raise ResponseDataError(
                 f"response of subject {self.subject_ids[i]!r} to item {self.item_ids[j]!r} "

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irt.design_blocks import DesignBlock, DesignMatrices, row_blocks
 from irt.errors import IRTError
-from irt.estep import DesignMatrices, subject_log_likelihood
+from irt.estep import NodeTerms
 from irt.estimation.scoring import (
     NormalPrior,
     eap_around_mode,
@@ -44,25 +45,27 @@ class Abilities:
 @dataclass(frozen=True)
 class _Data:
     """Each subject's binary log-likelihood as a function of its own θ (the
-    ``SubjectLikelihood`` the shared estimators of ``irt.estimation.scoring`` need)."""
+    ``SubjectLikelihood`` the shared estimators of ``irt.estimation.scoring`` need), for
+    the subjects of one block of the response matrix."""
 
     right: FloatArray
     observed: FloatArray
     params: ItemParams
-    design: DesignMatrices
+    block: DesignBlock
 
     @classmethod
     def of(cls, responses: ResponseMatrix, params: ItemParams) -> _Data:
-        return cls(
-            right=(responses.values == 1).astype(np.float64),
-            observed=responses.observed.astype(np.float64),
-            params=params,
-            design=DesignMatrices.from_responses(responses),
-        )
+        """Every subject of ``responses`` at once."""
+        design = DesignMatrices.from_responses(responses)
+        return cls.of_block(design.block(slice(0, design.n_subjects)), params)
+
+    @classmethod
+    def of_block(cls, block: DesignBlock, params: ItemParams) -> _Data:
+        return cls(block.right, block.observed_or_ones(), params, block)
 
     def at_nodes(self, nodes: FloatArray) -> FloatArray:
         log_p, log_q = log_probabilities(nodes, self.params)
-        return subject_log_likelihood(self.design, log_p, log_q)
+        return NodeTerms.of(log_p, log_q).log_likelihood(self.block)
 
     def at(self, theta: FloatArray) -> FloatArray:
         log_p, log_q = log_probabilities(theta, self.params)
@@ -100,8 +103,35 @@ def score_abilities(
         raise IRTError(f"bounds must be increasing, got {bounds}")
     if not prior_sd > 0:
         raise IRTError(f"prior_sd must be positive, got {prior_sd}")
-    data = _Data.of(responses, params)
     prior = NormalPrior(prior_mean, prior_sd)
+    # Every estimator works subject by subject: scoring a block of subjects at a time
+    # gives the same estimates and holds a few float blocks, not float copies of the
+    # whole matrix.
+    design = DesignMatrices.from_responses(responses, SCORING_BLOCK_BYTES)
+    parts = [
+        _score_block(_Data.of_block(design.block(rows), params), kind, bounds, prior)
+        for rows in row_blocks(design.n_subjects, design.block_rows)
+    ]
+    theta, se, n_answered, fallback = (np.concatenate(part) for part in zip(*parts, strict=True))
+    return Abilities(
+        subject_ids=responses.subject_ids,
+        theta=np.clip(theta, lo, hi),
+        se=np.asarray(se, dtype=np.float64),
+        method=kind,
+        n_answered=n_answered,
+        fallback=fallback,
+    )
+
+
+#: Bytes of one float block when scoring: the estimators hold about ten arrays of its
+#: size (probabilities, their derivatives, products) at once.
+SCORING_BLOCK_BYTES = 32 * 2**20
+
+
+def _score_block(
+    data: _Data, kind: AbilityMethod, bounds: tuple[float, float], prior: NormalPrior
+) -> tuple[FloatArray, FloatArray, FloatArray, BoolArray]:
+    """θ, its SE, the answers counted and the fallback flags of one block's subjects."""
     theta_map = posterior_mode(data, grid_mode(data, bounds, prior), bounds, prior)
     n_answered = data.observed.sum(axis=1)
     fallback = np.zeros(len(theta_map), dtype=bool)
@@ -124,11 +154,4 @@ def score_abilities(
             1.0 / np.sqrt(info + prior.precision),
             1.0 / np.sqrt(np.maximum(info, 1e-12)),
         )
-    return Abilities(
-        subject_ids=responses.subject_ids,
-        theta=np.clip(theta, lo, hi),
-        se=np.asarray(se, dtype=np.float64),
-        method=kind,
-        n_answered=n_answered,
-        fallback=fallback,
-    )
+    return theta, np.asarray(se, dtype=np.float64), n_answered, fallback

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irt.estep import DesignMatrices
+from irt.design_blocks import DesignMatrices
 from irt.types import FloatArray
 
 # Logistic slopes are ≈ 1.702 × normal-ogive slopes.
@@ -18,18 +18,25 @@ def classical_start(
 
     A subject's standing is its share right among the items it answered, so missing
     answers do not bias the correlations. With a lower asymptote ``guessing`` the
-    proportion correct is first freed of the guessing floor.
+    proportion correct is first freed of the guessing floor. Two passes over the
+    subjects' blocks: the counts, then the item–score covariances.
     """
-    right = design.right
-    observed = np.ones_like(right) if design.observed is None else design.observed
-    n_item = observed.sum(axis=0)
-    p = (right.sum(axis=0) + 0.5) / (n_item + 1.0)
-    n_subj = np.maximum(observed.sum(axis=1), 1.0)
-    score = right.sum(axis=1) / n_subj
+    n_right = np.zeros(design.n_items)
+    n_item = np.zeros(design.n_items)
+    score = np.empty(design.n_subjects)
+    for block in design.blocks():
+        observed = block.observed_or_ones()
+        n_right += block.right.sum(axis=0)
+        n_item += observed.sum(axis=0)
+        score[block.rows] = block.right.sum(axis=1) / np.maximum(observed.sum(axis=1), 1.0)
+    p = (n_right + 0.5) / (n_item + 1.0)
     score_c = score - score.mean()
     # Item–score covariance over the subjects who answered each item.
-    resid = (right - p) * observed
-    cov = (resid * score_c[:, None]).sum(axis=0) / np.maximum(n_item, 1.0)
+    cross = np.zeros(design.n_items)
+    for block in design.blocks():
+        resid = (block.right - p) * block.observed_or_ones()
+        cross += (resid * score_c[block.rows, None]).sum(axis=0)
+    cov = cross / np.maximum(n_item, 1.0)
     sd_item = np.sqrt(p * (1 - p))
     sd_score = max(float(score_c.std()), 1e-6)
     r = np.clip(cov / (sd_item * sd_score), -0.95, 0.95)
