@@ -54,10 +54,13 @@ class DesignMatrices:
 
     @classmethod
     def from_responses(
-        cls, responses: ResponseMatrix, block_bytes: int = BLOCK_BYTES
+        cls, responses: ResponseMatrix, block_bytes: int | None = None
     ) -> DesignMatrices:
+        """``responses`` in blocks of at most ``block_bytes`` (``BLOCK_BYTES`` unless
+        given) of floats."""
         codes = responses.values
-        return cls(codes, responses.is_complete, rows_per_block(codes.shape[1], block_bytes))
+        rows = rows_per_block(codes.shape[1], block_bytes or BLOCK_BYTES)
+        return cls(codes, responses.is_complete, rows)
 
     @property
     def n_subjects(self) -> int:
@@ -96,7 +99,7 @@ class DesignMatrices:
             yield DesignBlock(rows, right[:m], None if observed is None else observed[:m])
 
 
-def rows_per_block(n_items: int, block_bytes: int = BLOCK_BYTES) -> int:
+def rows_per_block(n_items: int, block_bytes: int) -> int:
     """How many subjects' rows of ``n_items`` floats fit in ``block_bytes`` (at least 1)."""
     return max(1, block_bytes // (8 * max(n_items, 1)))
 
