@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -62,9 +62,8 @@ def polytomous_scores(
         raise IRTError(f"prior_sd must be positive, got {prior_sd}")
     check_match(responses, params)
     layout = Layout.of(params.item_types, params.n_categories)
-    likelihood = _PatternLikelihood(
-        Patterns.of(responses.values, layout), layout, naturals_of(params, layout)
-    )
+    patterns = Patterns.of(responses.values, layout)
+    likelihood = _PatternLikelihood(patterns.onehot, layout, naturals_of(params, layout))
     grid = normal_on(np.linspace(-bound, bound, n_quad), prior_mean, prior_sd)
     mean, sd = eap_on_grid(likelihood.at_nodes(grid.points), Grid.of(grid.points, grid.log_weights))
     if kind == "map":
@@ -73,7 +72,7 @@ def polytomous_scores(
             likelihood, grid_mode(likelihood, (-bound, bound), prior), (-bound, bound), prior
         )
         sd = mode_sd(likelihood, mean, prior)
-    idx = likelihood.patterns.inverse
+    idx = patterns.inverse
     return PolytomousScores(
         subject_ids=responses.subject_ids,
         theta=mean[idx],
@@ -89,12 +88,15 @@ class _PatternLikelihood:
     ``SubjectLikelihood`` of ``irt.estimation.scoring``); the information is the
     observed one, −ℓ'', a central difference of the exact slope."""
 
-    patterns: Patterns
+    onehot: FloatArray  # (patterns, columns): 1 at each answered category
     layout: Layout
     naturals: Sequence[Natural]
 
+    def rows(self, index: IntArray) -> _PatternLikelihood:
+        return replace(self, onehot=self.onehot[index])
+
     def at_nodes(self, nodes: FloatArray) -> FloatArray:
-        return np.asarray(self.patterns.onehot @ log_table(self.layout, self.naturals, nodes))
+        return np.asarray(self.onehot @ log_table(self.layout, self.naturals, nodes))
 
     def at(self, theta: FloatArray) -> FloatArray:
         log_p = np.empty((theta.size, self.layout.n_columns))
@@ -102,7 +104,7 @@ class _PatternLikelihood:
             log_p[:, g.cols.ravel()] = curves(g.kind, theta, a, d, c, ak=ak).log_p.reshape(
                 theta.size, -1
             )
-        return np.asarray((self.patterns.onehot * log_p).sum(axis=1))
+        return np.asarray((self.onehot * log_p).sum(axis=1))
 
     def score_information(self, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
         h = 1e-5
@@ -119,5 +121,4 @@ class _PatternLikelihood:
             assert cv.slope is not None
             log_p[:, g.cols.ravel()] = cv.log_p.reshape(theta.size, -1)
             score[:, g.cols.ravel()] = (a[None, :, None] * cv.slope).reshape(theta.size, -1)
-        onehot = self.patterns.onehot
-        return (onehot * log_p).sum(axis=1), (onehot * score).sum(axis=1)
+        return (self.onehot * log_p).sum(axis=1), (self.onehot * score).sum(axis=1)

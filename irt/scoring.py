@@ -9,7 +9,7 @@ whose answers all agree; such subjects get the MAP estimate instead and are flag
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from irt.estimation.scoring import (
 from irt.models import ItemParams, log_probabilities, theta_derivatives
 from irt.names import AbilityMethod as AbilityMethod
 from irt.responses import ResponseMatrix
-from irt.types import BoolArray, FloatArray
+from irt.types import BoolArray, FloatArray, IntArray
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,8 @@ class _Data:
     right: FloatArray
     observed: FloatArray
     params: ItemParams
-    block: DesignBlock
+    #: No answer missing: the products over the nodes then need ``right`` only.
+    complete: bool
 
     @classmethod
     def of(cls, responses: ResponseMatrix, params: ItemParams) -> _Data:
@@ -61,11 +62,17 @@ class _Data:
 
     @classmethod
     def of_block(cls, block: DesignBlock, params: ItemParams) -> _Data:
-        return cls(block.right, block.observed_or_ones(), params, block)
+        return cls(block.right, block.observed_or_ones(), params, block.observed is None)
+
+    def rows(self, index: IntArray) -> _Data:
+        return replace(self, right=self.right[index], observed=self.observed[index])
 
     def at_nodes(self, nodes: FloatArray) -> FloatArray:
         log_p, log_q = log_probabilities(nodes, self.params)
-        return NodeTerms.of(log_p, log_q).log_likelihood(self.block)
+        block = DesignBlock(
+            slice(0, len(self.right)), self.right, None if self.complete else self.observed
+        )
+        return NodeTerms.of(log_p, log_q).log_likelihood(block)
 
     def at(self, theta: FloatArray) -> FloatArray:
         log_p, log_q = log_probabilities(theta, self.params)

@@ -12,12 +12,12 @@ them all.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, Self
 
 import numpy as np
 
 from irt.structures import Grid
-from irt.types import BoolArray, FloatArray
+from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = [
     "NormalPrior",
@@ -52,6 +52,11 @@ class SubjectLikelihood(Protocol):
 
     def score_information(self, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
         """ℓ_r'(θ_r) and an information (−ℓ_r'' or its expectation) for every row."""
+        ...
+
+    def rows(self, index: IntArray) -> Self:
+        """The same likelihood of rows ``index`` only (the search drops the rows that
+        have settled: on a long test each evaluation costs a pass over every answer)."""
         ...
 
 
@@ -138,27 +143,38 @@ def posterior_mode(
     does not fall (where the information is not positive, a step of 0.25 uphill)."""
     theta = np.clip(start.astype(np.float64), *bounds)
     value = _objective(likelihood, theta, prior)
+    # Rows still moving. A row that did not move has reached a fixed point of the steps
+    # below (the same θ gives the same step), so dropping it changes no result.
+    active = np.arange(theta.size)
+    part = likelihood
     for _ in range(_NEWTON_STEPS):
-        score, info = _score_information(likelihood, theta, prior)
+        at, now = theta[active], value[active]
+        score, info = _score_information(part, at, prior)
         with np.errstate(divide="ignore", invalid="ignore"):
             newton = np.where(info > 0, score / info, 0.25 * np.sign(score))
         step = np.clip(newton, -1.0, 1.0)
-        moved = np.zeros_like(theta)
+        moved = np.zeros_like(at)
         # A row whose full step is below the tolerance has converged: halving it would
         # only chase rounding in its objective.
-        pending = np.abs(step) >= _NEWTON_TOL
+        pending = np.flatnonzero(np.abs(step) >= _NEWTON_TOL)
         for _ in range(_HALVINGS):
-            if not pending.any():
+            if not pending.size:
                 break
-            trial = np.clip(theta + step, *bounds)
-            trial_value = _objective(likelihood, trial, prior)
-            ok = pending & (trial_value >= value)
-            moved[ok] = trial[ok] - theta[ok]
-            theta[ok], value[ok] = trial[ok], trial_value[ok]
-            pending &= ~ok
-            step = np.where(pending, 0.5 * step, step)
+            trial = np.clip(at[pending] + step[pending], *bounds)
+            subset = part if pending.size == at.size else part.rows(pending)
+            trial_value = _objective(subset, trial, prior)
+            ok = trial_value >= now[pending]
+            rows = pending[ok]
+            moved[rows] = trial[ok] - at[rows]
+            at[rows], now[rows] = trial[ok], trial_value[ok]
+            pending = pending[~ok]
+            step[pending] *= 0.5
+        theta[active], value[active] = at, now
         if np.abs(moved).max(initial=0.0) < _NEWTON_TOL:
             break
+        still = np.flatnonzero(moved != 0)
+        part = part if still.size == active.size else part.rows(still)
+        active = active[still]
     return theta
 
 

@@ -18,7 +18,7 @@ from irt.estimation.scoring import (
     weighted_likelihood,
 )
 from irt.structures import Grid
-from irt.types import FloatArray
+from irt.types import FloatArray, IntArray
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,9 @@ class _NormalMeasurements:
 
     def score_information(self, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
         return (self.total - self.count * theta) / self.s**2, self.count / self.s**2
+
+    def rows(self, index: IntArray) -> _NormalMeasurements:
+        return _NormalMeasurements(self.total[index], self.square[index], self.count[index], self.s)
 
     def warm_terms(self, theta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         score, info = self.score_information(theta)
@@ -111,6 +114,9 @@ class _Rising:
 
     def score_information(self, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
         return self.k.copy(), np.zeros_like(theta)
+
+    def rows(self, index: IntArray) -> _Rising:
+        return _Rising(self.k[index])
 
 
 @pytest.mark.parametrize("start", [-3.0, 0.0, 5.5])
