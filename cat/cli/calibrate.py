@@ -291,6 +291,7 @@ def calibrate(
             continuous=continuous,
             continuous_model=continuous_model.value,
             continuous_out=continuous_out,
+            score_subjects=False,
         )
     render(outcome, out=out, continuous_out=continuous_out, pool=pool, no_cross_fit=no_cross_fit)
 

@@ -131,6 +131,7 @@ def calibrate(
     continuous_model: str = "auto",
     continuous_out: PathArg | None = None,
     epsilon: float = DEFAULT_EPSILON,
+    score_subjects: bool = True,
 ) -> CalibrationOutcome:
     """Fit ``model`` to ``responses`` (a response file, or the data in memory) and
     write what is asked: item parameters to ``out``, abilities to ``abilities``, the fit
@@ -172,7 +173,10 @@ def calibrate(
     its interval by (``cross_fit_progress(what, fraction done)`` follows its folds);
     with ``cross_fit_fallback`` (the folds are a default, not the user's), too few
     subjects for ``cross_fit`` folds give leave-one-out instead, said in a data note.
-    ``progress(fraction done, what)`` follows the fit. Estimates that ran off warn
+    ``progress(fraction done, what)`` follows the fit. ``score_subjects``: False
+    leaves the outcome's ``abilities`` None unless ``abilities`` or ``pool`` needs them
+    (``cat calibrate`` does: on a leaderboard-sized matrix scoring every subject
+    costs about as much as the fit). Estimates that ran off warn
     (``DataWarning``). Paths may be str or ``os.PathLike``.
 
     Raises:
@@ -214,6 +218,7 @@ def calibrate(
         cross_fit_fallback=check.flag(cross_fit_fallback, "cross_fit_fallback"),
         progress=check.callback(progress, "progress"),
         cross_fit_progress=check.callback(cross_fit_progress, "cross_fit_progress"),
+        score_subjects=check.flag(score_subjects, "score_subjects"),
     )
     return _run(request)
 
@@ -250,13 +255,18 @@ def _run(request: CalibrationRequest) -> CalibrationOutcome:
         folds, fold_note = fold_count(data.n_subjects, folds, not request.cross_fit_fallback)
     fitted = family.fit(request, data, questions, fold_note)
     written = family.write(request, fitted)
-    scores = family.score(request, fitted)
-    subjects = family.abilities(scores)
-    if request.abilities is not None:
+    scores = family.score(request, fitted) if request.needs_abilities else None
+    subjects = None if scores is None else family.abilities(scores)
+    if request.abilities is not None and subjects is not None:
         write_abilities(subjects, request.abilities)
         written.append(request.abilities)
     errors = None
-    if request.pool is not None and questions is not None and family.store is not None:
+    if (
+        request.pool is not None
+        and questions is not None
+        and family.store is not None
+        and scores is not None
+    ):
         stored = family.store(request, fitted, scores, questions, folds)
         errors = stored.errors
         written.extend(stored.written)

@@ -88,6 +88,14 @@ class CalibrationRequest:
     cross_fit_fallback: bool
     progress: FitProgress | None
     cross_fit_progress: Callable[[str, float], None] | None
+    #: Score the subjects for the outcome even where no file asks for their abilities.
+    score_subjects: bool = True
+
+    @property
+    def needs_abilities(self) -> bool:
+        """Whether the subjects are scored: for ``abilities``, for the pool's references,
+        or for the outcome."""
+        return self.score_subjects or self.abilities is not None or self.pool is not None
 
     @property
     def name(self) -> str:

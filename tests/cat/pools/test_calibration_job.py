@@ -36,3 +36,21 @@ def test_a_2pl_under_priors_stays_in_bounds(tmp_path: Path) -> None:
         outcome = calibrate(EXAMPLE, model="2pl", out=tmp_path / "p.csv", priors=ItemPriors())
     assert set(outcome.report.priors) == {"a", "b"}
     assert outcome.params.a.max() < 6 and abs(outcome.params.b).max() < 6
+
+
+@pytest.mark.parametrize("family", ["3pl", "graded"])
+def test_subjects_are_scored_only_when_something_reads_their_abilities(
+    tmp_path: Path, family: str
+) -> None:
+    source = EXAMPLE if family == "3pl" else EXAMPLE.with_name("scored_responses.jsonl")
+    out = tmp_path / "p.csv"
+    scored = calibrate(source, model=family, out=out)
+    skipped = calibrate(source, model=family, out=out, score_subjects=False)
+    asked = calibrate(
+        source, model=family, out=out, score_subjects=False, abilities=tmp_path / "theta.csv"
+    )
+    assert scored.abilities is not None and skipped.abilities is None
+    assert asked.abilities is not None
+    assert list(asked.abilities.theta) == list(scored.abilities.theta)
+    assert (tmp_path / "theta.csv").exists()
+    assert skipped.report.loglik == scored.report.loglik
