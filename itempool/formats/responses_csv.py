@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from irt.errors import ResponseDataError
 from irt.responses import MISSING
-from itempool.formats.responses_jsonl import MAX_SCORE, ParsedResponses, ResponseTable
+from itempool.formats.responses_jsonl import MAX_SCORE, ParsedResponses, ResponseTable, stack_rows
 
 # The spellings written by us, pandas and R; looked up as they are, which is the fast path.
 # NaN is not among them: pandas writes a missing answer as an empty cell and R as NA, so a
@@ -92,10 +92,10 @@ def parse_csv(
     lookup = scale.codes.get
 
     def convert(cells: list[str], items: list[str], where: str, sid: str) -> npt.NDArray[Any]:
-        codes = list(map(lookup, cells))
-        if None in codes:
-            codes = list(_loose_codes(cells, items, where, scale))
-        return np.array(codes, dtype=scale.dtype)
+        try:  # the exact spellings, straight into the row
+            return np.fromiter(map(lookup, cells), dtype=scale.dtype, count=len(cells))
+        except TypeError:  # a cell not among them (None): the loose path names it
+            return np.array(_loose_codes(cells, items, where, scale), dtype=scale.dtype)
 
     return parse_csv_rows(fh, name, id_column, convert, scale.dtype)
 
@@ -119,7 +119,7 @@ def parse_csv_rows(
     subject_ids: list[str] = []
     lines: list[int] = []
     first_line: dict[str, int] = {}
-    rows: list[npt.NDArray[Any]] = []
+    rows: list[npt.NDArray[Any] | None] = []
     for row in reader:
         if not row:  # a blank line; csv gives [] for it
             continue
@@ -138,7 +138,7 @@ def parse_csv_rows(
         subject_ids.append(sid)
         lines.append(line)
         rows.append(convert(cells, items, f"{name} line {line}", sid))
-    values = np.array(rows, dtype=dtype).reshape(len(rows), len(items))
+    values = stack_rows(rows, len(items), dtype)
     return ParsedResponses(tuple(subject_ids), tuple(items), values, lines)
 
 

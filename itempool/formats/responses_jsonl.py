@@ -201,7 +201,23 @@ def parse_jsonl_rows(
     values = np.full((len(subject_ids), len(index)), missing, dtype=dtype)
     for r, (cols, answers) in enumerate(rows):
         values[r, cols] = answers
+        rows[r] = _DONE  # each line's copy goes as the table fills: one table's worth at most
     return ParsedResponses(tuple(subject_ids), tuple(index), values, list(first_line.values()))
+
+
+_DONE: tuple[IntArray, npt.NDArray[Any]] = (np.empty(0, dtype=np.intp), np.empty(0))
+
+
+def stack_rows(
+    rows: list[npt.NDArray[Any] | None], width: int, dtype: npt.DTypeLike
+) -> npt.NDArray[Any]:
+    """The rows read as one (len(rows), ``width``) table; each row is let go as it is
+    copied, so that reading never holds two copies of a large file's answers."""
+    values = np.empty((len(rows), width), dtype=dtype)
+    for r, row in enumerate(rows):
+        values[r] = row
+        rows[r] = None
+    return values
 
 
 def write_jsonl_lines(matrix: ResponseTable, fh: TextIO) -> None:
