@@ -55,18 +55,14 @@ def check_responses(matrix: ResponseMatrix) -> list[str]:
     ``3 of 120 items were answered by nobody (e.g. q0007, q0019, q0044)``. Items and
     subjects without any answer are not counted again as all right or all wrong.
     """
-    observed = matrix.observed
-    right = matrix.values == 1
-    wrong = matrix.values == 0
+    counts = matrix.answer_counts()
     checks: list[tuple[BoolArray, str, Sequence[str], str]] = []
-    # axis 0 reduces over subjects (one flag per item), axis 1 over items.
-    for axis, kind, ids in ((0, "item", matrix.item_ids), (1, "subject", matrix.subject_ids)):
-        answered = observed.any(axis=axis)
-        flags = (
-            ~answered,
-            answered & ~wrong.any(axis=axis),
-            answered & ~right.any(axis=axis),
-        )
+    for kind, ids, right, wrong in (
+        ("item", matrix.item_ids, counts.item_right, counts.item_wrong),
+        ("subject", matrix.subject_ids, counts.subject_right, counts.subject_wrong),
+    ):
+        answered = right + wrong > 0
+        flags = (~answered, answered & (wrong == 0), answered & (right == 0))
         checks += [(f, kind, ids, p) for f, p in zip(flags, _PHRASES[kind], strict=True)]
     messages = (_message(*check) for check in checks)
     return [m for m in messages if m is not None]

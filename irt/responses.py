@@ -9,9 +9,27 @@ import numpy.typing as npt
 
 from irt.errors import ResponseDataError
 from irt.response_table import MISSING, CodedResponses, float_table
-from irt.types import FloatArray
+from irt.types import FloatArray, IntArray
 
-__all__ = ["MISSING", "ResponseMatrix", "check_layout"]
+__all__ = ["MISSING", "AnswerCounts", "ResponseMatrix", "check_layout"]
+
+
+#: Cells counted at a time by ``ResponseMatrix.answer_counts``.
+_COUNT_BLOCK_CELLS = 2**25
+
+
+@dataclass(frozen=True)
+class AnswerCounts:
+    """Right and wrong answers per item (J,) and per subject (N,); the rest are missing."""
+
+    item_right: IntArray
+    item_wrong: IntArray
+    subject_right: IntArray
+    subject_wrong: IntArray
+
+    @property
+    def n_answers(self) -> int:
+        return int(self.item_right.sum() + self.item_wrong.sum())
 
 
 @dataclass(frozen=True)
@@ -63,11 +81,26 @@ class ResponseMatrix(CodedResponses):
 
     def accuracy(self) -> FloatArray:
         """Each subject's share of right answers among the items it answered (NaN if none)."""
-        obs = self.observed
-        n = obs.sum(axis=1)
-        right = (self.values == 1).sum(axis=1)
+        counts = self.answer_counts()
+        n = counts.subject_right + counts.subject_wrong
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(n > 0, right / np.maximum(n, 1), np.nan)
+            return np.where(n > 0, counts.subject_right / np.maximum(n, 1), np.nan)
+
+    def answer_counts(self) -> AnswerCounts:
+        """Right and wrong answers per item and per subject, counted a block of rows at a
+        time (no mask of the whole matrix)."""
+        n, j = self.values.shape
+        item_right, item_wrong = np.zeros(j, dtype=np.int64), np.zeros(j, dtype=np.int64)
+        subject_right, subject_wrong = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        step = max(1, _COUNT_BLOCK_CELLS // max(j, 1))
+        for lo in range(0, n, step):
+            codes = self.values[lo : lo + step]
+            right, wrong = codes == 1, codes == 0
+            item_right += right.sum(axis=0)
+            item_wrong += wrong.sum(axis=0)
+            subject_right[lo : lo + step] = right.sum(axis=1)
+            subject_wrong[lo : lo + step] = wrong.sum(axis=1)
+        return AnswerCounts(item_right, item_wrong, subject_right, subject_wrong)
 
     def on_items(self, item_ids: tuple[str, ...]) -> ResponseMatrix:
         """The same subjects on ``item_ids`` in that order: columns of items this matrix

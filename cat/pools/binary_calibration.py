@@ -272,15 +272,15 @@ def _report(
     result: CalibrationResult,
     notes: list[str],
 ) -> CalibrationReport:
-    observed = matrix.observed
+    n_responses = matrix.answer_counts().n_answers
     k = n_parameters(result.model, matrix.n_items)
     return CalibrationReport(
         model=result.model.value,
         method=result.method.value,
         n_subjects=matrix.n_subjects,
         n_items=matrix.n_items,
-        n_responses=int(observed.sum()),
-        missing_share=float(1 - observed.mean()),
+        n_responses=n_responses,
+        missing_share=float(1 - n_responses / matrix.values.size),
         loglik=result.loglik,
         logpost=result.logpost,
         n_iter=result.n_iter,

@@ -119,3 +119,23 @@ def test_estimates_within_bounds_do_not_warn() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_runaway_estimates(params, "fit with priors")
+
+
+def test_answer_counts_taken_in_blocks_of_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    import irt.responses
+
+    rng = np.random.default_rng(3)
+    values = rng.choice(np.array([M, 0, 1], dtype=np.int8), size=(23, 7), p=[0.2, 0.4, 0.4])
+    matrix = ResponseMatrix(
+        tuple(f"m{k}" for k in range(23)), tuple(f"q{k}" for k in range(7)), values
+    )
+    monkeypatch.setattr(irt.responses, "_COUNT_BLOCK_CELLS", 3 * 7)  # 3 rows a block
+    counts = matrix.answer_counts()
+    np.testing.assert_array_equal(counts.item_right, (values == 1).sum(axis=0))
+    np.testing.assert_array_equal(counts.item_wrong, (values == 0).sum(axis=0))
+    np.testing.assert_array_equal(counts.subject_right, (values == 1).sum(axis=1))
+    np.testing.assert_array_equal(counts.subject_wrong, (values == 0).sum(axis=1))
+    assert counts.n_answers == int((values != M).sum())
+    answered = (values != M).sum(axis=1)
+    expected = np.where(answered > 0, (values == 1).sum(axis=1) / np.maximum(answered, 1), np.nan)
+    np.testing.assert_array_equal(matrix.accuracy(), expected)
