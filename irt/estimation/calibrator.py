@@ -4,15 +4,17 @@ trailing underscore), so code above ``irt`` reads any fit the same way."""
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from irt.errors import ConvergenceWarning
 from irt.estimation.em_loop import EMRun
+from irt.estimation.threads import blas_threads_for, cells_of
 
 
 class Calibrator:
@@ -45,6 +47,14 @@ class Calibrator:
 
     #: The words that open the warning when EM hits its cycle cap.
     _what: str = "EM"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Every family's ``fit`` runs with the BLAS threads its data size calls for
+        # (``irt.estimation.threads``): one on human-sized data, where more are slower.
+        super().__init_subclass__(**kwargs)
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "_sized_threads", False):
+            setattr(cls, "fit", _with_sized_threads(fit))
 
     def _started(self) -> None:
         self._t0 = time.perf_counter()
@@ -89,6 +99,17 @@ class Calibrator:
         self.n_parameters_ = int(n_parameters)
         self.df_ = degrees_of_freedom(n_categories, self.n_parameters_)
         self.seconds_ = time.perf_counter() - self._t0
+
+
+def _with_sized_threads(fit: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fit)
+    def wrapper(self: Calibrator, *args: Any, **kwargs: Any) -> Any:
+        data = args[0] if args else next(iter(kwargs.values()), None)  # the responses
+        with blas_threads_for(cells_of(data)):
+            return fit(self, *args, **kwargs)
+
+    wrapper._sized_threads = True  # type: ignore[attr-defined]
+    return wrapper
 
 
 def degrees_of_freedom(n_categories: Any, n_parameters: int) -> int:
