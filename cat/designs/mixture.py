@@ -116,7 +116,11 @@ class MixtureTest:
         eps = self.settings.epsilon
         y = self.refs[:, items].T  # (len(rows), N)
         agree = np.where(right[:, None] > 0.5, y, 1.0 - y)
-        self.log_weight[rows] += np.log(agree * (1 - eps) + (1 - agree) * eps)
+        if self._binary:
+            # Two possible factors: look their logs up rather than take E × N logs.
+            self.log_weight[rows] += np.where(agree > 0.5, np.log(1 - eps), np.log(eps))
+        else:
+            self.log_weight[rows] += np.log(agree * (1 - eps) + (1 - agree) * eps)
         self.available[rows, items] = False
         self.remaining[rows] -= y
         self.right_given[rows] += right

@@ -38,7 +38,7 @@ from cat.engine.simulation import CATDesign, CATResult, replay_cat
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
 from cat.prediction.intervals import Z90, theta_and_chance
-from cat.prediction.predictors import reference_offset, ridge_accuracy
+from cat.prediction.predictors import RidgeReferences, reference_offset
 from irt.bifactor import BifactorCalibrator, BifactorPriors
 from irt.bifactor_model import group_codes
 from irt.em import EMCalibrator
@@ -134,19 +134,14 @@ def theta_only_bounds(
 
 
 def _ridge_predictions(
-    responses: ResponseMatrix, train_rows: IntArray, test_rows: IntArray, result: CATResult
+    ridge: RidgeReferences, test: ResponseMatrix, result: CATResult
 ) -> FloatArray:
-    """Ridge-across-references prediction for each replayed subject
+    """Ridge-across-references prediction for each replayed subject of ``test``
     (``cat.prediction.predictors``)."""
-    ref_values = (responses.values[train_rows] == 1).astype(np.float64)
-    ref_observed = responses.observed[train_rows]
-    out = np.empty(len(test_rows))
-    for k, row in enumerate(test_rows):
-        given = result.items[k][result.items[k] >= 0]
-        answers = (responses.values[row, given] == 1).astype(np.float64)
-        answered = np.flatnonzero(responses.observed[row])
-        out[k] = ridge_accuracy(ref_values, ref_observed, given, answers, answered)
-    return out
+    right = test.values == 1
+    given = [row[row >= 0] for row in result.items]
+    answers = [right[k, items].astype(np.float64) for k, items in enumerate(given)]
+    return ridge.accuracies(given, answers, test.observed)
 
 
 def calibrate_quietly(train: ResponseMatrix, model: ModelKind) -> ItemParams:
@@ -179,6 +174,11 @@ class Calibrated:
     @cached_property
     def references(self) -> ReferenceModels:
         return ReferenceModels.fit(self.train)
+
+    @cached_property
+    def ridge(self) -> RidgeReferences:
+        """The training subjects as the ridge reads them, shared by every replay."""
+        return RidgeReferences.of((self.train.values == 1).astype(np.float64), self.train.observed)
 
     def with_model(self, design: str, scenario: tuple[int, ...]) -> ReferenceModels:
         """The reference models and the training subjects' multidimensional model of
@@ -333,7 +333,7 @@ def replay_split(
                 pieces.setdefault("theta_high", []).append(high)
                 predictors = predictors_of(name, multi)
                 if RIDGE in predictors:
-                    ridge = _ridge_predictions(responses, train_rows, test_rows, result)
+                    ridge = _ridge_predictions(calibrated.ridge, test, result)
                     pieces.setdefault(RIDGE, []).append(ridge)
                 if MIXTURE in predictors:
                     given = given_mask(can_answer, result)

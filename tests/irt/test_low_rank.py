@@ -47,3 +47,11 @@ def test_bad_settings_are_refused() -> None:
         LowRankCalibrator(dims=0)
     with pytest.raises(IRTError, match="penalty"):
         LowRankCalibrator(penalty=0.0)
+
+
+def test_softplus_is_logaddexp_with_zero() -> None:
+    from irt.low_rank import softplus
+
+    z = np.concatenate([np.linspace(-800, 800, 4001), [0.0, -1e-300, 1e-300, 37.0, -37.0]])
+    np.testing.assert_allclose(softplus(z), np.logaddexp(0.0, z), rtol=1e-15, atol=0)
+    assert np.isfinite(softplus(z)).all()

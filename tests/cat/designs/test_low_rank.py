@@ -75,3 +75,14 @@ def test_a_model_like_the_references_is_predicted_closely() -> None:
         LowRankTest(model, np.ones((20, j), dtype=bool), 60), answers, [60]
     )
     assert np.mean(np.abs(out[60] - answers.mean(axis=1))) < 0.03
+
+
+def test_each_items_variance_through_the_posterior_is_its_quadratic_form() -> None:
+    rng = np.random.default_rng(7)
+    model = _model(rng, j=40, k=3)
+    test = LowRankTest(model, np.ones((4, 40), dtype=bool), 12)
+    replay_reference_test(test, (rng.random((4, 40)) < 0.5).astype(float), [12])
+    rows = np.arange(4)
+    v = model.loadings
+    expected = np.einsum("jk,ekm,jm->ej", v, test.cov, v)
+    np.testing.assert_allclose(test._quadratic(rows), expected, rtol=1e-12)

@@ -110,3 +110,16 @@ def test_missing_reference_answers_are_filled_with_the_item_share() -> None:
     np.testing.assert_allclose(filled[:, 0], [1, 1, 0])
     np.testing.assert_allclose(filled[2, 1], 0.5)
     np.testing.assert_allclose(filled[:, 2], 0.5)
+
+
+def test_binary_references_reweight_by_the_noisy_copy_likelihood() -> None:
+    from cat.designs.mixture import MixtureTest
+
+    rng = np.random.default_rng(3)
+    refs = (rng.random((15, 25)) < 0.5).astype(float)
+    test = MixtureTest(refs, np.ones((2, 25), dtype=bool))
+    rows, items, right = np.arange(2), np.array([4, 9]), np.array([1.0, 0.0])
+    test.record(rows, items, right)
+    y = refs[:, items].T
+    agree = np.where(right[:, None] > 0.5, y, 1 - y)
+    np.testing.assert_array_equal(test.log_weight, np.log(agree * 0.75 + (1 - agree) * 0.25))
