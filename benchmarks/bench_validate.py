@@ -11,6 +11,14 @@ only.
 - ``../shared/data/mmlu-pro``: 32 LLMs x 12,032 items, leave-one-out, 3PL; the IRT
   design is content-balanced over the 14 categories ("mfi+cb", shares of the pool).
 - ``../shared/data/oll-arc``: 320 LLMs x 735 items, 30% held out, 3PL.
+- ``simulated``: 1,526 subjects x 1,351 items drawn from a 3PL (``irt.simulate``, fixed
+  seed), the size of the leaderboard of issue 30; 30% held out, the default policies
+  only (what ``cat validate`` runs with no --policies), and the seconds it took. Issue
+  30's target: under 5 minutes on a 2-core machine. ``--subjects N`` draws fewer.
+
+    python benchmarks/bench_validate.py --data simulated
+    python benchmarks/bench_validate.py --data simulated --subjects 400
+    python benchmarks/bench_validate.py --data simulated --train-size 30 --splits 5
 
 Issue 13's targets: the default beats the best random row on both τ and MAE at every
 length; at 250 items τ >= 0.95 and MAE <= 0.012 (MMLU-Pro), <= 0.004 (ARC); coverage of
@@ -34,10 +42,14 @@ from cat.pools.scenarios import read_item_scenarios
 from cat.prediction.replay import CHOSEN, PLUG_IN
 from cat.prediction.validation import validate
 from cat.prediction.verdicts import ValidationRow, verdicts
+from cat.validation.report import validate as validate_report
+from irt.responses import ResponseMatrix
+from irt.simulate import random_params, simulate_responses
 from itempool.formats.responses import read_responses
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 SEED = 0
+SIMULATED_SUBJECTS, SIMULATED_ITEMS = 1526, 1351
 RUNS: dict[str, tuple[str, dict[str, Any]]] = {
     "mmlu-pro": ("MMLU-Pro, leave-one-out", dict(holdout=None, leave_one_out=True)),
     "oll-arc": ("Open LLM Leaderboard ARC, 30% held out", dict(holdout=0.3)),
@@ -93,16 +105,50 @@ def _scenario_note(row: ValidationRow) -> str:
     )
 
 
+def simulated(n_subjects: int) -> ResponseMatrix:
+    """A leaderboard-sized matrix from a 3PL: 1,351 items, abilities N(0, 1), seed fixed."""
+    rng = np.random.default_rng(20240530)
+    params = random_params(SIMULATED_ITEMS, rng, "3pl")
+    return simulate_responses(params, rng.normal(0.0, 1.0, n_subjects), rng)
+
+
+def run_simulated(args: argparse.Namespace, lengths: list[int]) -> None:
+    """``cat validate`` on the simulated leaderboard, as the command runs it (the default
+    policies), timed."""
+    data = simulated(args.subjects)
+    split: dict[str, Any] = (
+        dict(holdout=0.3)
+        if args.train_size is None
+        else dict(train_size=args.train_size, splits=args.splits)
+    )
+    t0 = time.perf_counter()
+    report = validate_report(
+        data, lengths=lengths, policies=[DEFAULT], seed=SEED, repeats=args.repeats, **split
+    )
+    seconds = time.perf_counter() - t0
+    how = ", ".join(f"{k} {v}" for k, v in split.items())
+    _table(
+        f"simulated 3PL, {data.n_subjects:,} x {data.n_items:,}, {how}", report.results, seconds, []
+    )
+    print(f"\nseconds: {seconds:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", choices=sorted(RUNS), action="append")
+    parser.add_argument("--data", choices=[*sorted(RUNS), "simulated"], action="append")
     parser.add_argument("--lengths", default="30,100,250")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--subjects", type=int, default=SIMULATED_SUBJECTS)
+    parser.add_argument("--train-size", type=int, default=None)
+    parser.add_argument("--splits", type=int, default=1)
     args = parser.parse_args()
-    if not SHARED.is_dir():
-        raise SystemExit(f"shared data not found at {SHARED}")
     lengths = [int(x) for x in args.lengths.split(",")]
-    for folder in args.data or list(RUNS):
+    if "simulated" in (args.data or []):
+        run_simulated(args, lengths)
+    real = [d for d in args.data or list(RUNS) if d != "simulated"]
+    if real and not SHARED.is_dir():
+        raise SystemExit(f"shared data not found at {SHARED}")
+    for folder in real:
         title, split = RUNS[folder]
         data = read_responses(SHARED / folder / "responses.csv.gz")
         items = SHARED / folder / "items.csv.gz"

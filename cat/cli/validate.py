@@ -73,7 +73,12 @@ def validate(
         show_default=False,
         help="Hold out K random folds in turn (instead of --holdout).",
     ),
-    holdout: float = typer.Option(0.3, "--holdout", help="Share of subjects held out."),
+    holdout: float | None = typer.Option(
+        None,
+        "--holdout",
+        show_default=False,
+        help="Share of subjects held out.  [default: 0.3]",
+    ),
     leave_one_out: bool = typer.Option(
         False, "--leave-one-out", help="Hold out each subject in turn (small sets)."
     ),
@@ -99,6 +104,20 @@ def validate(
     interval_folds: int = typer.Option(
         5, "--interval-folds", min=2, help="Folds of the training subjects behind the intervals."
     ),
+    train_size: int | None = typer.Option(
+        None,
+        "--train-size",
+        show_default=False,
+        help="Train on K random subjects and hold out all the others (instead of "
+        "--holdout): how a pool calibrated on a few dozen participants does. At least 10.",
+    ),
+    splits: int = typer.Option(
+        1,
+        "--splits",
+        min=1,
+        help="With --train-size: draws of the K training subjects (seeded from --seed); "
+        "each figure is then the mean over the draws, ± its sd.",
+    ),
 ) -> None:
     """Calibrate on some subjects, replay the others through the adaptive test, and
     compare the predicted full-pool accuracy with their accuracy on every item they
@@ -114,6 +133,12 @@ def validate(
 
     With --scenarios, a policy name ending in "+cb" (e.g. mfi+cb) keeps each test's mix
     of scenarios at the pool's shares.
+
+    With --train-size K --splits S, S random sets of K training subjects each validate
+    on all the other subjects: how a pool calibrated on K participants would do, and
+    how much that depends on which K.
+
+      cat validate examples/responses.jsonl --train-size 25 --splits 3 --out valid.json
     """
     from cat.validation.report import validate as run_validation
     from cat.validation.report import validate_scored_responses
@@ -128,10 +153,19 @@ def validate(
         )
     if model.graded and criterion is not None:
         raise fail(f"--criterion is for --model bifactor or mirt, not {model.value}")
+    if train_size is not None and model.graded:
+        raise fail(f"--train-size replays 0/1 answers, not --model {model.value}")
+    share = 0.3 if holdout is None else holdout
     run = (
-        validate_scored_responses
+        partial(validate_scored_responses, holdout=share)
         if model.graded
-        else partial(run_validation, criterion=None if criterion is None else criterion.value)
+        else partial(
+            run_validation,
+            criterion=None if criterion is None else criterion.value,
+            holdout=holdout,
+            train_size=train_size,
+            splits=splits,
+        )
     )
     with fraction_progress("validating") as progress:
         report = run(
@@ -139,7 +173,6 @@ def validate(
             lengths=length_list,
             policies=policy_list,
             model=model.value,
-            holdout=holdout,
             folds=folds,
             leave_one_out=leave_one_out,
             seed=seed,
@@ -197,7 +230,12 @@ def _print(report: ValidationReport, out: Path) -> None:
     undefined = {(key, why) for r in report.results for key, why in (r.null_reasons or {}).items()}
     for key, why in sorted(undefined):
         say(f"{key} n/a: {why}")
-    if (report.settings.repeats or 1) > 1:
+    if (report.settings.splits or 1) > 1:
+        stdout.print(
+            f"every row: mean ± sd over {report.settings.splits} draws of "
+            f"{report.settings.train_size} training subjects"
+        )
+    elif (report.settings.repeats or 1) > 1:
         stdout.print(f"random rows: mean ± sd over {report.settings.repeats} draws")
     for verdict in report.verdicts:
         stdout.print(verdict.line(), highlight=False, soft_wrap=True)

@@ -45,6 +45,7 @@ from irt.types import FloatArray, IntArray
 
 __all__ = [
     "CHOSEN",
+    "MIN_TRAIN_SIZE",
     "PLUG_IN",
     "RANDOM_RAW",
     "RAW",
@@ -52,6 +53,7 @@ __all__ = [
     "Predictions",
     "Progress",
     "calibrate_quietly",
+    "check_train_size",
     "plug_in_accuracy",
     "random_raw",
     "splits",
@@ -63,6 +65,9 @@ RANDOM = PolicyName.RANDOM.value
 
 #: Called with (what is being done, fraction done).
 Progress = Callable[[str, float], None]
+#: Fewest training subjects ``--train-size`` takes: each of the 5 folds of the intervals'
+#: cross-fit is calibrated on the other 4/5 of them.
+MIN_TRAIN_SIZE = 10
 
 
 def random_raw(
@@ -93,10 +98,19 @@ def splits(
     leave_one_out: bool,
     rng: np.random.Generator,
     folds: int | None = None,
+    train_size: int | None = None,
 ) -> list[tuple[IntArray, IntArray]]:
-    """(train rows, held-out rows) pairs: one random split, one per subject, or ``folds``
-    random folds of about equal size, each held out once."""
+    """(train rows, held-out rows) pairs: one random split (``train_size`` training
+    subjects, or a share ``holdout`` held out), one per subject, or ``folds`` random
+    folds of about equal size, each held out once."""
     everyone = np.arange(n_subjects)
+    if train_size is not None:
+        check_train_size(train_size, n_subjects)
+        # As a holdout of the same number of subjects draws it: the same split.
+        perm = rng.permutation(n_subjects)
+        return [
+            (np.sort(perm[n_subjects - train_size :]), np.sort(perm[: n_subjects - train_size]))
+        ]
     if leave_one_out:
         return [(np.delete(everyone, i), np.array([i])) for i in everyone]
     if folds is not None:
@@ -118,6 +132,23 @@ def splits(
     return [(np.sort(perm[n_test:]), np.sort(perm[:n_test]))]
 
 
+def check_train_size(train_size: int, n_subjects: int) -> None:
+    """``CatError`` unless ``train_size`` training subjects leave at least 3 held out and
+    are at least ``MIN_TRAIN_SIZE``."""
+    if train_size < MIN_TRAIN_SIZE:
+        raise CatError(
+            f"--train-size must be at least {MIN_TRAIN_SIZE}, got {train_size}: the "
+            "intervals come from a cross-fit inside the training subjects, each fold "
+            "calibrated on the others"
+        )
+    if train_size > n_subjects - 3:
+        raise CatError(
+            f"--train-size {train_size} of {n_subjects} subjects leaves "
+            f"{n_subjects - train_size} held out; at most {n_subjects - 3} "
+            "(3 held out at least, to rank them)"
+        )
+
+
 def validate(
     responses: ResponseMatrix,
     model: ModelKind | str,
@@ -135,6 +166,7 @@ def validate(
     held_out_shift: float = 0.0,
     multidimensional: str | None = None,
     criterion: str | None = None,
+    train_size: int | None = None,
 ) -> list[Predictions]:
     """Predictions of every held-out subject for each policy ("default": what ``cat
     assess`` runs), "random" (always, ``repeats`` times) and length, plus the random-raw
@@ -147,7 +179,8 @@ def validate(
     codes its factors) to the designs the default chooses among, as on a pool
     calibrated with ``cat calibrate --model bifactor|mirt``, picking items by
     ``criterion`` (``cat.engine.registry.CriterionName``; the design's default when
-    None)."""
+    None). ``train_size`` K holds out all but K random subjects (instead of
+    ``holdout``; ``cat.prediction.draws`` repeats that over several draws)."""
     kind = ModelKind(model)
     if not lengths or min(lengths) < 1:
         raise CatError("give test lengths of at least 1 item")
@@ -167,7 +200,7 @@ def validate(
     for name in run:  # unknown names fail before any calibration
         if name not in designs:
             make_policy(name, max(lengths), scenario=scenario)
-    parts = splits(responses.n_subjects, holdout, leave_one_out, rng, folds)
+    parts = splits(responses.n_subjects, holdout, leave_one_out, rng, folds, train_size)
     blocks = interval_blocks(responses.n_subjects, parts, interval_folds, rng)
     # Separate streams: the held-out replays cannot move the training-only intervals.
     outer_rng, inner_rng = rng.spawn(2)

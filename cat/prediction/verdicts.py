@@ -28,19 +28,31 @@ class ValidationRow(BaseModel):
     )
     n_subjects: int
     repeats: int = Field(1, description="Draws of a random row (--repeats), else 1.")
+    splits: int = Field(
+        1,
+        description="Random draws of the training subjects behind the row (--splits): "
+        "with more than one, each figure is the mean over the draws and each _sd key "
+        "the sd over them.",
+    )
     kendall_tau: float | None = Field(
         description="None where no repeat defines it (null_reasons says why)."
     )
-    kendall_tau_sd: float | None = Field(None, description="Its sd over the repeats.")
+    kendall_tau_sd: float | None = Field(
+        None, description="Its sd over the repeats (over the draws, with splits > 1)."
+    )
     spearman: float | None = Field(description="None where no repeat defines it.")
     mae: float
-    mae_sd: float | None = Field(None, description="Its sd over the repeats.")
+    mae_sd: float | None = Field(
+        None, description="Its sd over the repeats (over the draws, with splits > 1)."
+    )
     rmse: float
     coverage: float = Field(
         description="Share of subjects whose 90% interval (training subjects' errors "
         "only) holds the truth."
     )
-    coverage_sd: float | None = Field(None, description="Its sd over the repeats.")
+    coverage_sd: float | None = Field(
+        None, description="Its sd over the repeats (over the draws, with splits > 1)."
+    )
     mean_interval_width: float
     coverage_theta_only: float | None = Field(
         None, description="Plug-in rows: the coverage of the theta-only interval."

@@ -34,11 +34,14 @@ from cat.engine.registry import (
 from cat.errors import CatError
 from cat.pools.scenarios import read_item_scenarios
 from cat.prediction import validation
+from cat.prediction.draw_metrics import across_draws
+from cat.prediction.draws import validate_draws
 from cat.prediction.validation import Predictions, Progress
 from cat.prediction.validation_checks import answered_subjects, refuse_nan
 from cat.prediction.verdicts import ValidationRow, Verdict, verdicts
 from cat.provenance import package_version, utc_now
 from irt.errors import IRTError
+from irt.estimation.threads import blas_threads_for, cells_of
 from irt.models import ModelKind
 from irt.responses import ResponseMatrix
 from itempool.formats.responses import read_responses
@@ -113,10 +116,20 @@ class ValidationSettings(BaseModel):
     repeats: int | None = Field(None, description="Draws of the random rows.")
     interval_folds: int | None = Field(None, description="K of the cross-fit behind the intervals.")
     lengths: list[int]
-    holdout: float | None = Field(description="None with leave-one-out or folds.")
+    holdout: float | None = Field(description="None with leave-one-out, folds or train_size.")
     leave_one_out: bool
     folds: int | None = Field(
         None, description="K random folds held out in turn (None: holdout or leave-one-out)."
+    )
+    train_size: int | None = Field(
+        None,
+        description="K random training subjects, every other subject held out (None: "
+        "holdout, folds or leave-one-out).",
+    )
+    splits: int | None = Field(
+        None,
+        description="Random draws of the train_size training subjects; each figure is "
+        "the mean over them, its _sd key the sd (None without train_size).",
     )
     seed: int
     scenarios: list[str] | None = Field(description="Scenario names, when given.")
@@ -189,7 +202,7 @@ def validate(
     lengths: Sequence[int] = (30, 100, 250),
     policies: Sequence[str] | str = (DEFAULT,),
     model: ModelKind | str = ModelKind.THREE_PL,
-    holdout: float = 0.3,
+    holdout: float | None = None,
     leave_one_out: bool = False,
     seed: int = 0,
     id_column: bool = True,
@@ -200,6 +213,8 @@ def validate(
     repeats: int = 5,
     interval_folds: int = 5,
     criterion: CriterionName | str | None = None,
+    train_size: int | None = None,
+    splits: int = 1,
 ) -> ValidationReport:
     """Calibrate ``model`` on some subjects of ``responses`` (a matrix, or a .jsonl or
     wide .csv file; ``id_column`` says whether a CSV's first column holds subject ids),
@@ -207,8 +222,11 @@ def validate(
     under each of ``policies``, and compare the predicted full-pool accuracy with their
     accuracy on every item they answered.
 
-    ``holdout`` is the share of subjects held out, unless ``leave_one_out`` holds out
-    each in turn. ``scenarios`` (an item table: CSV with the item id first, or JSONL
+    ``holdout`` is the share of subjects held out (0.3 when None), unless
+    ``leave_one_out`` holds out each in turn. ``train_size`` K instead trains on K random
+    subjects and holds out the rest, ``splits`` times over (draws seeded from ``seed``);
+    each figure is then the mean over the draws and its ``_sd`` key the sd
+    (``cat.prediction.draws``). ``scenarios`` (an item table: CSV with the item id first, or JSONL
     with "id") gives each item's ``scenario_column``, which policies named like
     "mfi+cb" balance; "default" is what ``cat assess`` runs with no options. Random
     items scored by every predictor ("random", ``repeats`` draws, mean and sd) and
@@ -237,7 +255,16 @@ def validate(
         raise CatError(f"policies must be a list of policy names, got {policies!r}")
     policies = list(policies)
     progress = check.callback(progress, "progress")
-    holdout = check.number(holdout, "holdout")
+    splits = check.whole(splits, "--splits", 1)
+    if train_size is not None:
+        # Its range (at least MIN_TRAIN_SIZE, 3 held out) is checked with the data.
+        train_size = check.whole(train_size, "--train-size")
+        _alone(train_size, holdout=holdout, leave_one_out=leave_one_out, folds=folds)
+    elif splits > 1:
+        raise CatError(
+            "--splits are draws of the --train-size training subjects: give --train-size"
+        )
+    holdout = check.number(0.3 if holdout is None else holdout, "holdout")
     leave_one_out = check.flag(leave_one_out, "leave_one_out")
     seed = check.seed(seed)
     id_column = check.flag(id_column, "id_column")
@@ -261,22 +288,44 @@ def validate(
         if scenarios is None
         else read_item_scenarios(scenarios, matrix.item_ids, scenario_column)
     )
-    predictions = validation.validate(
-        matrix,
-        kind,
-        list(policies),
-        list(lengths),
-        np.random.default_rng(seed),
-        holdout=None if leave_one_out or folds else holdout,
-        leave_one_out=leave_one_out,
-        progress=progress,
+    options: dict[str, Any] = dict(
         scenario=None if item_scenarios is None else item_scenarios.codes,
-        folds=folds,
         repeats=repeats,
         interval_folds=interval_folds,
         multidimensional=multidimensional,
         criterion=criterion,
     )
+    # The replay's products are those of fits on this matrix: as many BLAS threads as
+    # a fit on it would take (irt.estimation.threads).
+    with blas_threads_for(cells_of(matrix)):
+        if train_size is not None:
+            draws = validate_draws(
+                matrix,
+                kind,
+                list(policies),
+                list(lengths),
+                seed,
+                train_size,
+                splits,
+                progress,
+                **options,
+            )
+            metrics = across_draws(draws)
+            predictions = [p for draw in draws for p in draw]
+        else:
+            predictions = validation.validate(
+                matrix,
+                kind,
+                list(policies),
+                list(lengths),
+                np.random.default_rng(seed),
+                holdout=None if leave_one_out or folds else holdout,
+                leave_one_out=leave_one_out,
+                progress=progress,
+                folds=folds,
+                **options,
+            )
+            metrics = [p.metrics() for p in predictions]
     settings = ValidationSettings(
         responses=source,
         model=kind,
@@ -285,9 +334,11 @@ def validate(
         repeats=repeats,
         interval_folds=interval_folds,
         lengths=list(lengths),
-        holdout=None if leave_one_out or folds else holdout,
+        holdout=None if leave_one_out or folds or train_size else holdout,
         leave_one_out=leave_one_out,
         folds=folds,
+        train_size=train_size,
+        splits=None if train_size is None else splits,
         seed=seed,
         scenarios=None if item_scenarios is None else list(item_scenarios.names),
         multidimensional=multidimensional,
@@ -296,7 +347,17 @@ def validate(
         n_items=matrix.n_items,
         package_version=package_version(),
     )
-    return _report(predictions, settings, matrix.subject_ids, notes)
+    return _report(predictions, settings, matrix.subject_ids, notes, metrics)
+
+
+def _alone(train_size: int, **others: object) -> None:
+    """``CatError`` if ``train_size`` comes with another way to split the subjects."""
+    given = [f"--{name.replace('_', '-')}" for name, v in others.items() if v not in (None, False)]
+    if given:
+        raise CatError(
+            f"--train-size {train_size} chooses the held-out subjects itself: drop "
+            f"{' and '.join(given)}"
+        )
 
 
 def _report(
@@ -304,10 +365,15 @@ def _report(
     settings: ValidationSettings,
     ids: tuple[str, ...],
     notes: list[str] | None = None,
+    metrics: list[dict[str, Any]] | None = None,
 ) -> ValidationReport:
-    """The report of ``predictions``: a row each, the verdicts, every held-out subject;
-    ``CatError`` rather than a NaN figure in it (``validation_checks.refuse_nan``)."""
-    rows = [ValidationRow.model_validate(p.metrics()) for p in predictions]
+    """The report of ``predictions``: a row each (from ``metrics`` when given: the rows of
+    several draws, ``cat.prediction.draw_metrics``), the verdicts, every held-out
+    subject; ``CatError`` rather than a NaN figure in it
+    (``validation_checks.refuse_nan``)."""
+    if metrics is None:
+        metrics = [p.metrics() for p in predictions]
+    rows = [ValidationRow.model_validate(m) for m in metrics]
     subjects = _subjects(predictions, ids)
     for row in rows:
         refuse_nan(row, f"{row.policy}/{row.predictor} at {row.length} items")
@@ -351,17 +417,19 @@ def _load(
 
 
 def _subjects(predictions: list[Predictions], ids: tuple[str, ...]) -> list[SubjectPredictions]:
-    """Per held-out subject (in matrix order), each prediction averaged over repeats."""
+    """Per held-out subject (in matrix order), each prediction averaged over repeats (and
+    over the draws that held the subject out, with several)."""
     rows: dict[int, SubjectPredictions] = {}
+    sums: dict[tuple[int, str], list[float]] = {}
     for p in predictions:
         for k, row in enumerate(p.subject):
             entry = rows.setdefault(
                 int(row),
                 SubjectPredictions(subject_id=ids[row], truth=float(p.truth[k]), predicted={}),
             )
-            entry.predicted[f"{p.policy}/{p.predictor}@{p.length}"] = float(
-                p.predicted[:, k].mean()
-            )
+            name = f"{p.policy}/{p.predictor}@{p.length}"
+            sums.setdefault((int(row), name), []).append(float(p.predicted[:, k].mean()))
+            entry.predicted[name] = float(np.mean(sums[(int(row), name)]))
     return [rows[r] for r in sorted(rows)]
 
 

@@ -237,3 +237,58 @@ def test_a_subject_without_answers_is_left_out_and_no_figure_is_nan(tmp_path: Pa
     for row in report["results"]:
         assert row["kendall_tau"] is not None and row["mae"] >= 0
         assert row["mean_interval_width"] >= 0
+
+
+def _small_file(tmp_path: Path, n: int = 20) -> Path:
+    rng = np.random.default_rng(5)
+    path = tmp_path / "r.jsonl"
+    write_jsonl(simulate_responses(random_params(50, rng, "3pl"), rng.normal(size=n), rng), path)
+    return path
+
+
+def test_train_size_and_splits_report_the_mean_and_sd_over_draws(tmp_path: Path) -> None:
+    path, out = _small_file(tmp_path), tmp_path / "v.json"
+    fast = ["--lengths", "5", "--policies", "mfi", "--repeats", "1", "--interval-folds", "2"]
+    result = runner.invoke(
+        app,
+        ["validate", str(path), *fast, "--train-size", "12", "--splits", "2", "--out", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    assert "every row: mean ± sd over 2 draws of 12 training subjects" in result.output
+    report = ValidationReport.model_validate_json(out.read_text())
+    settings = report.settings
+    assert (settings.train_size, settings.splits, settings.holdout) == (12, 2, None)
+    assert all(r.splits == 2 and r.n_subjects == 8 for r in report.results)
+    mfi = next(r for r in report.results if (r.policy, r.predictor) == ("mfi", "plug-in"))
+    assert mfi.mae_sd is not None and mfi.coverage_sd is not None
+    # Every subject held out in either draw has its predictions, averaged over those draws.
+    assert 8 <= len(report.subjects) <= 16
+    one = runner.invoke(
+        app, ["validate", str(path), *fast, "--train-size", "12", "--out", str(out)]
+    )
+    assert one.exit_code == 0, one.output
+    single = ValidationReport.model_validate_json(out.read_text())
+    assert single.settings.splits == 1 and all(r.splits == 1 for r in single.results)
+    assert len(single.subjects) == 8 and "draws of 12" not in one.output
+
+
+def test_train_size_refuses_other_splits_and_sizes_out_of_range(tmp_path: Path) -> None:
+    path, out = _small_file(tmp_path), str(tmp_path / "v.json")
+    base = ["validate", str(path), "--lengths", "5", "--policies", "mfi", "--out", out]
+    for other, flag in (
+        (["--holdout", "0.5"], "--holdout"),
+        (["--folds", "3"], "--folds"),
+        (["--leave-one-out"], "--leave-one-out"),
+    ):
+        bad = runner.invoke(app, [*base, "--train-size", "12", *other])
+        assert bad.exit_code == 2, bad.output
+        assert f"chooses the held-out subjects itself: drop {flag}" in bad.output
+    bad = runner.invoke(app, [*base, "--splits", "3"])
+    assert bad.exit_code == 2 and "give --train-size" in bad.output
+    bad = runner.invoke(app, [*base, "--train-size", "5"])
+    assert bad.exit_code == 2 and "--train-size must be at least 10, got 5" in bad.output
+    bad = runner.invoke(app, [*base, "--train-size", "18"])
+    assert bad.exit_code == 2 and "leaves 2 held out; at most 17" in bad.output
+    bad = runner.invoke(app, [*base, "--train-size", "12", "--splits", "0"])
+    assert bad.exit_code == 2 and "--splits" in bad.output
+    assert not Path(out).exists()

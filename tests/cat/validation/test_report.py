@@ -155,3 +155,16 @@ def test_the_public_name() -> None:
     import cat
 
     assert cat.validate is validate and validate.__name__ == "validate"
+
+
+def test_train_size_is_one_way_to_split_and_splits_need_it() -> None:
+    rng = np.random.default_rng(6)
+    small = simulate_responses(random_params(30, rng, "3pl"), rng.normal(size=16), rng)
+    with pytest.raises(CatError, match="chooses the held-out subjects itself: drop holdout"):
+        validate(small, train_size=10, holdout=0.3)
+    with pytest.raises(CatError, match="drop leave_one_out and folds"):
+        validate(small, train_size=10, leave_one_out=True, folds=2)
+    with pytest.raises(CatError, match="splits are draws of the train_size"):
+        validate(small, splits=2)
+    with pytest.raises(CatError, match="train_size must be a whole number"):
+        validate(small, train_size=10.5)
