@@ -54,7 +54,7 @@ class Calibrator:
         super().__init_subclass__(**kwargs)
         fit = cls.__dict__.get("fit")
         if fit is not None and not getattr(fit, "_sized_threads", False):
-            setattr(cls, "fit", _with_sized_threads(fit))
+            setattr(cls, "fit", _with_sized_threads(fit))  # noqa: B010 - mypy: no fit on the base
 
     def _started(self) -> None:
         self._t0 = time.perf_counter()
