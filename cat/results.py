@@ -7,6 +7,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
+from itempool.atomic import write_text_atomic
+
 
 class ResultModel(BaseModel):
     """A result whose ``model_dump(mode="json")`` is the JSON file a command writes.
@@ -29,5 +31,6 @@ class ResultModel(BaseModel):
         return data
 
     def write_json(self, path: Path) -> None:
-        """Write the dump as indented UTF-8 JSON (non-ASCII kept readable)."""
-        Path(path).write_text(self.model_dump_json(indent=1) + "\n", encoding="utf-8")
+        """Write the dump as indented UTF-8 JSON (non-ASCII kept readable), replacing
+        ``path`` atomically: an interrupted run leaves the old file or none."""
+        write_text_atomic(Path(path), self.model_dump_json(indent=1) + "\n")

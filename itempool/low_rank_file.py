@@ -17,6 +17,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from irt.types import FloatArray
+from itempool.atomic import atomic_text_file
 from itempool.errors import PoolFormatError
 
 LOW_RANK = "low_rank.csv"
@@ -49,7 +50,7 @@ def write_low_rank(
     """Write each item's intercept and loadings to ``low_rank.csv``; returns the path."""
     path = pool_dir / LOW_RANK
     k = loadings.shape[1]
-    with path.open("w", newline="", encoding="utf-8") as fh:
+    with atomic_text_file(path) as fh:
         out = csv.writer(fh)
         out.writerow(["item_id", "intercept", *(f"f{d + 1}" for d in range(k))])
         for item, b, v in zip(item_ids, intercepts, loadings, strict=True):

@@ -27,6 +27,7 @@ import numpy as np
 from irt.continuous import ContinuousParams, ContinuousType
 from irt.continuous_kernels import check_epsilon
 from irt.errors import ParamsError
+from itempool.atomic import atomic_text_file
 
 # A cell's number as the scored pool's file reads it (empty, not a number, not finite).
 from itempool.formats.polytomous_params import number_cell
@@ -55,7 +56,7 @@ def write_continuous_params(params: ContinuousParams, path: str | Path) -> None:
     nan = np.full(params.n_items, np.nan)
     se_columns = [nan if se is None else se for se in ses]
     epsilon = format_cell(params.epsilon)
-    with Path(path).open("w", newline="", encoding="utf-8") as fh:
+    with atomic_text_file(Path(path)) as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow([*CONTINUOUS_COLUMNS, *(_SE_COLUMNS if has_se else ())])
         for j, item in enumerate(params.item_ids):

@@ -22,6 +22,7 @@ from irt.errors import ParamsError
 from irt.mirt_model import GENERAL_FACTOR as GENERAL
 from irt.mirt_model import MirtParams, Structure
 from irt.types import FloatArray
+from itempool.atomic import atomic_text_file
 from itempool.formats.table import format_cell, read_table
 
 BIFACTOR_COLUMNS = ("item_id", "factor", "a_general", "a_specific", "d", "c")
@@ -35,7 +36,7 @@ def write_mirt_params(
     columns, rows = _columns(params)
     se = se or {}
     extra = [name for name in columns if name in se]
-    with Path(path).open("w", newline="", encoding="utf-8") as fh:
+    with atomic_text_file(Path(path)) as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(["item_id", *columns, *(f"se_{name}" for name in extra)])
         for j, item in enumerate(params.item_ids):

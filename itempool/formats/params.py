@@ -11,6 +11,7 @@ import numpy as np
 from irt.errors import ParamsError
 from irt.models import ItemParams, ModelKind
 from irt.scoring import Abilities
+from itempool.atomic import atomic_text_file
 from itempool.formats.table import format_cell, read_table
 
 PARAMS_COLUMNS = ("item_id", "a", "b", "c", "d", "se_a", "se_b", "se_c")
@@ -22,7 +23,7 @@ def write_params(params: ItemParams, path: str | Path) -> None:
     nan = np.full(params.n_items, np.nan)
     se = [params.se_a, params.se_b, params.se_c]
     cols = [params.a, params.b, params.c, params.d] + [nan if s is None else s for s in se]
-    with Path(path).open("w", newline="", encoding="utf-8") as fh:
+    with atomic_text_file(Path(path)) as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(PARAMS_COLUMNS)
         for j, item in enumerate(params.item_ids):
@@ -81,7 +82,7 @@ def _infer_model(arr: dict[str, np.ndarray]) -> ModelKind:
 
 def write_abilities(abilities: Abilities, path: str | Path) -> None:
     """One row per subject: id, θ, SE, method, number of answers, ML/WLE fallback flag."""
-    with Path(path).open("w", newline="", encoding="utf-8") as fh:
+    with atomic_text_file(Path(path)) as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(ABILITY_COLUMNS)
         for k, sid in enumerate(abilities.subject_ids):

@@ -22,6 +22,7 @@ import numpy as np
 
 from irt.errors import ParamsError
 from irt.polytomous import ItemType, PolytomousParams, fill_scoring_values
+from itempool.atomic import atomic_text_file
 from itempool.formats.table import format_cell, read_table
 
 _FIXED = ("item_id", "type", "a")
@@ -41,7 +42,7 @@ def write_polytomous_params(params: PolytomousParams, path: str | Path) -> None:
     se_c = params.se_c if params.se_c is not None else nan_v
     se_ak = params.se_ak if params.se_ak is not None else nan_d
     ak = params.ak if params.ak is not None else nan_d
-    with Path(path).open("w", newline="", encoding="utf-8") as fh:
+    with atomic_text_file(Path(path)) as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(header)
         for j, item in enumerate(params.item_ids):
