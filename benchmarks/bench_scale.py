@@ -1,0 +1,181 @@
+"""Leaderboard-scale calibration: seconds, EM cycles, peak memory and recovery of a 3PL fit
+as ``cat calibrate`` runs it, from a wide CSV file to the parameter file.
+
+    python benchmarks/bench_scale.py                      # 10,000 x 30,000 and 10,000 x 100,000
+    python benchmarks/bench_scale.py --sizes 2000x10000   # a quick look
+    python benchmarks/bench_scale.py --threads            # BLAS threads: default vs one
+
+Each size is simulated once (3PL: a ~ LogNormal(0, 0.3), b ~ N(0, 1), c ~ U(0, 0.25),
+θ ~ N(0, 1), seeded) and written as a wide CSV under ``--workdir``; each fit then runs
+in its own process, so that its peak resident memory (reading the file included) is its
+own. Issue 30's targets on the 2-core, 24 GB development machine: 10,000 x 30,000 in no
+more than 72 s and 3 GB; 10,000 x 100,000 in under 10 minutes and at most 8 bytes a
+response cell.
+
+``--threads`` times R mirt's ``bfactor`` comparison (a bifactor 2PL on the 1,525 x 16
+psychTools ability answers, four groups of four items) with the default BLAS threads and
+with ``OPENBLAS_NUM_THREADS=1``: the default must never be slower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+SEED = 20261126
+DEFAULT_SIZES = "10000x30000,10000x100000"
+#: Rows simulated and written at a time (their float probabilities stay ~100 MB).
+_CHUNK = 100
+
+
+def _simulate(n: int, j: int, folder: Path) -> Path:
+    """The CSV of an n x j 3PL matrix and the true parameters beside it (kept between runs)."""
+    from irt.models import probability
+    from irt.simulate import random_params
+
+    path = folder / f"scale_{n}x{j}.csv"
+    truth = folder / f"scale_{n}x{j}_truth.npz"
+    if path.exists() and truth.exists():
+        return path
+    rng = np.random.default_rng(SEED)
+    params = random_params(j, rng, "3pl")
+    theta = rng.normal(size=n)
+    np.savez(truth, a=params.a, b=params.b, c=params.c, theta=theta)
+    partial = path.with_suffix(".partial")
+    with open(partial, "wb") as fh:
+        fh.write(("subject_id," + ",".join(params.item_ids) + "\n").encode())
+        row = np.empty(2 * j, dtype=np.uint8)
+        row[1::2] = ord(",")
+        row[-1] = ord("\n")
+        for lo in range(0, n, _CHUNK):
+            block = rng.random((min(_CHUNK, n - lo), j)) < probability(
+                theta[lo : lo + _CHUNK], params
+            )
+            for k, answers in enumerate(block):
+                row[0::2] = answers + ord("0")
+                fh.write(f"s{lo + k:06d},".encode())
+                fh.write(row.tobytes())
+    partial.rename(path)
+    return path
+
+
+def _fit_worker(path: str, out: str) -> dict[str, Any]:
+    """Runs in a child process: ``cat calibrate PATH --model 3pl --out OUT``."""
+    import warnings
+
+    from cat.pools.calibration_job import calibrate
+
+    warnings.simplefilter("ignore")
+    t0 = time.perf_counter()
+    outcome = calibrate(path, model="3pl", out=out, score_subjects=False)
+    return {
+        "seconds": time.perf_counter() - t0,
+        "fit_seconds": outcome.report.seconds,
+        "cycles": outcome.report.n_iter,
+        "converged": outcome.report.converged,
+        "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+
+
+def _bifactor_worker() -> dict[str, Any]:
+    import warnings
+
+    from irt.bifactor import BifactorCalibrator
+    from itempool.formats.responses import read_responses
+
+    warnings.simplefilter("ignore")
+    data = read_responses(SHARED / "human" / "psychTools_ability.csv", id_column=False)
+    t0 = time.perf_counter()
+    fit = BifactorCalibrator().fit(data, [k // 4 for k in range(data.n_items)])
+    return {"seconds": time.perf_counter() - t0, "cycles": fit.n_iter_, "loglik": fit.loglik_}
+
+
+def _child(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"worker {args} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _recovery(path: Path, params_csv: Path) -> tuple[float, float]:
+    from itempool.formats.params import read_params
+
+    truth = np.load(path.with_name(path.stem + "_truth.npz"))
+    fitted = read_params(params_csv)
+    return (
+        float(np.corrcoef(fitted.a, truth["a"])[0, 1]),
+        float(np.corrcoef(fitted.b, truth["b"])[0, 1]),
+    )
+
+
+def _sizes(text: str) -> list[tuple[int, int]]:
+    out = []
+    for part in text.split(","):
+        n, j = part.lower().split("x")
+        out.append((int(n), int(j)))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default=DEFAULT_SIZES, help="e.g. 2000x10000,10000x30000")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/cat-bench-scale"))
+    parser.add_argument("--threads", action="store_true", help="the BLAS threads comparison")
+    parser.add_argument("--worker", nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker is not None:
+        kind, *rest = args.worker
+        result = _fit_worker(*rest) if kind == "fit" else _bifactor_worker()
+        print(json.dumps(result))
+        return
+    cores = os.cpu_count()
+    print(f"numpy path, {cores} cores, default BLAS threads; wide CSV -> params.csv, 3PL")
+    print(
+        f"{'size':>16}{'cells':>9}{'read+fit s':>12}{'fit s':>8}{'cycles':>8}"
+        f"{'peak RSS':>10}{'B/cell':>8}{'r(a)':>7}{'r(b)':>7}"
+    )
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    for n, j in _sizes(args.sizes):
+        path = _simulate(n, j, args.workdir)
+        out = args.workdir / f"params_{n}x{j}.csv"
+        r = _child(["fit", str(path), str(out)])
+        ra, rb = _recovery(path, out)
+        cells = n * j
+        note = "" if r["converged"] else "  (cycle cap)"
+        print(
+            f"{n:>7,} x {j:<7,}{cells / 1e9:>8.2f}G{r['seconds']:>12.1f}{r['fit_seconds']:>8.1f}"
+            f"{r['cycles']:>8}{r['peak_rss'] / 2**30:>8.2f}GB{r['peak_rss'] / cells:>8.2f}"
+            f"{ra:>7.3f}{rb:>7.3f}{note}"
+        )
+    print("torch path: not built yet (issue 30's next step)")
+    if args.threads:
+        print("\nBLAS threads: bifactor 2PL, psychTools ability 1,525 x 16 (R's bfactor test)")
+        one = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+        default = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        for name, env in (("default", default), ("one thread", one)):
+            r = _child(["bifactor"], env)
+            print(
+                f"{name:>12}: {r['seconds']:7.1f} s, {r['cycles']} cycles, loglik {r['loglik']:.4f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
