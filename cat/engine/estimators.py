@@ -52,29 +52,30 @@ def _p_and_slope(ans: Answers, theta: FloatArray) -> tuple[FloatArray, FloatArra
 
 
 def _log_lik(ans: Answers, theta: FloatArray) -> FloatArray:
-    p, _, _ = _curves(ans, theta)
+    return _log_lik_at(ans, _p_and_slope(ans, theta)[0])
+
+
+def _score_info(ans: Answers, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
+    p, dp, _ = _p_and_slope(ans, theta)
+    return _score_info_at(ans, p, dp)
+
+
+def _all_terms(ans: Answers, theta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """log L, its score and its information at ``theta``, from one pass over the curves."""
+    p, dp, _ = _p_and_slope(ans, theta)
+    return (_log_lik_at(ans, p), *_score_info_at(ans, p, dp))
+
+
+def _log_lik_at(ans: Answers, p: FloatArray) -> FloatArray:
     terms = ans.right * np.log(p) + (1 - ans.right) * np.log1p(-p)
     return np.asarray((terms * ans.given).sum(axis=1), dtype=np.float64)
 
 
-def _score_info(ans: Answers, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
-    p, dp, _ = _curves(ans, theta)
+def _score_info_at(ans: Answers, p: FloatArray, dp: FloatArray) -> tuple[FloatArray, FloatArray]:
     pq = p * (1 - p)
     score = (ans.given * (ans.right - p) * dp / pq).sum(axis=1)
     info = (ans.given * dp * dp / pq).sum(axis=1)
     return np.asarray(score, dtype=np.float64), np.asarray(info, dtype=np.float64)
-
-
-def _all_terms(ans: Answers, theta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """log L, its score and its information at ``theta``, from one pass over the curves
-    (the same arithmetic as ``_log_lik`` and ``_score_info``)."""
-    p, dp, _ = _p_and_slope(ans, theta)
-    terms = ans.right * np.log(p) + (1 - ans.right) * np.log1p(-p)
-    value = np.asarray((terms * ans.given).sum(axis=1), dtype=np.float64)
-    pq = p * (1 - p)
-    score = (ans.given * (ans.right - p) * dp / pq).sum(axis=1)
-    info = (ans.given * dp * dp / pq).sum(axis=1)
-    return value, np.asarray(score, dtype=np.float64), np.asarray(info, dtype=np.float64)
 
 
 def _maximise(
@@ -191,8 +192,8 @@ class EAPEstimator:
 @dataclass(frozen=True)
 class _FallbackEstimator(ABC):
     """An estimate that exists only once an examinee's answers are mixed: ``fallback``
-    (MAP by default) serves until then. Subclasses find θ (``_mixed_theta``); the SE is
-    1/sqrt(test information) at it."""
+    (MAP by default) serves until then. Subclasses find θ and the test information at
+    it (``_theta_and_information``); the SE is 1/sqrt(information)."""
 
     bounds: tuple[float, float] = (-6.0, 6.0)
     fallback: AbilityEstimator = field(default_factory=MAPEstimator)
@@ -204,13 +205,14 @@ class _FallbackEstimator(ABC):
         return _with_fallback(answers, start, self.fallback, self._mixed)
 
     def _mixed(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
-        theta = self._mixed_theta(answers, start)
-        _, info = _score_info(answers, theta)
+        theta, info = self._theta_and_information(answers, start)
         return theta, 1.0 / np.sqrt(np.maximum(info, 1e-12))
 
     @abstractmethod
-    def _mixed_theta(self, answers: Answers, start: FloatArray) -> FloatArray:
-        """θ of examinees whose answers are mixed."""
+    def _theta_and_information(
+        self, answers: Answers, start: FloatArray
+    ) -> tuple[FloatArray, FloatArray]:
+        """θ of examinees whose answers are mixed, and the test information at it."""
 
 
 @dataclass(frozen=True)
@@ -221,13 +223,11 @@ class MLEstimator(_FallbackEstimator):
     bounds, so ``fallback`` (MAP by default) is used until the pattern is mixed.
     """
 
-    def _mixed(self, answers: Answers, start: FloatArray) -> tuple[FloatArray, FloatArray]:
+    def _theta_and_information(
+        self, answers: Answers, start: FloatArray
+    ) -> tuple[FloatArray, FloatArray]:
         # The search's last evaluation holds the information: no pass to compute it again.
-        theta, info = _maximise(answers, start, self.bounds, None)
-        return theta, 1.0 / np.sqrt(np.maximum(info, 1e-12))
-
-    def _mixed_theta(self, answers: Answers, start: FloatArray) -> FloatArray:
-        return _maximise(answers, start, self.bounds, None)[0]
+        return _maximise(answers, start, self.bounds, None)
 
 
 @dataclass(frozen=True)
@@ -235,7 +235,9 @@ class WLEEstimator(_FallbackEstimator):
     """Warm's weighted likelihood estimate: the root of S(θ) + J(θ) / (2 I(θ)), whose
     first-order bias is zero; SE = 1/sqrt(I). Falls back while answers all agree."""
 
-    def _mixed_theta(self, answers: Answers, start: FloatArray) -> FloatArray:
+    def _theta_and_information(
+        self, answers: Answers, start: FloatArray
+    ) -> tuple[FloatArray, FloatArray]:
         lo, hi = self.bounds
         theta = np.clip(start, lo, hi).astype(np.float64)
         for _ in range(40):
@@ -248,7 +250,7 @@ class WLEEstimator(_FallbackEstimator):
             theta = np.clip(theta + step, lo, hi)
             if np.abs(step).max(initial=0.0) < 1e-8:
                 break
-        return theta
+        return theta, _score_info(answers, theta)[1]
 
 
 def _with_fallback(
