@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from irt.response_table import MISSING
+from irt.response_table import MISSING, row_blocks
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray
 
@@ -102,9 +102,3 @@ class DesignMatrices:
 def rows_per_block(n_items: int, block_bytes: int) -> int:
     """How many subjects' rows of ``n_items`` floats fit in ``block_bytes`` (at least 1)."""
     return max(1, block_bytes // (8 * max(n_items, 1)))
-
-
-def row_blocks(n_rows: int, block_rows: int) -> Iterator[slice]:
-    """``slice``s of at most ``block_rows`` rows covering ``n_rows`` in order."""
-    for lo in range(0, n_rows, block_rows):
-        yield slice(lo, min(lo + block_rows, n_rows))

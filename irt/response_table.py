@@ -4,7 +4,7 @@ the selection of rows and columns."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Self, cast
 
@@ -122,3 +122,10 @@ class CodedResponses(ResponseTable):
         out = self.values.astype(np.float64)
         out[~self.observed] = np.nan
         return out
+
+
+def row_blocks(n_rows: int, block_rows: int) -> Iterator[slice]:
+    """``slice``s of at most ``block_rows`` rows covering ``n_rows`` in order: how a
+    large table is worked through without a full-size temporary."""
+    for lo in range(0, n_rows, block_rows):
+        yield slice(lo, min(lo + block_rows, n_rows))

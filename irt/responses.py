@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from irt.errors import ResponseDataError
-from irt.response_table import MISSING, CodedResponses, float_table
+from irt.response_table import MISSING, CodedResponses, float_table, row_blocks
 from irt.types import FloatArray, IntArray
 
 __all__ = ["MISSING", "AnswerCounts", "ResponseMatrix", "check_layout"]
@@ -92,14 +92,13 @@ class ResponseMatrix(CodedResponses):
         n, j = self.values.shape
         item_right, item_wrong = np.zeros(j, dtype=np.int64), np.zeros(j, dtype=np.int64)
         subject_right, subject_wrong = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-        step = max(1, _COUNT_BLOCK_CELLS // max(j, 1))
-        for lo in range(0, n, step):
-            codes = self.values[lo : lo + step]
+        for rows in row_blocks(n, max(1, _COUNT_BLOCK_CELLS // max(j, 1))):
+            codes = self.values[rows]
             right, wrong = codes == 1, codes == 0
             item_right += right.sum(axis=0)
             item_wrong += wrong.sum(axis=0)
-            subject_right[lo : lo + step] = right.sum(axis=1)
-            subject_wrong[lo : lo + step] = wrong.sum(axis=1)
+            subject_right[rows] = right.sum(axis=1)
+            subject_wrong[rows] = wrong.sum(axis=1)
         return AnswerCounts(item_right, item_wrong, subject_right, subject_wrong)
 
     def on_items(self, item_ids: tuple[str, ...]) -> ResponseMatrix:

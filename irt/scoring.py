@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from irt.design_blocks import DesignBlock, DesignMatrices, row_blocks
+from irt.design_blocks import DesignBlock, DesignMatrices
 from irt.errors import IRTError
 from irt.estep import NodeTerms
 from irt.estimation.scoring import (
@@ -26,6 +26,7 @@ from irt.estimation.scoring import (
 )
 from irt.models import ItemParams, log_probabilities, theta_derivatives
 from irt.names import AbilityMethod as AbilityMethod
+from irt.response_table import row_blocks
 from irt.responses import ResponseMatrix
 from irt.types import BoolArray, FloatArray, IntArray
 

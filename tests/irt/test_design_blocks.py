@@ -8,7 +8,7 @@ import pytest
 
 import irt.design_blocks
 import irt.scoring
-from irt.design_blocks import DesignMatrices, row_blocks, rows_per_block
+from irt.design_blocks import DesignMatrices, rows_per_block
 from irt.em import EMCalibrator, e_step_at
 from irt.estep import marginal_log_likelihood, subject_log_likelihood
 from irt.item_se import item_standard_errors
@@ -16,6 +16,7 @@ from irt.models import ModelKind, log_probabilities
 from irt.mstep import MStepSpec, from_abcd
 from irt.priors import ItemPriors
 from irt.quadrature import normal_grid
+from irt.response_table import row_blocks
 from irt.responses import MISSING, ResponseMatrix
 from irt.scoring import score_abilities
 from irt.simulate import random_params, simulate_responses
