@@ -278,11 +278,15 @@ def e_step_at(
 
 def latent_moments(posterior: FloatArray, points: FloatArray) -> tuple[float, float]:
     """The sample's latent mean and variance implied by the subjects' posteriors."""
-    mass = posterior.sum(axis=1)
-    mean_n = posterior @ points / mass
-    second_n = posterior @ (points**2) / mass
+    mean_n, second_n = _subject_moments(posterior, points)
     mu = float(mean_n.mean())
     return mu, float(second_n.mean()) - mu**2
+
+
+def _subject_moments(posterior: FloatArray, points: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Each subject's posterior mean and second moment of θ."""
+    mass = posterior.sum(axis=1)
+    return posterior @ points / mass, posterior @ (points**2) / mass
 
 
 def standardize_scale(
@@ -308,14 +312,10 @@ def standardize_scale(
     against 8 with this step; MMLU-Pro's 32 x 12,032: 23 cycles against 8, and a log
     posterior 0.55 higher).
     """
-    mass = posterior.sum(axis=1)
-    mean_n = posterior @ points / mass
-    second_n = posterior @ (points**2) / mass
     if spec.priors.has_a or spec.priors.has_b:
-        mu, sigma = _prior_aware_scale(coords, mean_n, second_n, spec)
+        mu, sigma = _prior_aware_scale(coords, *_subject_moments(posterior, points), spec)
     else:
-        mu = float(mean_n.mean())
-        var = float(second_n.mean()) - mu**2
+        mu, var = latent_moments(posterior, points)
         if not var > 0:
             return coords
         sigma = float(np.sqrt(var))
