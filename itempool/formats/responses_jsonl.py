@@ -176,7 +176,7 @@ def parse_jsonl_rows(
     subject_ids: list[str] = []
     first_line: dict[str, int] = {}
     index: dict[str, int] = {}  # item id -> column, in order of first appearance
-    rows: list[tuple[IntArray, npt.NDArray[Any]]] = []
+    rows: list[tuple[IntArray, npt.NDArray[Any]] | None] = []
     prev_keys: list[str] = []
     prev_cols: IntArray = np.empty(0, dtype=np.intp)
     for line_no, line in enumerate(fh, start=1):
@@ -199,13 +199,12 @@ def parse_jsonl_rows(
         answers = np.fromiter(subject.responses.values(), dtype=dtype, count=len(keys))
         rows.append((prev_cols, answers))
     values = np.full((len(subject_ids), len(index)), missing, dtype=dtype)
-    for r, (cols, answers) in enumerate(rows):
+    for r, row in enumerate(rows):
+        assert row is not None
+        cols, answers = row
         values[r, cols] = answers
-        rows[r] = _DONE  # each line's copy goes as the table fills: one table's worth at most
+        rows[r] = None  # each line's copy goes as the table fills: one table's worth at most
     return ParsedResponses(tuple(subject_ids), tuple(index), values, list(first_line.values()))
-
-
-_DONE: tuple[IntArray, npt.NDArray[Any]] = (np.empty(0, dtype=np.intp), np.empty(0))
 
 
 def stack_rows(
