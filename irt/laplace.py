@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from irt.models import ItemParams, log_probabilities, theta_derivatives
+from irt.models import ItemParams, log_prob_pair, logits, theta_derivatives
 from irt.types import FloatArray
 
-# The start (the E-step's posterior mean) is within a fraction of a posterior SD of the
-# mode, where Newton converges quadratically: two steps reach ~1e-8.
-_NEWTON_STEPS = 2
-# Subjects per block, so that the (block, J) temporaries stay small.
-_BLOCK = 256
+# Cells per block of subjects: every pass below makes a dozen (rows, J) temporaries, and
+# at this size they stay in the processor's cache. Blocks of 256 subjects on a
+# 30,000-item test (61 MB a temporary) ran 2.5 times slower, bound by memory traffic.
+_BLOCK_CELLS = 2**17
 
 
 def laplace_log_marginal(
@@ -29,8 +28,9 @@ def laplace_log_marginal(
     (the E-step's posterior mean); H is the observed curvature of the log posterior.
     """
     out = np.empty(len(start))
-    for lo in range(0, len(start), _BLOCK):
-        rows = slice(lo, lo + _BLOCK)
+    rows_per_block = max(1, _BLOCK_CELLS // max(1, params.n_items))
+    for lo in range(0, len(start), rows_per_block):
+        rows = slice(lo, lo + rows_per_block)
         out[rows] = _block(right[rows], observed[rows], params, start[rows])
     return out
 
@@ -38,18 +38,19 @@ def laplace_log_marginal(
 def _block(
     right: FloatArray, observed: FloatArray, params: ItemParams, start: FloatArray
 ) -> FloatArray:
-    theta = start.copy()
     wrong = observed - right
-    curvature = np.ones_like(theta)
-    for _ in range(_NEWTON_STEPS):
-        score, curvature = _score_curvature(right, wrong, params, theta)
-        theta = theta + np.clip(score / curvature, -0.5, 0.5)
-    # The curvature of the last step's start: the step left is ~1e-8, far below what
-    # would change ½ log H.
-    log_p, log_q = log_probabilities(theta, params)
-    log_lik = (right * log_p + wrong * log_q).sum(axis=1)
-    log_prior = -0.5 * theta**2 - 0.5 * np.log(2 * np.pi)
-    return np.asarray(log_lik + log_prior + 0.5 * np.log(2 * np.pi / curvature), dtype=np.float64)
+    # The start is within a fraction of a posterior SD of the mode, where Newton converges
+    # quadratically: one step lands within ~1e-5 SD of it. The second pass takes the log
+    # posterior, its slope and its curvature there, and the parabola through them finishes
+    # the step: f(m) = f(θ) + s² / 2H up to a cubic term of order 1e-15.
+    score, curvature = _score_curvature(right, wrong, params, start)
+    theta = start + np.clip(score / curvature, -0.5, 0.5)
+    z = logits(theta, params)
+    log_p, log_q = log_prob_pair(z, params.c, params.d)
+    log_post = (right * log_p + wrong * log_q).sum(axis=1) - 0.5 * theta**2
+    score, curvature = _score_curvature(right, wrong, params, theta)
+    peak = log_post + score**2 / (2.0 * curvature)
+    return np.asarray(peak + 0.5 * np.log(1.0 / curvature), dtype=np.float64)
 
 
 def _score_curvature(
@@ -59,10 +60,18 @@ def _score_curvature(
     information where the observed one is not positive."""
     p, dp, d2p = theta_derivatives(theta, params)
     q = 1.0 - p
-    score = ((right / p - wrong / q) * dp).sum(axis=1) - theta
-    observed_info = ((right / p**2 + wrong / q**2) * dp**2 - (right / p - wrong / q) * d2p).sum(
-        axis=1
-    )
-    expected_info = ((right + wrong) * dp**2 / (p * q)).sum(axis=1)
-    info = np.where(observed_info > 0, observed_info, expected_info)
+    right_p = right / p
+    wrong_q = wrong / q
+    residual = right_p - wrong_q
+    score = (residual * dp).sum(axis=1) - theta
+    right_p /= p
+    wrong_q /= q
+    right_p += wrong_q
+    right_p *= dp**2
+    residual *= d2p
+    info = (right_p - residual).sum(axis=1)
+    flat = np.flatnonzero(~(info > 0))
+    if flat.size:  # rare: far from every item's slope, or a wild start
+        fisher = (right[flat] + wrong[flat]) * dp[flat] ** 2 / (p[flat] * q[flat])
+        info[flat] = fisher.sum(axis=1)
     return np.asarray(score, dtype=np.float64), np.asarray(info + 1.0, dtype=np.float64)
