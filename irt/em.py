@@ -5,12 +5,15 @@ from __future__ import annotations
 import logging
 import warnings
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from irt.errors import DataWarning, IRTError
 from irt.estep import DesignMatrices, EStep, e_step, marginal_log_likelihood
+from irt.estimation.arrays import to_numpy
 from irt.estimation.calibrator import Calibrator
+from irt.estimation.devices import Backend, resolve_device
 from irt.estimation.em_loop import EMRun, Evaluated, ProgressCallback, run_em
 from irt.item_se import item_standard_errors
 from irt.models import ItemParams, ModelKind, log_prob_pair
@@ -64,6 +67,10 @@ class EMCalibrator(Calibrator):
     max_newton : cap on the Newton steps per item in one M-step (each step is
         safeguarded so that the item's objective never decreases).
     standard_errors : compute item standard errors after the fit.
+    device : where the EM cycles run: "cpu" (numpy), "cuda", "cuda:K", "auto" (a GPU
+        when torch sees one) or "torch:cpu" (``irt.estimation.devices``); the start
+        values, standard errors and the reported log-likelihood are computed on the
+        host. ``device_`` records where the fit ran.
     """
 
     params_: ItemParams
@@ -80,6 +87,7 @@ class EMCalibrator(Calibrator):
         max_newton: int = 25,
         standard_errors: bool = True,
         progress: ProgressCallback | None = None,
+        device: str = "cpu",
     ) -> None:
         self.model = ModelKind(model)
         self.priors = priors
@@ -91,20 +99,23 @@ class EMCalibrator(Calibrator):
         self.max_newton = max_newton
         self.standard_errors = standard_errors
         self.progress = progress
+        self.device = device
 
     def fit(self, responses: ResponseMatrix, start: ItemParams | None = None) -> EMCalibrator:
         """Estimate item parameters from ``responses`` (missing answers are masked)."""
         self._started()
+        backend = resolve_device(self.device)
         priors = (self.priors or ItemPriors.default_for(self.model)).for_model(self.model)
         grid = normal_grid(self.n_quad, self.bound)
         spec = MStepSpec(model=self.model, priors=priors, theta=grid.points)
         design = DesignMatrices.from_responses(responses)
         coords = self._start(design, spec, responses, start)
 
-        run = self._iterate(coords, design, spec, grid)
+        run = self._iterate(coords, design, spec, grid, backend)
         coords, step = run.x.reshape(-1, 4), run.evaluation.step
+        posterior = to_numpy(step.posterior)
         errors = (
-            item_standard_errors(coords, design, step.posterior, spec)
+            item_standard_errors(coords, design, posterior, spec)
             if self.standard_errors
             else _NO_ERRORS
         )
@@ -124,7 +135,8 @@ class EMCalibrator(Calibrator):
         )
         self.priors_ = priors
         self.grid_ = grid
-        self.posterior_ = step.posterior
+        self.posterior_ = posterior
+        self.device_ = backend.name
         logger.info(
             "EM %s: %d cycles, loglik %.3f, converged=%s, %.2fs",
             self.model,
@@ -161,11 +173,26 @@ class EMCalibrator(Calibrator):
         return from_abcd(a, b, c, d, spec)
 
     def _iterate(
-        self, coords: FloatArray, design: DesignMatrices, spec: MStepSpec, grid: QuadratureGrid
+        self,
+        coords: FloatArray,
+        design: DesignMatrices,
+        spec: MStepSpec,
+        grid: QuadratureGrid,
+        backend: Backend,
     ) -> EMRun[_Evaluation]:
         """The one EM loop (``irt.estimation.em_loop``) over the items' internal
-        coordinates; its stopping rule measures the move of the free ones."""
-        problem = _BinaryEM(design, spec, grid, self.max_newton, self.tol)
+        coordinates; its stopping rule measures the move of the free ones. The loop's
+        vector stays on the host; each cycle's E-step and M-step run on ``backend``."""
+        on_device = replace(spec, theta=backend.asarray(spec.theta))
+        problem = _BinaryEM(
+            backend.design(design),
+            spec,
+            on_device,
+            backend.grid(grid),
+            backend,
+            self.max_newton,
+            self.tol,
+        )
         return run_em(
             problem,
             coords.ravel(),
@@ -180,11 +207,15 @@ _Evaluation = Evaluated[EStep]
 
 @dataclass(frozen=True)
 class _BinaryEM:
-    """One EM cycle of the 1PL–4PL on the flattened (J, 4) internal coordinates."""
+    """One EM cycle of the 1PL–4PL on the flattened (J, 4) internal coordinates, which
+    stay numpy on the host; ``design``, ``on_device`` (the spec with its grid there) and
+    ``grid`` are on ``backend``, where the E-step and M-step run."""
 
-    design: DesignMatrices
+    design: Any  # DesignMatrices on the host, DeviceDesign on a device
     spec: MStepSpec
+    on_device: MStepSpec
     grid: QuadratureGrid
+    backend: Backend
     max_newton: int
     tol: float
 
@@ -192,24 +223,26 @@ class _BinaryEM:
         return x.reshape(-1, 4)
 
     def evaluate(self, x: FloatArray) -> _Evaluation:
-        coords = self._coords(x)
-        step = e_step_at(coords, self.design, self.spec, self.grid)
-        return _Evaluation(step, step.loglik + float(log_prior(coords, self.spec).sum()))
+        coords = self.backend.asarray(self._coords(x))
+        step = e_step_at(coords, self.design, self.on_device, self.grid)
+        return _Evaluation(step, step.loglik + float(log_prior(coords, self.on_device).sum()))
 
     def update(self, x: FloatArray, evaluation: _Evaluation) -> FloatArray:
-        spec, step = self.spec, evaluation.step
+        step = evaluation.step
         # The M-step only needs to be an order of magnitude tighter than EM itself; much
         # below 1e-6 its Newton steps sit at the rounding noise of the gradient.
         inner_tol = min(self.tol / 10, 1e-6)
         new = m_step(
-            self._coords(x),
+            self.backend.asarray(self._coords(x)),
             step.expected_right,
             step.expected_total,
-            spec,
+            self.on_device,
             self.max_newton,
             inner_tol,
         )
-        return standardize_scale(new, step.posterior, self.grid.points, spec).ravel()
+        mean_n, second_n = _subject_moments(step.posterior, self.grid.points)
+        rescaled = rescale_to_sample(to_numpy(new), to_numpy(mean_n), to_numpy(second_n), self.spec)
+        return rescaled.ravel()
 
     def clip(self, x: FloatArray) -> FloatArray:
         return clip_coords(self._coords(x), self.spec).ravel()
@@ -278,7 +311,11 @@ def e_step_at(
 
 def latent_moments(posterior: FloatArray, points: FloatArray) -> tuple[float, float]:
     """The sample's latent mean and variance implied by the subjects' posteriors."""
-    mean_n, second_n = _subject_moments(posterior, points)
+    return _sample_moments(*_subject_moments(posterior, points))
+
+
+def _sample_moments(mean_n: FloatArray, second_n: FloatArray) -> tuple[float, float]:
+    """The sample's latent mean and variance from its subjects' first two moments."""
     mu = float(mean_n.mean())
     return mu, float(second_n.mean()) - mu**2
 
@@ -312,10 +349,17 @@ def standardize_scale(
     against 8 with this step; MMLU-Pro's 32 x 12,032: 23 cycles against 8, and a log
     posterior 0.55 higher).
     """
+    return rescale_to_sample(coords, *_subject_moments(posterior, points), spec)
+
+
+def rescale_to_sample(
+    coords: FloatArray, mean_n: FloatArray, second_n: FloatArray, spec: MStepSpec
+) -> FloatArray:
+    """``standardize_scale`` from the subjects' posterior means and second moments."""
     if spec.priors.has_a or spec.priors.has_b:
-        mu, sigma = _prior_aware_scale(coords, *_subject_moments(posterior, points), spec)
+        mu, sigma = _prior_aware_scale(coords, mean_n, second_n, spec)
     else:
-        mu, var = latent_moments(posterior, points)
+        mu, var = _sample_moments(mean_n, second_n)
         if not var > 0:
             return coords
         sigma = float(np.sqrt(var))

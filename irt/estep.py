@@ -14,6 +14,7 @@ import numpy as np
 
 from irt.design_blocks import DesignBlock, DesignMatrices
 from irt.errors import ParamsError
+from irt.estimation.arrays import as_index, empty, namespace, zeros
 from irt.laplace import laplace_log_marginal
 from irt.models import ItemParams, log_probabilities
 from irt.quadrature import QuadratureGrid, normal_grid
@@ -53,7 +54,7 @@ class NodeTerms:
     @classmethod
     def of(cls, log_p: FloatArray, log_q: FloatArray) -> NodeTerms:
         """From (Q, J) log-probabilities of a right and of a wrong answer."""
-        return cls((log_p - log_q).T, log_q.T, log_q.sum(axis=1))
+        return cls((log_p - log_q).T, log_q.T, namespace(log_q).sum(log_q, axis=1))
 
     def log_likelihood(self, block: DesignBlock) -> FloatArray:
         """log L_n(θ_q) of the block's subjects, shape (rows, Q)."""
@@ -62,7 +63,7 @@ class NodeTerms:
             out += self.log_q_sum
         else:
             out += block.observed @ self.log_q
-        return np.asarray(out, dtype=np.float64)
+        return out
 
 
 def subject_log_likelihood(
@@ -87,10 +88,10 @@ def e_step(
     over the subjects one block at a time."""
     n_points = grid.points.shape[0]
     terms = NodeTerms.of(log_p, log_q)
-    posterior = np.empty((design.n_subjects, n_points))
+    posterior = empty((design.n_subjects, n_points), like=log_p)
     loglik = 0.0
-    expected_right = np.zeros((design.n_items, n_points))
-    expected_total = None if design.complete else np.zeros_like(expected_right)
+    expected_right = zeros((design.n_items, n_points), like=log_p)
+    expected_total = None if design.complete else zeros((design.n_items, n_points), like=log_p)
     for block in design.blocks():
         joint = terms.log_likelihood(block)
         joint += grid.log_weights
@@ -101,7 +102,8 @@ def e_step(
         if expected_total is not None and block.observed is not None:
             expected_total += block.observed.T @ post
     if expected_total is None:
-        expected_total = np.broadcast_to(posterior.sum(axis=0), expected_right.shape).copy()
+        expected_total = zeros((design.n_items, n_points), like=log_p)
+        expected_total += namespace(posterior).sum(posterior, axis=0)
     return EStep(
         loglik=loglik,
         posterior=posterior,
@@ -127,19 +129,19 @@ def grid_posterior(
     the expected counts come from interpolation weights that reproduce the posterior's
     first three moments (see ``_laplace_rows``); some of those weights are negative.
     """
-    top_idx = joint.argmax(axis=1)
-    rows = np.arange(joint.shape[0])
-    top = joint[rows, top_idx]
-    posterior = np.exp(joint - top[:, None])
-    norm = posterior.sum(axis=1)
+    xp = namespace(joint)
+    top_idx = xp.argmax(joint, axis=1)
+    top = xp.max(joint, axis=1)
+    posterior = xp.exp(joint - top[:, None])
+    norm = xp.sum(posterior, axis=1)
     posterior /= norm[:, None]
-    log_marginal = np.log(norm) + top
+    log_marginal = xp.log(norm) + top
 
     step = float(points[1] - points[0])
     mean = posterior @ points
     var = posterior @ (points**2) - mean**2
-    narrow = np.flatnonzero(var < (_RESOLVED_SD * step) ** 2)
-    if narrow.size:
+    narrow = xp.nonzero(var < (_RESOLVED_SD * step) ** 2)[0]
+    if narrow.shape[0]:
         _laplace_rows(joint, points, step, narrow, top_idx, posterior, log_marginal)
     return posterior, log_marginal, narrow
 
@@ -158,8 +160,9 @@ def _laplace_rows(
     posterior: FloatArray,
     log_marginal: FloatArray,
 ) -> None:
+    xp = namespace(joint)
     n_points = points.shape[0]
-    centre = np.clip(top_idx[rows], 1, n_points - 2)
+    centre = xp.clip(top_idx[rows], 1, n_points - 2)
     f_minus = joint[rows, centre - 1]
     f_zero = joint[rows, centre]
     f_plus = joint[rows, centre + 1]
@@ -168,10 +171,10 @@ def _laplace_rows(
     concave = curvature < 0
     rows, centre = rows[concave], centre[concave]
     curvature, slope, f_zero = curvature[concave], slope[concave], f_zero[concave]
-    offset = np.clip(-slope / curvature, -step, step)
+    offset = xp.clip(-slope / curvature, -step, step)
     var = -1.0 / curvature
     peak = f_zero + slope * offset + 0.5 * curvature * offset**2
-    log_marginal[rows] = peak + 0.5 * np.log(2.0 * np.pi * var) - np.log(step)
+    log_marginal[rows] = peak + 0.5 * xp.log(2.0 * np.pi * var) - float(np.log(step))
 
     mean = points[centre] + offset
     # Weights w_q with Σ_q w_q f(θ_q) ≈ E[f(θ)] = f(m) + v f''(m) / 2 for smooth f: cubic
@@ -180,10 +183,10 @@ def _laplace_rows(
     # Any weights with only nonnegative values would have to add variance, and on a long
     # test that extra spread shrinks every slope the same way (the latent scale is held
     # by the N(0, 1) prior alone, so the small bias per answer adds up over thousands).
-    base = np.clip(np.floor((mean - points[0]) / step).astype(np.int_), 1, n_points - 3)
+    base = xp.clip(as_index(xp.floor((mean - points[0]) / step)), 1, n_points - 3)
     t = (mean - points[base]) / step
     h = 0.5 * var / step**2
-    weights = np.stack(
+    weights = xp.stack(
         [
             -t * (t - 1) * (t - 2) / 6 + h * (1 - t),
             (t + 1) * (t - 1) * (t - 2) / 2 + h * (3 * t - 2),

@@ -11,6 +11,7 @@ import numpy as np
 
 from irt.em import EMCalibrator
 from irt.errors import IRTError
+from irt.estimation.devices import resolve_device
 from irt.models import ItemParams, ModelKind
 from irt.names import CalibrationMethod as CalibrationMethod
 from irt.priors import ItemPriors
@@ -48,8 +49,10 @@ def calibrate(
     max_iter: int = 500,
     n_quad: int = 61,
     progress: FitProgress | None = None,
+    device: str = "cpu",
 ) -> CalibrationResult:
-    """Fit item parameters by EM (default) or Bayesian inference (SVI via pyro)."""
+    """Fit item parameters by EM (default) or Bayesian inference (SVI via pyro).
+    ``device``: where EM's cycles run (``irt.estimation.devices``; EM only)."""
     kind = ModelKind(model)
     how = CalibrationMethod(method.lower() if isinstance(method, str) else method)
     t0 = time.perf_counter()
@@ -70,7 +73,13 @@ def calibrate(
                 report(done, f"cycle {cycle}  loglik {loglik:,.2f}  Δ {change:.1e}")
 
         em = EMCalibrator(
-            kind, priors=priors, tol=tol, max_iter=max_iter, n_quad=n_quad, progress=em_progress
+            kind,
+            priors=priors,
+            tol=tol,
+            max_iter=max_iter,
+            n_quad=n_quad,
+            progress=em_progress,
+            device=device,
         ).fit(responses)
         return CalibrationResult(
             params=em.params_,
@@ -87,8 +96,11 @@ def calibrate(
                 "tol": tol,
                 "max_iter": max_iter,
                 "quadrature": {"points": n_quad, "bound": em.bound, "latent": "N(0,1)"},
+                "device": em.device_,
             },
         )
+    if resolve_device(device).name != "cpu":
+        raise IRTError(f"device {device!r} runs EM; Bayesian calibration runs on the cpu")
     try:
         from irt.bayes import BayesCalibrator
     except ImportError as exc:  # pragma: no cover - the module itself imports lazily

@@ -18,6 +18,7 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from irt.errors import ParamsError
+from irt.estimation.arrays import is_numpy, namespace
 from irt.names import ModelKind as ModelKind
 from irt.parameter_set import BinaryItems, bernoulli_probabilities, item_positions, one_theta
 from irt.types import FloatArray
@@ -188,8 +189,9 @@ def _sigmoid(z: FloatArray) -> FloatArray:
 
 
 def log_sigmoid(z: FloatArray) -> FloatArray:
-    """log σ(z) = −log(1 + e^{−z}) without overflow."""
-    return np.asarray(np.minimum(z, 0.0) - np.log1p(np.exp(-np.abs(z))), dtype=np.float64)
+    """log σ(z) = −log(1 + e^{−z}) without overflow (numpy or torch, like ``z``)."""
+    xp = namespace(z)
+    return xp.minimum(z, 0.0) - xp.log1p(xp.exp(-xp.abs(z)))  # type: ignore[no-any-return]
 
 
 def log_prob_pair(z: FloatArray, c: FloatArray, d: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -198,28 +200,31 @@ def log_prob_pair(z: FloatArray, c: FloatArray, d: FloatArray) -> tuple[FloatArr
     Where an asymptote is 0 (or 1) the logarithm goes through log σ(±z), which stays
     finite however far the item is from the examinee; where it is inside (0, 1), P (or
     1 − P) is bounded away from 0 and the direct logarithm is exact enough and faster.
+    numpy or torch arrays (all three alike; ``irt.estimation.arrays``).
     """
-    c = np.asarray(c, dtype=np.float64)
-    d = np.asarray(d, dtype=np.float64)
+    if is_numpy(z):
+        c = np.asarray(c, dtype=np.float64)
+        d = np.asarray(d, dtype=np.float64)
+    xp = namespace(z)
     span = d - c
     sig = None
-    if np.all(c == 0):
-        log_p = np.log(span) + log_sigmoid(z)
-    elif np.all(c > 0):
-        sig = 0.5 * (1.0 + np.tanh(0.5 * z))
-        log_p = np.log(c + span * sig)
+    if bool(xp.all(c == 0)):
+        log_p = xp.log(span) + log_sigmoid(z)
+    elif bool(xp.all(c > 0)):
+        sig = 0.5 * (1.0 + xp.tanh(0.5 * z))
+        log_p = xp.log(c + span * sig)
     else:
         with np.errstate(divide="ignore"):
-            log_p = np.logaddexp(np.log(c), np.log(span) + log_sigmoid(z))
-    if np.all(d == 1):
-        log_q = np.log(span) + log_sigmoid(-z)
-    elif np.all(d < 1):
-        sig = 0.5 * (1.0 + np.tanh(0.5 * z)) if sig is None else sig
-        log_q = np.log((1.0 - d) + span * (1.0 - sig))
+            log_p = xp.logaddexp(xp.log(c), xp.log(span) + log_sigmoid(z))
+    if bool(xp.all(d == 1)):
+        log_q = xp.log(span) + log_sigmoid(-z)
+    elif bool(xp.all(d < 1)):
+        sig = 0.5 * (1.0 + xp.tanh(0.5 * z)) if sig is None else sig
+        log_q = xp.log((1.0 - d) + span * (1.0 - sig))
     else:
         with np.errstate(divide="ignore"):
-            log_q = np.logaddexp(np.log(1.0 - d), np.log(span) + log_sigmoid(-z))
-    return np.asarray(log_p, dtype=np.float64), np.asarray(log_q, dtype=np.float64)
+            log_q = xp.logaddexp(xp.log(1.0 - d), xp.log(span) + log_sigmoid(-z))
+    return log_p, log_q
 
 
 def log_probabilities(theta: object, params: ItemParams) -> tuple[FloatArray, FloatArray]:

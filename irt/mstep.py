@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from irt.estimation.arrays import arange, copy, eye, namespace, trues, vector, zeros
 from irt.models import ModelKind
 from irt.mstep_coords import (
     ALPHA,
@@ -62,13 +63,15 @@ MAX_STEP = 2.0
 
 
 def _newton_direction(grad: FloatArray, info: FloatArray) -> FloatArray:
+    xp = namespace(grad)
     k = grad.shape[1]
     # A small ridge keeps items with (almost) no information solvable.
-    ridge = 1e-8 * np.maximum(np.trace(info, axis1=1, axis2=2) / k, 1.0)
-    mat = info + ridge[:, None, None] * np.eye(k)
-    step = np.linalg.solve(mat, grad[:, :, None])[:, :, 0]
-    size = np.abs(step).max(axis=1, keepdims=True)
-    return np.asarray(step * np.minimum(1.0, MAX_STEP / np.maximum(size, EPS)), dtype=np.float64)
+    trace = sum(info[:, i, i] for i in range(k))
+    ridge = 1e-8 * xp.clip(trace / k, 1.0, None)
+    mat = info + ridge[:, None, None] * eye(k, like=grad)
+    step = xp.linalg.solve(mat, grad[:, :, None])[:, :, 0]
+    size = xp.max(xp.abs(step), axis=1, keepdims=True)
+    return step * xp.clip(MAX_STEP / xp.clip(size, EPS, None), None, 1.0)  # type: ignore[no-any-return]
 
 
 def _halving_search(
@@ -87,13 +90,14 @@ def _halving_search(
     valley — on a ridge its full step can overshoot to the far side, gaining almost
     nothing each time, for hundreds of steps.
     """
-    new = coords.copy()
-    best = current.copy()
-    pending = np.ones(len(coords), dtype=bool)
+    xp = namespace(coords)
+    new = copy(coords)
+    best = copy(current)
+    pending = trues(coords.shape[0], like=coords)
     scale = 1.0
     for _ in range(max_halvings):
-        idx = np.flatnonzero(pending)
-        if idx.size == 0:
+        idx = xp.nonzero(pending)[0]
+        if idx.shape[0] == 0:
             break
         trial = clip_coords(coords[idx] + scale * direction[idx], spec)
         value = objective(trial, right[idx], total[idx], spec)
@@ -101,7 +105,7 @@ def _halving_search(
         half_value = objective(half, right[idx], total[idx], spec)
         use_half = half_value > value
         trial[use_half] = half[use_half]
-        value = np.where(use_half, half_value, value)
+        value = xp.where(use_half, half_value, value)
         ok = value >= current[idx]
         new[idx[ok]] = trial[ok]
         best[idx[ok]] = value[ok]
@@ -126,37 +130,38 @@ def m_step(
     a partial M-step there can make EM cycle. Grid points that carry no expected count
     (beyond the range of the subjects' posteriors) are left out of the work.
     """
-    mass = np.abs(total).max(axis=0)
-    keep = mass > 1e-12 * max(float(mass.max()), 1e-300)
-    if not keep.all():
+    xp = namespace(coords)
+    mass = xp.max(xp.abs(total), axis=0)
+    keep = mass > 1e-12 * max(float(xp.max(mass)), 1e-300)
+    if not bool(xp.all(keep)):
         spec = replace(spec, theta=spec.theta[keep])
         right, total = right[:, keep], total[:, keep]
-    coords = coords.copy()
+    coords = copy(coords)
     active = list(spec.active)
-    todo = np.arange(len(coords))
+    todo = arange(coords.shape[0], like=coords)
     current = objective(coords, right, total, spec)
     for _ in range(max_newton):
         sub, r, n = coords[todo], right[todo], total[todo]
         grad, info = gradient_and_information(sub, r, n, spec, observed=True)
-        hess = info[np.ix_(range(len(todo)), active, active)]
-        indefinite = np.linalg.eigvalsh(hess)[:, 0] <= 0
-        if indefinite.any():
+        hess = info[:, active][:, :, active]
+        indefinite = xp.linalg.eigvalsh(hess)[:, 0] <= 0
+        if bool(xp.any(indefinite)):
             _, fisher = gradient_and_information(
                 sub[indefinite], r[indefinite], n[indefinite], spec
             )
-            hess[indefinite] = fisher[np.ix_(range(int(indefinite.sum())), active, active)]
-        direction = np.zeros_like(sub)
+            hess[indefinite] = fisher[:, active][:, :, active]
+        direction = zeros(sub.shape, like=sub)
         direction[:, active] = _newton_direction(grad[:, active], hess)
         new, value = _halving_search(sub, direction, current[todo], r, n, spec)
-        moved = np.abs(new - sub).max(axis=1)
+        moved = xp.max(xp.abs(new - sub), axis=1)
         coords[todo], current[todo] = new, value
         if spec.model is ModelKind.ONE_PL:
             coords, current = _common_slope_step(coords, right, total, spec)
-            if np.abs(moved).max() < tol:
+            if float(xp.max(moved)) < tol:
                 break
             continue
         todo = todo[moved >= tol]
-        if todo.size == 0:
+        if todo.shape[0] == 0:
             break
     return coords
 
@@ -169,11 +174,11 @@ def _common_slope_step(
     g = float(grad[:, ALPHA].sum())
     h = float(info[:, ALPHA, ALPHA].sum())
     step = float(np.clip(g / max(h, EPS), -MAX_STEP, MAX_STEP))
-    base = objective(coords, right, total, spec).sum()
+    base = float(objective(coords, right, total, spec).sum())
     for _ in range(12):
-        trial = clip_coords(coords + np.array([step, 0.0, 0.0, 0.0]), spec)
+        trial = clip_coords(coords + vector([step, 0.0, 0.0, 0.0], like=coords), spec)
         values = objective(trial, right, total, spec)
-        if values.sum() >= base:
+        if float(values.sum()) >= base:
             return trial, values
         step *= 0.5
     return coords, objective(coords, right, total, spec)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irt.estimation.arrays import copy, namespace, ones, zeros
 from irt.models import ModelKind
 from irt.priors import ItemPriors
 from irt.types import FloatArray
@@ -64,15 +65,18 @@ def estimated_columns(spec: MStepSpec) -> list[int]:
 
 
 def sigmoid(x: FloatArray) -> FloatArray:
-    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * x)), dtype=np.float64)
+    return 0.5 * (1.0 + namespace(x).tanh(0.5 * x))  # type: ignore[no-any-return]
 
 
 def to_abcd(coords: FloatArray, spec: MStepSpec) -> tuple[FloatArray, ...]:
-    """(a, b, c, d) from internal coordinates, shape (J, 4) -> four (J,) arrays."""
-    a = np.exp(coords[:, ALPHA]) if spec.log_slope else coords[:, ALPHA].copy()
-    b = -coords[:, DELTA] / np.where(a == 0, EPS, a)
-    c = sigmoid(coords[:, GAMMA]) if spec.model.has_guessing else np.zeros(len(a))
-    d = sigmoid(coords[:, LAMBDA]) if spec.model.has_slipping else np.ones(len(a))
+    """(a, b, c, d) from internal coordinates, shape (J, 4) -> four (J,) arrays (numpy
+    or torch, like ``coords``)."""
+    xp = namespace(coords)
+    a = xp.exp(coords[:, ALPHA]) if spec.log_slope else copy(coords[:, ALPHA])
+    b = -coords[:, DELTA] / xp.where(a == 0, EPS, a)
+    n = coords.shape[0]
+    c = sigmoid(coords[:, GAMMA]) if spec.model.has_guessing else zeros(n, like=coords)
+    d = sigmoid(coords[:, LAMBDA]) if spec.model.has_slipping else ones(n, like=coords)
     return a, b, c, d
 
 
@@ -93,12 +97,13 @@ def from_abcd(
 
 
 def clip_coords(coords: FloatArray, spec: MStepSpec) -> FloatArray:
-    out = coords.copy()
+    xp = namespace(coords)
+    out = copy(coords)
     if spec.log_slope:
-        out[:, ALPHA] = np.clip(out[:, ALPHA], *LOG_SLOPE_BOUNDS)
+        out[:, ALPHA] = xp.clip(out[:, ALPHA], *LOG_SLOPE_BOUNDS)
     else:
-        out[:, ALPHA] = np.clip(out[:, ALPHA], -RAW_SLOPE_BOUND, RAW_SLOPE_BOUND)
-    out[:, DELTA] = np.clip(out[:, DELTA], -INTERCEPT_BOUND, INTERCEPT_BOUND)
-    out[:, GAMMA] = np.clip(out[:, GAMMA], -LOGIT_BOUND, LOGIT_BOUND)
-    out[:, LAMBDA] = np.clip(out[:, LAMBDA], -LOGIT_BOUND, LOGIT_BOUND)
-    return out
+        out[:, ALPHA] = xp.clip(out[:, ALPHA], -RAW_SLOPE_BOUND, RAW_SLOPE_BOUND)
+    out[:, DELTA] = xp.clip(out[:, DELTA], -INTERCEPT_BOUND, INTERCEPT_BOUND)
+    out[:, GAMMA] = xp.clip(out[:, GAMMA], -LOGIT_BOUND, LOGIT_BOUND)
+    out[:, LAMBDA] = xp.clip(out[:, LAMBDA], -LOGIT_BOUND, LOGIT_BOUND)
+    return out  # type: ignore[no-any-return]

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
+from irt.estimation.arrays import empty, namespace, zeros
 from irt.models import log_prob_pair
 from irt.mstep_coords import (
     ALPHA,
@@ -36,7 +35,7 @@ def objective(
     z = a[:, None] * spec.theta[None, :] + coords[:, DELTA, None]
     log_p, log_q = log_prob_pair(z, c[:, None], d[:, None])
     ll = (right * log_p + (total - right) * log_q).sum(axis=1)
-    return np.asarray(ll + log_prior(coords, spec), dtype=np.float64)
+    return ll + log_prior(coords, spec)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -59,6 +58,7 @@ class GridCurves:
 
 def grid_curves(coords: FloatArray, spec: MStepSpec) -> GridCurves:
     """P, 1 − P and ∂P/∂η (η the internal coordinates) at every grid point."""
+    xp = namespace(coords)
     a, b, c, d = to_abcd(coords, spec)
     theta = spec.theta[None, :]
     s = sigmoid(a[:, None] * theta + coords[:, DELTA, None])
@@ -67,7 +67,7 @@ def grid_curves(coords: FloatArray, spec: MStepSpec) -> GridCurves:
     dz = span * ds
     z_alpha = theta * (a[:, None] if spec.log_slope else 1.0)
     columns = estimated_columns(spec)
-    derivs = np.empty((len(columns), len(a), spec.theta.shape[0]))
+    derivs = empty((len(columns), a.shape[0], spec.theta.shape[0]), like=coords)
     for k, col in enumerate(columns):
         if col == ALPHA:
             derivs[k] = dz * z_alpha
@@ -84,8 +84,8 @@ def grid_curves(coords: FloatArray, spec: MStepSpec) -> GridCurves:
         d=d,
         s=s,
         ds=ds,
-        p=np.maximum(c[:, None] + span * s, EPS),
-        q=np.maximum((1.0 - d)[:, None] + span * (1.0 - s), EPS),
+        p=xp.clip(c[:, None] + span * s, EPS, None),
+        q=xp.clip((1.0 - d)[:, None] + span * (1.0 - s), EPS, None),
         span=span,
         z_alpha=z_alpha,
         columns=columns,
@@ -128,9 +128,9 @@ def gradient_and_information(
     else:
         # Interpolated E-step counts can be slightly negative at a grid point; the step
         # direction needs a positive-definite information, the line search does the rest.
-        weight = np.maximum(total, 0.0) / pq
-    grad = np.zeros((len(a), 4))
-    info = np.zeros((len(a), 4, 4))
+        weight = namespace(total).clip(total, 0.0, None) / pq
+    grad = zeros((a.shape[0], 4), like=coords)
+    info = zeros((a.shape[0], 4, 4), like=coords)
     weighted = derivs * weight
     for k, col in enumerate(cols):
         grad[:, col] = (resid * derivs[k]).sum(axis=1)

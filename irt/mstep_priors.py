@@ -3,8 +3,7 @@ M-step's internal coordinates (see ``irt.mstep_coords``)."""
 
 from __future__ import annotations
 
-import numpy as np
-
+from irt.estimation.arrays import namespace, zeros
 from irt.mstep_coords import ALPHA, DELTA, GAMMA, LAMBDA, MStepSpec, to_abcd
 from irt.priors import beta_log_kernel
 from irt.types import FloatArray
@@ -14,9 +13,9 @@ def log_prior(coords: FloatArray, spec: MStepSpec) -> FloatArray:
     """Log prior density of each item in (a, b, c, d), up to constants; shape (J,)."""
     pri = spec.priors
     a, b, c, d = to_abcd(coords, spec)
-    out = np.zeros(len(a))
+    out = zeros(a.shape[0], like=coords)
     if pri.has_a:
-        la = np.log(a)
+        la = namespace(a).log(a)
         out += -la - (la - pri.a_meanlog) ** 2 / (2 * pri.a_sdlog**2)  # type: ignore[operator]
     if pri.has_b:
         out += -((b - pri.b_mean) ** 2) / (2 * pri.b_sd**2)  # type: ignore[operator]
@@ -24,7 +23,7 @@ def log_prior(coords: FloatArray, spec: MStepSpec) -> FloatArray:
         out += beta_log_kernel(c, pri.c_alpha, pri.c_beta)  # type: ignore[arg-type]
     if pri.has_d:
         out += beta_log_kernel(d, pri.d_alpha, pri.d_beta)  # type: ignore[arg-type]
-    return out
+    return out  # type: ignore[no-any-return]
 
 
 def add_prior_terms(
@@ -47,12 +46,12 @@ def add_prior_terms(
         info[:, ALPHA, ALPHA] += 1.0 / pri.a_sdlog**2  # type: ignore[operator]
     if pri.has_b:
         # b = −δ/a: ∂b/∂δ = −1/a; ∂b/∂α = −b (log slope) or −b/a (raw slope).
-        db = np.zeros_like(grad)
+        db = zeros(grad.shape, like=grad)
         db[:, DELTA] = -1.0 / a
         db[:, ALPHA] = -b if spec.log_slope else -b / a
         resid = -(b - pri.b_mean) / pri.b_sd**2  # type: ignore[operator]
         grad += resid[:, None] * db
-        info += np.einsum("jk,jl->jkl", db, db) / pri.b_sd**2  # type: ignore[operator]
+        info += db[:, :, None] * db[:, None, :] / pri.b_sd**2  # type: ignore[operator]
         if exact:
             # Second derivatives of b: log slope b = −δe^{−α}: b_αα = b, b_αδ = 1/a;
             # raw slope b = −δ/a: b_aa = 2b/a², b_aδ = 1/a².

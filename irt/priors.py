@@ -8,6 +8,7 @@ from typing import Any, Protocol, TypeVar, overload
 import numpy as np
 
 from irt.errors import IRTError
+from irt.estimation.arrays import namespace
 from irt.models import ModelKind
 
 _Value = TypeVar("_Value", float, np.ndarray)
@@ -16,7 +17,8 @@ _Value = TypeVar("_Value", float, np.ndarray)
 def beta_log_kernel(x: _Value, alpha: float, beta: float) -> _Value:
     """log of the Beta(α, β) density at ``x`` up to its constant: (α − 1) log x +
     (β − 1) log(1 − x), the prior term of a lower or upper asymptote."""
-    return (alpha - 1) * np.log(x) + (beta - 1) * np.log1p(-x)  # type: ignore[no-any-return]
+    xp = namespace(x)
+    return (alpha - 1) * xp.log(x) + (beta - 1) * xp.log1p(-x)  # type: ignore[no-any-return]
 
 
 class _BetaOnC(Protocol):

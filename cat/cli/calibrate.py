@@ -103,6 +103,16 @@ def calibrate(
         "Default: d-optimal.",
     ),
     report: Path | None = typer.Option(None, "--report", help="Write a JSON fit report here."),
+    device: str = typer.Option(
+        "cpu",
+        "--device",
+        metavar="DEVICE",
+        help="Where the EM cycles of a 1pl-4pl fit run: cpu (numpy on this machine's "
+        "processors), cuda or cuda:K (torch on that GPU), auto (a GPU when torch sees one, "
+        "else cpu; other models run on the cpu), torch:cpu (the torch path on the "
+        "processors, to test it). The GPU needs torch and array-api-compat: "
+        'pip install -e ".[gpu]".',
+    ),
     method: CalibrationMethod = typer.Option(
         CalibrationMethod.EM, "--method", help="em: marginal ML / Bayes modal; bayes: pyro SVI."
     ),
@@ -292,6 +302,7 @@ def calibrate(
             continuous_model=continuous_model.value,
             continuous_out=continuous_out,
             score_subjects=False,
+            device=device,
         )
     render(outcome, out=out, continuous_out=continuous_out, pool=pool, no_cross_fit=no_cross_fit)
 

@@ -142,6 +142,7 @@ def fit_unidimensional(
         max_iter=request.max_iter,
         n_quad=request.quad_points,
         progress=request.progress,
+        device=request.device,
     )
     # Under a prior on b an estimate that ran off has no more to go on than the prior.
     remedy = (

@@ -23,20 +23,22 @@ from cat import arguments as check
 from cat.arguments import PathArg, api_errors
 from cat.engine.registry import CriterionName
 from cat.errors import CatError
-from cat.pools.binary_calibration import CalibrationReport
+from cat.pools.binary_calibration import BINARY, CalibrationReport
 from cat.pools.calibration_registry import (
     family_of,
     is_mixed,
     takes_continuous,
     with_continuous,
 )
-from cat.pools.calibration_steps import CalibratedParams, CalibrationRequest, Priors
+from cat.pools.calibration_steps import CalibratedParams, CalibrationRequest, Family, Priors
 from cat.pools.continuous_calibration import ContinuousCalibrationReport
 from cat.pools.graded_report import GradedCalibrationReport
 from cat.pools.loading import check_output_folders, read_pool_questions
 from cat.pools.mixed_report import MixedCalibrationReport
 from irt.continuous_kernels import DEFAULT_EPSILON
 from irt.continuous_responses import ContinuousResponses
+from irt.errors import IRTError
+from irt.estimation.devices import resolve_device
 from irt.fit import FitProgress
 from irt.mirt_model import MirtParams
 from irt.mixed import MixedResponses
@@ -132,6 +134,7 @@ def calibrate(
     continuous_out: PathArg | None = None,
     epsilon: float = DEFAULT_EPSILON,
     score_subjects: bool = True,
+    device: str = "cpu",
 ) -> CalibrationOutcome:
     """Fit ``model`` to ``responses`` (a response file, or the data in memory) and
     write what is asked: item parameters to ``out``, abilities to ``abilities``, the fit
@@ -176,7 +179,11 @@ def calibrate(
     ``progress(fraction done, what)`` follows the fit. ``score_subjects``: False
     leaves the outcome's ``abilities`` None unless ``abilities`` or ``pool`` needs them
     (``cat calibrate`` does: on a leaderboard-sized matrix scoring every subject
-    costs about as much as the fit). Estimates that ran off warn
+    costs about as much as the fit). ``device`` is where the EM cycles of a 1PL-4PL fit
+    run (``cat calibrate --device``): "cpu" (numpy), "cuda" or "cuda:K" (torch on a
+    GPU), "auto" (a GPU when torch sees one, else the cpu; other models then run on
+    the cpu) or "torch:cpu" (the torch path on the processors, for testing); the
+    report's ``settings.device`` records where it ran. Estimates that ran off warn
     (``DataWarning``). Paths may be str or ``os.PathLike``.
 
     Raises:
@@ -219,6 +226,7 @@ def calibrate(
         progress=check.callback(progress, "progress"),
         cross_fit_progress=check.callback(cross_fit_progress, "cross_fit_progress"),
         score_subjects=check.flag(score_subjects, "score_subjects"),
+        device=_device(device),
     )
     return _run(request)
 
@@ -241,6 +249,7 @@ def _run(request: CalibrationRequest) -> CalibrationOutcome:
         ):
             if given:
                 raise CatError(f"{flag} goes with --continuous FILE (a mixed calibration)")
+    _check_device(request, family)
     family.check(request)
     if request.cross_fit is not None and request.pool is None:
         raise CatError("--cross-fit stores its errors in a pool: give --pool DIR")
@@ -284,6 +293,32 @@ def _run(request: CalibrationRequest) -> CalibrationOutcome:
         abilities=subjects,
         family=family.name,
     )
+
+
+def _device(device: object) -> str:
+    """``device`` checked (a GPU torch cannot use is refused here, before any work)."""
+    if not isinstance(device, str):
+        raise CatError(f"device must be a string like 'cpu' or 'cuda', got {device!r}")
+    try:
+        resolve_device(device)
+    except IRTError as exc:
+        raise CatError(str(exc)) from None
+    return device.strip().lower()
+
+
+def _check_device(request: CalibrationRequest, family: Family[Any, Any, Any]) -> None:
+    """A device named outright must be one the model's fit can run on."""
+    if request.device in ("cpu", "auto"):
+        return
+    if family is not BINARY:
+        raise CatError(
+            f"--device {request.device}: the torch path fits --model 1pl, 2pl, 3pl and 4pl; "
+            f"--model {request.model} runs on the cpu (--device cpu, or auto)"
+        )
+    if request.method is not CalibrationMethod.EM:
+        raise CatError(
+            f"--device {request.device} runs --method em; --method bayes runs on the cpu"
+        )
 
 
 def _source(value: object, argument: str) -> Path | None:

@@ -90,6 +90,8 @@ class CalibrationRequest:
     cross_fit_progress: Callable[[str, float], None] | None
     #: Score the subjects for the outcome even where no file asks for their abilities.
     score_subjects: bool = True
+    #: Where EM's cycles run (``irt.estimation.devices``): the 1PL-4PL fit only.
+    device: str = "cpu"
 
     @property
     def needs_abilities(self) -> bool:

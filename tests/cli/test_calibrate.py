@@ -83,6 +83,41 @@ def test_writes_params_report_and_abilities(responses: Path, tmp_path: Path) -> 
     assert "3PL calibration" in result.output
 
 
+def test_device_torch_cpu_fits_there_and_the_report_says_so(
+    responses: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    reports = {
+        device: tmp_path / f"{device.replace(':', '-')}.json" for device in ("cpu", "torch:cpu")
+    }
+    for device, report in reports.items():
+        result = runner.invoke(
+            app,
+            [
+                *("calibrate", str(responses), "--out", str(tmp_path / "p.csv")),
+                *("--report", str(report), "--device", device),
+            ],
+        )
+        assert result.exit_code == 0, result.output
+    host, torch_cpu = (json.loads(path.read_text()) for path in reports.values())
+    assert host["settings"]["device"] == "cpu"
+    assert torch_cpu["settings"]["device"] == "torch:cpu"
+    assert torch_cpu["loglik"] == pytest.approx(host["loglik"], rel=1e-9)
+
+
+def test_an_unknown_device_fails_before_reading(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            *("calibrate", str(tmp_path / "absent.jsonl"), "--out", str(tmp_path / "p.csv")),
+            *("--device", "tpu"),
+        ],
+    )
+    assert result.exit_code != 0
+    assert "unknown device 'tpu'" in result.output
+
+
 def test_no_priors_gives_plain_ml(responses: Path, tmp_path: Path) -> None:
     report = tmp_path / "r.json"
     result = runner.invoke(

@@ -310,3 +310,38 @@ def test_continuous_scores_go_with_a_scored_model(
 ) -> None:
     with pytest.raises(CatError, match="continuous goes with model graded"):
         cat.calibrate(binary, model="3pl", continuous=similarity)
+
+
+def test_the_torch_path_gives_the_numpy_fit_and_the_report_says_where_it_ran(
+    binary: ResponseMatrix,
+) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    host = cat.calibrate(binary, model="3pl", score_subjects=False)
+    torch_cpu = cat.calibrate(binary, model="3pl", score_subjects=False, device="torch:cpu")
+    assert host.report.settings["device"] == "cpu"
+    assert torch_cpu.report.settings["device"] == "torch:cpu"
+    np.testing.assert_allclose(torch_cpu.params.b, host.params.b, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("model", "options", "message"),
+    [
+        ("graded", {}, "the torch path fits model 1pl, 2pl, 3pl and 4pl"),
+        ("3pl", {"method": "bayes"}, "method bayes runs on the cpu"),
+    ],
+)
+def test_a_device_the_fit_cannot_run_on_is_refused_before_reading(
+    nowhere: Path, model: str, options: dict[str, str], message: str
+) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    with pytest.raises(CatError, match=message):
+        cat.calibrate(nowhere / "absent.jsonl", model=model, device="torch:cpu", **options)
+
+
+def test_an_unknown_device_is_refused_by_name(binary: ResponseMatrix) -> None:
+    with pytest.raises(CatError, match="unknown device 'tpu'"):
+        cat.calibrate(binary, device="tpu")
+    with pytest.raises(CatError, match="device must be a string"):
+        cat.calibrate(binary, device=0)  # type: ignore[arg-type]
