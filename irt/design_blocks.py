@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from irt.estimation.arrays import ones
 from irt.response_table import MISSING, row_blocks
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray
@@ -40,7 +41,7 @@ class DesignBlock:
 
     def observed_or_ones(self) -> FloatArray:
         """``observed``, with ones where the matrix is complete."""
-        return np.ones_like(self.right) if self.observed is None else self.observed
+        return ones(self.right.shape, like=self.right) if self.observed is None else self.observed
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 
 from irt.errors import DataWarning, IRTError
-from irt.estep import DesignMatrices, EStep, e_step, marginal_log_likelihood
+from irt.estep import DesignMatrices, EStep, design_log_likelihood, e_step
 from irt.estimation.arrays import to_numpy
 from irt.estimation.calibrator import Calibrator
 from irt.estimation.devices import Backend, resolve_device
-from irt.estimation.em_loop import EMRun, Evaluated, ProgressCallback, run_em
+from irt.estimation.em_loop import Evaluated, ProgressCallback, run_em
 from irt.item_se import item_standard_errors
-from irt.models import ItemParams, ModelKind, log_prob_pair
+from irt.models import ItemArrays, ItemParams, ModelKind, log_prob_pair
 from irt.mstep import MStepSpec, clip_coords, from_abcd, log_prior, m_step, to_abcd
 from irt.priors import ItemPriors
 from irt.quadrature import QuadratureGrid, normal_grid
@@ -109,21 +109,16 @@ class EMCalibrator(Calibrator):
         grid = normal_grid(self.n_quad, self.bound)
         spec = MStepSpec(model=self.model, priors=priors, theta=grid.points)
         design = DesignMatrices.from_responses(responses)
-        coords = self._start(design, spec, responses, start)
-
-        run = self._iterate(coords, design, spec, grid, backend)
-        coords, step = run.x.reshape(-1, 4), run.evaluation.step
-        posterior = to_numpy(step.posterior)
-        errors = (
-            item_standard_errors(coords, design, posterior, spec)
-            if self.standard_errors
-            else _NO_ERRORS
+        problem = _BinaryEM.on(backend, design, spec, grid, self.max_newton, self.tol)
+        coords = self._start(problem.design, spec, responses, start)
+        run = run_em(
+            problem, coords.ravel(), tol=self.tol, max_iter=self.max_iter, progress=self.progress
         )
+        coords, step = run.x.reshape(-1, 4), run.evaluation.step
+        errors = problem.standard_errors(coords, step) if self.standard_errors else _NO_ERRORS
         params = params_at(responses.item_ids, coords, spec, errors)
         params = replace(params, b=_bound_difficulties(params.b, responses.item_ids))
-        # The E-step's log-likelihood reads narrow posteriors off the grid; the reported
-        # one takes their mode and curvature exactly (see irt.laplace).
-        loglik = marginal_log_likelihood(responses, params, grid)
+        loglik = problem.marginal_log_likelihood(params)
         n_free = len(spec.active) * responses.n_items + (1 if self.model is ModelKind.ONE_PL else 0)
         self._record(
             params=params,
@@ -135,7 +130,7 @@ class EMCalibrator(Calibrator):
         )
         self.priors_ = priors
         self.grid_ = grid
-        self.posterior_ = posterior
+        self.posterior_ = to_numpy(step.posterior)
         self.device_ = backend.name
         logger.info(
             "EM %s: %d cycles, loglik %.3f, converged=%s, %.2fs",
@@ -149,7 +144,7 @@ class EMCalibrator(Calibrator):
 
     def _start(
         self,
-        design: DesignMatrices,
+        design: Any,
         spec: MStepSpec,
         responses: ResponseMatrix,
         start: ItemParams | None,
@@ -172,35 +167,6 @@ class EMCalibrator(Calibrator):
         d = np.full_like(a, 0.98 if self.model.has_slipping else 1.0)
         return from_abcd(a, b, c, d, spec)
 
-    def _iterate(
-        self,
-        coords: FloatArray,
-        design: DesignMatrices,
-        spec: MStepSpec,
-        grid: QuadratureGrid,
-        backend: Backend,
-    ) -> EMRun[_Evaluation]:
-        """The one EM loop (``irt.estimation.em_loop``) over the items' internal
-        coordinates; its stopping rule measures the move of the free ones. The loop's
-        vector stays on the host; each cycle's E-step and M-step run on ``backend``."""
-        on_device = replace(spec, theta=backend.asarray(spec.theta))
-        problem = _BinaryEM(
-            backend.design(design),
-            spec,
-            on_device,
-            backend.grid(grid),
-            backend,
-            self.max_newton,
-            self.tol,
-        )
-        return run_em(
-            problem,
-            coords.ravel(),
-            tol=self.tol,
-            max_iter=self.max_iter,
-            progress=self.progress,
-        )
-
 
 _Evaluation = Evaluated[EStep]
 
@@ -219,8 +185,46 @@ class _BinaryEM:
     max_newton: int
     tol: float
 
+    @classmethod
+    def on(
+        cls,
+        backend: Backend,
+        design: DesignMatrices,
+        spec: MStepSpec,
+        grid: QuadratureGrid,
+        max_newton: int,
+        tol: float,
+    ) -> _BinaryEM:
+        """The cycle with the codes and the grid moved to ``backend``."""
+        on_device = replace(spec, theta=backend.asarray(spec.theta))
+        return cls(
+            backend.design(design),
+            spec,
+            on_device,
+            backend.grid(grid),
+            backend,
+            max_newton,
+            tol,
+        )
+
     def _coords(self, x: FloatArray) -> FloatArray:
         return x.reshape(-1, 4)
+
+    def standard_errors(
+        self, coords: FloatArray, step: EStep
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """The items' standard errors at ``coords`` from the E-step there."""
+        here = self.backend.asarray(coords)
+        return item_standard_errors(here, self.design, step.posterior, self.on_device)
+
+    def marginal_log_likelihood(self, params: ItemParams) -> float:
+        """The reported log-likelihood. The E-step's reads narrow posteriors off the
+        grid; this one takes their mode and curvature exactly (see irt.laplace)."""
+        asarray = self.backend.asarray
+        items = ItemArrays(
+            asarray(params.a), asarray(params.b), asarray(params.c), asarray(params.d)
+        )
+        return design_log_likelihood(self.design, items, self.grid)
 
     def evaluate(self, x: FloatArray) -> _Evaluation:
         coords = self.backend.asarray(self._coords(x))

@@ -9,6 +9,7 @@ float copy of the whole matrix is ever held.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from irt.design_blocks import DesignBlock, DesignMatrices
 from irt.errors import ParamsError
 from irt.estimation.arrays import as_index, empty, namespace, zeros
 from irt.laplace import laplace_log_marginal
-from irt.models import ItemParams, log_probabilities
+from irt.models import ItemParams, LogisticItems, log_probabilities
 from irt.quadrature import QuadratureGrid, normal_grid
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray, IntArray
@@ -208,17 +209,23 @@ def marginal_log_likelihood(
     is narrower (subjects who answered hundreds of items or more)."""
     grid = grid or normal_grid()
     _check_items(responses, params)
-    log_p, log_q = log_probabilities(grid.points, params)
+    return design_log_likelihood(DesignMatrices.from_responses(responses), params, grid)
+
+
+def design_log_likelihood(design: Any, items: LogisticItems, grid: QuadratureGrid) -> float:
+    """``marginal_log_likelihood`` of the codes ``design`` (a ``DesignMatrices``, or a
+    ``DeviceDesign`` with ``items`` and ``grid`` on its device)."""
+    log_p, log_q = log_probabilities(grid.points, items)
     terms = NodeTerms.of(log_p, log_q)
     total = 0.0
-    for block in DesignMatrices.from_responses(responses).blocks():
+    for block in design.blocks():
         joint = terms.log_likelihood(block) + grid.log_weights
         posterior, log_marginal, narrow = grid_posterior(joint, grid.points)
-        if narrow.size:
+        if narrow.shape[0]:
             log_marginal[narrow] = laplace_log_marginal(
                 block.right[narrow],
                 block.observed_or_ones()[narrow],
-                params,
+                items,
                 posterior[narrow] @ grid.points,
             )
         total += float(log_marginal.sum())

@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from irt.design_blocks import DesignMatrices
+from irt.estimation.arrays import column_dots, empty, to_numpy, zeros
 from irt.estimation.observed_information import invert_item_blocks, root_variance
 from irt.models import ModelKind
-from irt.mstep_coords import ALPHA, DELTA, GAMMA, MStepSpec
+from irt.mstep_coords import ALPHA, DELTA, GAMMA, MStepSpec, estimated_columns, to_abcd
 from irt.mstep_objective import grid_curves
 from irt.mstep_priors import add_prior_terms
 from irt.types import FloatArray
@@ -27,18 +28,36 @@ _EPS = 1e-12
 def item_standard_errors(
     coords: FloatArray, design: DesignMatrices, posterior: FloatArray, spec: MStepSpec
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """(se_a, se_b, se_c); NaN where a parameter is not estimated or not identified."""
+    """(se_a, se_b, se_c); NaN where a parameter is not estimated or not identified.
+
+    The sums over subjects run where the arrays are (numpy, or torch on a device with
+    ``design`` a ``DeviceDesign``); the items' blocks are inverted on the host."""
+    info, slope_score = _score_cross_products(coords, design, posterior, spec)
+    coords, info = to_numpy(coords), to_numpy(info)
+    a, b, c, d = to_abcd(coords, spec)
+    grad_dummy = np.zeros((len(a), 4))
+    add_prior_terms(grad_dummy, info, coords, a, b, c, d, spec)
+    if slope_score is not None:
+        return _one_pl_errors(info, to_numpy(slope_score), a, b)
+    cov = _invert_blocks(info, estimated_columns(spec))
+    return _delta_method(cov, a, b, c, spec)
+
+
+def _score_cross_products(
+    coords: FloatArray, design: DesignMatrices, posterior: FloatArray, spec: MStepSpec
+) -> tuple[FloatArray, FloatArray | None]:
+    """Σ_n s_nj s_nj' for every item (J, 4, 4), and with the 1PL each subject's score
+    for the shared slope."""
     curves = grid_curves(coords, spec)
-    a, b, c, d = curves.a, curves.b, curves.c, curves.d
-    n_items = len(a)
     cols = curves.columns
     derivs = dict(zip(cols, curves.derivs, strict=True))
     # ∂ log p / ∂η and ∂ log q / ∂η at each node, (J, Q).
     on_right = {k: (derivs[k] / curves.p).T for k in cols}
     on_wrong = {k: (derivs[k] / curves.q).T for k in cols}
-    info = np.zeros((n_items, 4, 4))
+    info = zeros((coords.shape[0], 4, 4), like=coords)
     # The 1PL's shared slope: each subject's score for it, summed over the items.
-    slope_score = np.empty(design.n_subjects) if spec.model is ModelKind.ONE_PL else None
+    one_pl = spec.model is ModelKind.ONE_PL
+    slope_score = empty(design.n_subjects, like=coords) if one_pl else None
     for block in design.blocks():
         post = posterior[block.rows]
         wrong = block.observed_or_ones() - block.right
@@ -47,18 +66,13 @@ def item_standard_errors(
         }
         for i, k in enumerate(cols):
             for k2 in cols[i:]:
-                info[:, k, k2] += np.einsum("nj,nj->j", scores[k], scores[k2])
+                info[:, k, k2] += column_dots(scores[k], scores[k2])
         if slope_score is not None:
             slope_score[block.rows] = scores[ALPHA].sum(axis=1)
     for i, k in enumerate(cols):
         for k2 in cols[i + 1 :]:
             info[:, k2, k] = info[:, k, k2]
-    grad_dummy = np.zeros((n_items, 4))
-    add_prior_terms(grad_dummy, info, coords, a, b, c, d, spec)
-    if slope_score is not None:
-        return _one_pl_errors(info, slope_score, a, b)
-    cov = _invert_blocks(info, cols)
-    return _delta_method(cov, a, b, c, spec)
+    return info, slope_score
 
 
 def _invert_blocks(info: FloatArray, cols: list[int]) -> FloatArray:

@@ -8,9 +8,8 @@ For the reported log-likelihood the mode and curvature are taken exactly instead
 
 from __future__ import annotations
 
-import numpy as np
-
-from irt.models import ItemParams, log_prob_pair, logits, theta_derivatives
+from irt.estimation.arrays import empty, namespace
+from irt.models import LogisticItems, log_prob_pair, logits, theta_derivatives
 from irt.types import FloatArray
 
 # Cells per block of subjects: every pass below makes a dozen (rows, J) temporaries, and
@@ -20,41 +19,44 @@ _BLOCK_CELLS = 2**17
 
 
 def laplace_log_marginal(
-    right: FloatArray, observed: FloatArray, params: ItemParams, start: FloatArray
+    right: FloatArray, observed: FloatArray, params: LogisticItems, start: FloatArray
 ) -> FloatArray:
     """log ∫ L_n(θ) φ(θ) dθ ≈ log L(m) + log φ(m) + ½ log(2π / H(m)) per subject.
 
     ``right`` and ``observed`` are 0/1 arrays (N, J); ``start`` is near each mode m
     (the E-step's posterior mean); H is the observed curvature of the log posterior.
+    numpy or torch arrays alike.
     """
-    out = np.empty(len(start))
-    rows_per_block = max(1, _BLOCK_CELLS // max(1, params.n_items))
-    for lo in range(0, len(start), rows_per_block):
+    n = start.shape[0]
+    out = empty(n, like=start)
+    rows_per_block = max(1, _BLOCK_CELLS // max(1, right.shape[1]))
+    for lo in range(0, n, rows_per_block):
         rows = slice(lo, lo + rows_per_block)
         out[rows] = _block(right[rows], observed[rows], params, start[rows])
-    return out
+    return out  # type: ignore[no-any-return]
 
 
 def _block(
-    right: FloatArray, observed: FloatArray, params: ItemParams, start: FloatArray
+    right: FloatArray, observed: FloatArray, params: LogisticItems, start: FloatArray
 ) -> FloatArray:
+    xp = namespace(start)
     wrong = observed - right
     # The start is within a fraction of a posterior SD of the mode, where Newton converges
     # quadratically: one step lands within ~1e-5 SD of it. The second pass takes the log
     # posterior, its slope and its curvature there, and the parabola through them finishes
     # the step: f(m) = f(θ) + s² / 2H up to a cubic term of order 1e-15.
     score, curvature = _score_curvature(right, wrong, params, start)
-    theta = start + np.clip(score / curvature, -0.5, 0.5)
+    theta = start + xp.clip(score / curvature, -0.5, 0.5)
     z = logits(theta, params)
     log_p, log_q = log_prob_pair(z, params.c, params.d)
     log_post = (right * log_p + wrong * log_q).sum(axis=1) - 0.5 * theta**2
     score, curvature = _score_curvature(right, wrong, params, theta)
     peak = log_post + score**2 / (2.0 * curvature)
-    return np.asarray(peak + 0.5 * np.log(1.0 / curvature), dtype=np.float64)
+    return peak + 0.5 * xp.log(1.0 / curvature)  # type: ignore[no-any-return]
 
 
 def _score_curvature(
-    right: FloatArray, wrong: FloatArray, params: ItemParams, theta: FloatArray
+    right: FloatArray, wrong: FloatArray, params: LogisticItems, theta: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
     """d/dθ and −d²/dθ² of log L + log φ; the curvature falls back to the expected
     information where the observed one is not positive."""
@@ -70,8 +72,8 @@ def _score_curvature(
     right_p *= dp**2
     residual *= d2p
     info = (right_p - residual).sum(axis=1)
-    flat = np.flatnonzero(~(info > 0))
-    if flat.size:  # rare: far from every item's slope, or a wild start
+    flat = namespace(info).nonzero(~(info > 0))[0]
+    if flat.shape[0]:  # rare: far from every item's slope, or a wild start
         fisher = (right[flat] + wrong[flat]) * dp[flat] ** 2 / (p[flat] * q[flat])
         info[flat] = fisher.sum(axis=1)
-    return np.asarray(score, dtype=np.float64), np.asarray(info + 1.0, dtype=np.float64)
+    return score, info + 1.0

@@ -13,7 +13,7 @@ the examinee gives a finite log-likelihood instead of log(0).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Protocol
 
 import numpy as np
 
@@ -164,10 +164,39 @@ class ItemParams(BinaryItems):
 
 
 def _theta_column(theta: object) -> FloatArray:
+    if not is_numpy(theta) and not isinstance(theta, list | tuple):
+        return theta.reshape(-1, 1)  # type: ignore[attr-defined,no-any-return]
     return np.asarray(theta, dtype=np.float64).reshape(-1, 1)
 
 
-def logits(theta: object, params: ItemParams) -> FloatArray:
+class LogisticItems(Protocol):
+    """Items' a, b, c, d as arrays, numpy (``ItemParams``) or torch (``ItemArrays``):
+    what the θ-side functions below read."""
+
+    @property
+    def a(self) -> FloatArray: ...
+
+    @property
+    def b(self) -> FloatArray: ...
+
+    @property
+    def c(self) -> FloatArray: ...
+
+    @property
+    def d(self) -> FloatArray: ...
+
+
+@dataclass(frozen=True)
+class ItemArrays:
+    """a, b, c, d of J items as arrays of any backend (``irt.estimation.arrays``)."""
+
+    a: FloatArray
+    b: FloatArray
+    c: FloatArray
+    d: FloatArray
+
+
+def logits(theta: object, params: LogisticItems) -> FloatArray:
     """z = a (θ − b), shape (T, J)."""
     return params.a * (_theta_column(theta) - params.b)
 
@@ -227,7 +256,7 @@ def log_prob_pair(z: FloatArray, c: FloatArray, d: FloatArray) -> tuple[FloatArr
     return log_p, log_q
 
 
-def log_probabilities(theta: object, params: ItemParams) -> tuple[FloatArray, FloatArray]:
+def log_probabilities(theta: object, params: LogisticItems) -> tuple[FloatArray, FloatArray]:
     """(log P, log(1 − P)), each shape (T, J), finite wherever the model allows."""
     return log_prob_pair(logits(theta, params), params.c, params.d)
 
@@ -254,13 +283,14 @@ def dprob_dtheta(theta: object, params: ItemParams) -> FloatArray:
 
 
 def theta_derivatives(
-    theta: object, params: ItemParams
+    theta: object, params: LogisticItems
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """P (kept inside (0, 1)), ∂P/∂θ and ∂²P/∂θ², each shape (T, J)."""
     z = logits(theta, params)
-    s = 0.5 * (1.0 + np.tanh(0.5 * z))
+    xp = namespace(z)
+    s = 0.5 * (1.0 + xp.tanh(0.5 * z))
     span = params.d - params.c
-    p = np.clip(params.c + span * s, PROB_EPS, 1 - PROB_EPS)
+    p = xp.clip(params.c + span * s, PROB_EPS, 1 - PROB_EPS)
     ds = params.a * s * (1 - s)
     return p, span * ds, span * params.a * ds * (1 - 2 * s)
 

@@ -89,6 +89,15 @@ def vector(values: list[float], like: Array) -> Array:
     return like.new_tensor(values)
 
 
+def column_dots(x: Array, y: Array) -> Array:
+    """Σ_n x_nj y_nj for each column j."""
+    if is_numpy(x):
+        return np.einsum("nj,nj->j", x, y)
+    import torch
+
+    return torch.einsum("nj,nj->j", x, y)
+
+
 def copy(x: Array) -> Array:
     return x.copy() if is_numpy(x) else x.clone()
 

@@ -84,7 +84,9 @@ def test_device_blocks_sum_to_the_whole_matrix(
     blocked = EMCalibrator("3pl", device="torch:cpu").fit(short_test)
     assert blocked.n_iter_ == whole.n_iter_
     np.testing.assert_allclose(blocked.params_.b, whole.params_.b, atol=1e-8)
-    assert blocked.loglik_ == pytest.approx(whole.loglik_, rel=1e-12)
+    # Blocks sum the start values' counts in another order; EM, which stops at a 1e-4
+    # step, carries that rounding to ~1e-11 of the log-likelihood.
+    assert blocked.loglik_ == pytest.approx(whole.loglik_, rel=1e-10)
 
 
 def test_cpu_is_numpy_and_torch_names_its_device() -> None:
