@@ -1,8 +1,11 @@
 """Leaderboard-scale calibration: seconds, EM cycles, peak memory and recovery of a 3PL fit
-as ``cat calibrate`` runs it, from a wide CSV file to the parameter file.
+as ``cat calibrate`` runs it, from a wide CSV file to the parameter file, on each path:
+numpy (``--device cpu``), torch on the processors (``torch:cpu``) and torch on the GPU
+(``cuda``, when torch sees one).
 
     python benchmarks/bench_scale.py                      # 10,000 x 30,000 and 10,000 x 100,000
     python benchmarks/bench_scale.py --sizes 2000x10000   # a quick look
+    python benchmarks/bench_scale.py --devices cpu,cuda   # the paths to run
     python benchmarks/bench_scale.py --threads            # BLAS threads: default vs one
 
 Each size is simulated once (3PL: a ~ LogNormal(0, 0.3), b ~ N(0, 1), c ~ U(0, 0.25),
@@ -10,7 +13,10 @@ Each size is simulated once (3PL: a ~ LogNormal(0, 0.3), b ~ N(0, 1), c ~ U(0, 0
 in its own process, so that its peak resident memory (reading the file included) is its
 own. Issue 30's targets on the 2-core, 24 GB development machine: 10,000 x 30,000 in no
 more than 72 s and 3 GB; 10,000 x 100,000 in under 10 minutes and at most 8 bytes a
-response cell.
+response cell. On a GPU: 10,000 x 30,000 at least 50 times faster than the numpy path on
+the same machine, and 100,000 x 100,000 in under 30 s on one H100/H200. Each torch row
+says how far its difficulties are from the numpy path's (max |Δb|) and how many times
+faster its fit ran ("x numpy", fit seconds against fit seconds).
 
 ``--threads`` times R mirt's ``bfactor`` comparison (a bifactor 2PL on the 1,525 x 16
 psychTools ability answers, four groups of four items) with the default BLAS threads and
@@ -70,21 +76,28 @@ def _simulate(n: int, j: int, folder: Path) -> Path:
     return path
 
 
-def _fit_worker(path: str, out: str) -> dict[str, Any]:
-    """Runs in a child process: ``cat calibrate PATH --model 3pl --out OUT``."""
+def _fit_worker(path: str, out: str, device: str) -> dict[str, Any]:
+    """Runs in a child process: ``cat calibrate PATH --model 3pl --out OUT --device D``."""
     import warnings
 
     from cat.pools.calibration_job import calibrate
 
     warnings.simplefilter("ignore")
     t0 = time.perf_counter()
-    outcome = calibrate(path, model="3pl", out=out, score_subjects=False)
+    outcome = calibrate(path, model="3pl", out=out, score_subjects=False, device=device)
+    device_peak = 0
+    if device.startswith(("cuda", "torch:cuda")):
+        import torch
+
+        device_peak = int(torch.cuda.max_memory_allocated())
     return {
         "seconds": time.perf_counter() - t0,
         "fit_seconds": outcome.report.seconds,
         "cycles": outcome.report.n_iter,
         "converged": outcome.report.converged,
         "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "device_peak": device_peak,
+        "device": outcome.report.settings["device"],
     }
 
 
@@ -115,7 +128,8 @@ def _child(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]
     return result
 
 
-def _recovery(path: Path, params_csv: Path) -> tuple[float, float]:
+def _recovery(path: Path, params_csv: Path) -> tuple[float, float, Any]:
+    """r(a) and r(b) with the true parameters, and the fitted difficulties."""
     from itempool.formats.params import read_params
 
     truth = np.load(path.with_name(path.stem + "_truth.npz"))
@@ -123,7 +137,17 @@ def _recovery(path: Path, params_csv: Path) -> tuple[float, float]:
     return (
         float(np.corrcoef(fitted.a, truth["a"])[0, 1]),
         float(np.corrcoef(fitted.b, truth["b"])[0, 1]),
+        fitted.b,
     )
+
+
+def _default_devices() -> str:
+    """numpy and torch on the processors, and the GPU where torch sees one."""
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    return "cpu,torch:cpu,cuda" if torch.cuda.is_available() else "cpu,torch:cpu"
 
 
 def _sizes(text: str) -> list[tuple[int, int]]:
@@ -137,6 +161,11 @@ def _sizes(text: str) -> list[tuple[int, int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default=DEFAULT_SIZES, help="e.g. 2000x10000,10000x30000")
+    parser.add_argument(
+        "--devices",
+        default=None,
+        help="comma-separated --device values (default: cpu,torch:cpu and cuda if present)",
+    )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/cat-bench-scale"))
     parser.add_argument("--threads", action="store_true", help="the BLAS threads comparison")
     parser.add_argument("--worker", nargs="*", help=argparse.SUPPRESS)
@@ -146,26 +175,38 @@ def main() -> None:
         result = _fit_worker(*rest) if kind == "fit" else _bifactor_worker()
         print(json.dumps(result))
         return
-    cores = os.cpu_count()
-    print(f"numpy path, {cores} cores, default BLAS threads; wide CSV -> params.csv, 3PL")
+    devices = [d.strip() for d in (args.devices or _default_devices()).split(",") if d.strip()]
     print(
-        f"{'size':>16}{'cells':>9}{'read+fit s':>12}{'fit s':>8}{'cycles':>8}"
-        f"{'peak RSS':>10}{'B/cell':>8}{'r(a)':>7}{'r(b)':>7}"
+        f"{os.cpu_count()} cores, default BLAS threads; wide CSV -> params.csv, 3PL; "
+        f"paths: {', '.join(devices)}"
+    )
+    print(
+        f"{'size':>16}{'cells':>7}  {'path':<12}{'read+fit s':>11}{'fit s':>8}{'cycles':>7}"
+        f"{'peak RSS':>10}{'B/cell':>7}{'GPU mem':>9}{'r(a)':>7}{'r(b)':>7}"
+        f"{'max|Δb|':>9}{'x numpy':>8}"
     )
     args.workdir.mkdir(parents=True, exist_ok=True)
     for n, j in _sizes(args.sizes):
         path = _simulate(n, j, args.workdir)
-        out = args.workdir / f"params_{n}x{j}.csv"
-        r = _child(["fit", str(path), str(out)])
-        ra, rb = _recovery(path, out)
         cells = n * j
-        note = "" if r["converged"] else "  (cycle cap)"
-        print(
-            f"{n:>7,} x {j:<7,}{cells / 1e9:>8.2f}G{r['seconds']:>12.1f}{r['fit_seconds']:>8.1f}"
-            f"{r['cycles']:>8}{r['peak_rss'] / 2**30:>8.2f}GB{r['peak_rss'] / cells:>8.2f}"
-            f"{ra:>7.3f}{rb:>7.3f}{note}"
-        )
-    print("torch path: not built yet (issue 30's next step)")
+        numpy_b, numpy_seconds = None, None
+        for device in devices:
+            out = args.workdir / f"params_{n}x{j}_{device.replace(':', '-')}.csv"
+            r = _child(["fit", str(path), str(out), device])
+            ra, rb, b = _recovery(path, out)
+            if r["device"] == "cpu" and numpy_b is None:
+                numpy_b, numpy_seconds = b, r["fit_seconds"]
+            gap = "" if numpy_b is None else f"{float(np.abs(b - numpy_b).max()):.1e}"
+            faster = "" if numpy_seconds is None else f"{numpy_seconds / r['fit_seconds']:.1f}"
+            gpu = f"{r['device_peak'] / 2**30:.2f}GB" if r["device_peak"] else "-"
+            note = "" if r["converged"] else "  (cycle cap)"
+            print(
+                f"{n:>7,} x {j:<7,}{cells / 1e9:>6.2f}G  {r['device']:<12}"
+                f"{r['seconds']:>11.1f}{r['fit_seconds']:>8.1f}{r['cycles']:>7}"
+                f"{r['peak_rss'] / 2**30:>8.2f}GB{r['peak_rss'] / cells:>7.2f}{gpu:>9}"
+                f"{ra:>7.3f}{rb:>7.3f}{gap:>9}{faster:>8}{note}",
+                flush=True,
+            )
     if args.threads:
         print("\nBLAS threads: bifactor 2PL, psychTools ability 1,525 x 16 (R's bfactor test)")
         one = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
