@@ -74,9 +74,10 @@ class DesignMatrices:
     def block(self, rows: slice) -> DesignBlock:
         """Rows ``rows`` as a block of new arrays."""
         codes = self.codes[rows]
+        if self.complete:  # the codes are the 0/1 answers themselves
+            return DesignBlock(rows, codes.astype(np.float64), None)
         right = (codes == 1).astype(np.float64)
-        observed = None if self.complete else (codes != MISSING).astype(np.float64)
-        return DesignBlock(rows, right, observed)
+        return DesignBlock(rows, right, (codes != MISSING).astype(np.float64))
 
     def blocks(self) -> Iterator[DesignBlock]:
         """Every block of rows in order. The blocks share two buffers, so a block is
@@ -86,18 +87,23 @@ class DesignMatrices:
             yield self.block(slice(0, self.n_subjects))
             return
         shape = (self.block_rows, self.n_items)
-        is_right = np.empty(shape, dtype=bool)
         right = np.empty(shape)
-        observed = None if self.complete else np.empty(shape)
+        if self.complete:  # the codes are the 0/1 answers themselves
+            for rows in row_blocks(self.n_subjects, self.block_rows):
+                codes = self.codes[rows]
+                np.copyto(right[: len(codes)], codes)
+                yield DesignBlock(rows, right[: len(codes)], None)
+            return
+        is_right = np.empty(shape, dtype=bool)
+        observed = np.empty(shape)
         for rows in row_blocks(self.n_subjects, self.block_rows):
             codes = self.codes[rows]
             m = len(codes)
             np.equal(codes, 1, out=is_right[:m])
             np.copyto(right[:m], is_right[:m])
-            if observed is not None:
-                np.not_equal(codes, MISSING, out=is_right[:m])
-                np.copyto(observed[:m], is_right[:m])
-            yield DesignBlock(rows, right[:m], None if observed is None else observed[:m])
+            np.not_equal(codes, MISSING, out=is_right[:m])
+            np.copyto(observed[:m], is_right[:m])
+            yield DesignBlock(rows, right[:m], observed[:m])
 
 
 def rows_per_block(n_items: int, block_bytes: int) -> int:

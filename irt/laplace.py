@@ -9,7 +9,13 @@ For the reported log-likelihood the mode and curvature are taken exactly instead
 from __future__ import annotations
 
 from irt.estimation.arrays import empty, namespace
-from irt.models import LogisticItems, log_prob_pair, logits, theta_derivatives
+from irt.models import (
+    LogisticItems,
+    log_prob_pair,
+    logit_derivatives,
+    logits,
+    theta_derivatives,
+)
 from irt.types import FloatArray
 
 # Cells per block of subjects: every pass below makes a dozen (rows, J) temporaries, and
@@ -45,22 +51,27 @@ def _block(
     # quadratically: one step lands within ~1e-5 SD of it. The second pass takes the log
     # posterior, its slope and its curvature there, and the parabola through them finishes
     # the step: f(m) = f(θ) + s² / 2H up to a cubic term of order 1e-15.
-    score, curvature = _score_curvature(right, wrong, params, start)
+    score, curvature = _score_curvature(right, wrong, start, theta_derivatives(start, params))
     theta = start + xp.clip(score / curvature, -0.5, 0.5)
     z = logits(theta, params)
-    log_p, log_q = log_prob_pair(z, params.c, params.d)
+    s = 0.5 * (1.0 + xp.tanh(0.5 * z))
+    log_p, log_q = log_prob_pair(z, params.c, params.d, s)
     log_post = (right * log_p + wrong * log_q).sum(axis=1) - 0.5 * theta**2
-    score, curvature = _score_curvature(right, wrong, params, theta)
+    score, curvature = _score_curvature(right, wrong, theta, logit_derivatives(z, s, params))
     peak = log_post + score**2 / (2.0 * curvature)
     return peak + 0.5 * xp.log(1.0 / curvature)  # type: ignore[no-any-return]
 
 
 def _score_curvature(
-    right: FloatArray, wrong: FloatArray, params: LogisticItems, theta: FloatArray
+    right: FloatArray,
+    wrong: FloatArray,
+    theta: FloatArray,
+    derivatives: tuple[FloatArray, FloatArray, FloatArray],
 ) -> tuple[FloatArray, FloatArray]:
-    """d/dθ and −d²/dθ² of log L + log φ; the curvature falls back to the expected
-    information where the observed one is not positive."""
-    p, dp, d2p = theta_derivatives(theta, params)
+    """d/dθ and −d²/dθ² of log L + log φ at ``theta``, from P, ∂P/∂θ and ∂²P/∂θ²
+    there; the curvature falls back to the expected information where the observed
+    one is not positive."""
+    p, dp, d2p = derivatives
     q = 1.0 - p
     right_p = right / p
     wrong_q = wrong / q

@@ -223,24 +223,26 @@ def log_sigmoid(z: FloatArray) -> FloatArray:
     return xp.minimum(z, 0.0) - xp.log1p(xp.exp(-xp.abs(z)))  # type: ignore[no-any-return]
 
 
-def log_prob_pair(z: FloatArray, c: FloatArray, d: FloatArray) -> tuple[FloatArray, FloatArray]:
+def log_prob_pair(
+    z: FloatArray, c: FloatArray, d: FloatArray, sig: FloatArray | None = None
+) -> tuple[FloatArray, FloatArray]:
     """(log P, log(1 − P)) from logits z and asymptotes c, d (broadcast over z's last axis).
 
     Where an asymptote is 0 (or 1) the logarithm goes through log σ(±z), which stays
     finite however far the item is from the examinee; where it is inside (0, 1), P (or
     1 − P) is bounded away from 0 and the direct logarithm is exact enough and faster.
-    numpy or torch arrays (all three alike; ``irt.estimation.arrays``).
+    numpy or torch arrays (all three alike; ``irt.estimation.arrays``). ``sig``: σ(z),
+    where the caller has it already.
     """
     if is_numpy(z):
         c = np.asarray(c, dtype=np.float64)
         d = np.asarray(d, dtype=np.float64)
     xp = namespace(z)
     span = d - c
-    sig = None
     if bool(xp.all(c == 0)):
         log_p = xp.log(span) + log_sigmoid(z)
     elif bool(xp.all(c > 0)):
-        sig = 0.5 * (1.0 + xp.tanh(0.5 * z))
+        sig = 0.5 * (1.0 + xp.tanh(0.5 * z)) if sig is None else sig
         log_p = xp.log(c + span * sig)
     else:
         with np.errstate(divide="ignore"):
@@ -287,8 +289,14 @@ def theta_derivatives(
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """P (kept inside (0, 1)), ∂P/∂θ and ∂²P/∂θ², each shape (T, J)."""
     z = logits(theta, params)
+    return logit_derivatives(z, 0.5 * (1.0 + namespace(z).tanh(0.5 * z)), params)
+
+
+def logit_derivatives(
+    z: FloatArray, s: FloatArray, params: LogisticItems
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``theta_derivatives`` from the logits z and σ(z) = ``s``, where they are at hand."""
     xp = namespace(z)
-    s = 0.5 * (1.0 + xp.tanh(0.5 * z))
     span = params.d - params.c
     p = xp.clip(params.c + span * s, PROB_EPS, 1 - PROB_EPS)
     ds = params.a * s * (1 - s)

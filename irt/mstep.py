@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from irt.estimation.arrays import arange, copy, eye, namespace, trues, vector, zeros
+from irt.estimation.arrays import arange, copy, eye, is_numpy, namespace, trues, vector, zeros
 from irt.models import ModelKind
 from irt.mstep_coords import (
     ALPHA,
@@ -136,6 +136,34 @@ def m_step(
     if not bool(xp.all(keep)):
         spec = replace(spec, theta=spec.theta[keep])
         right, total = right[:, keep], total[:, keep]
+    per_chunk = max(1, _CHUNK_CELLS // max(1, right.shape[1]))
+    if spec.model is ModelKind.ONE_PL or not is_numpy(coords) or len(coords) <= per_chunk:
+        return _newton_steps(coords, right, total, spec, max_newton, tol)
+    # Items are maximised independently (but in the 1PL, whose slope they share), so a
+    # long test goes through in chunks of items whose (items x nodes) temporaries stay
+    # in the processor's cache; a GPU takes them all at once.
+    out = np.empty_like(coords)
+    for lo in range(0, len(coords), per_chunk):
+        items = slice(lo, lo + per_chunk)
+        out[items] = _newton_steps(coords[items], right[items], total[items], spec, max_newton, tol)
+    return out
+
+
+#: (items x nodes) cells of one chunk of the M-step on the host: a 30,000-item test in
+#: one piece (14 MB a temporary) ran its M-step 1.4 times slower.
+_CHUNK_CELLS = 2**16
+
+
+def _newton_steps(
+    coords: FloatArray,
+    right: FloatArray,
+    total: FloatArray,
+    spec: MStepSpec,
+    max_newton: int,
+    tol: float,
+) -> FloatArray:
+    """``m_step`` on the nodes kept, for the items given."""
+    xp = namespace(coords)
     coords = copy(coords)
     active = list(spec.active)
     todo = arange(coords.shape[0], like=coords)

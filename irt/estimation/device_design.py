@@ -40,6 +40,8 @@ class DeviceDesign:
         """Every block of rows in order, as float64 tensors."""
         for rows in row_blocks(self.n_subjects, self.block_rows):
             codes = self.codes[rows]
+            if self.complete:  # the codes are the 0/1 answers themselves
+                yield DesignBlock(rows, codes.to(torch.float64), None)
+                continue
             right = (codes == 1).to(torch.float64)
-            observed = None if self.complete else (codes != MISSING).to(torch.float64)
-            yield DesignBlock(rows, right, observed)
+            yield DesignBlock(rows, right, (codes != MISSING).to(torch.float64))

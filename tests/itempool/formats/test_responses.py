@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from irt.errors import ResponseDataError
 from irt.responses import MISSING, ResponseMatrix
+from itempool.formats import responses_csv
 from itempool.formats.responses import SubjectResponses, read_responses, write_csv, write_jsonl
 
 SHARED_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
@@ -456,3 +457,42 @@ def test_sat12_with_missing_loads_without_id_column() -> None:
     assert m.subject_ids[0] == "s0001"
     assert m.item_ids[0] == "Item.1"
     assert 0 < (~m.observed).sum() < m.values.size
+
+
+def test_csv_rows_read_as_bytes_equal_the_csv_modules_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Plain rows take numpy's byte path; quoted, spaced, "1.0", "NA" and "True" rows
+    # (and a subject id holding a line break) go through csv. Both give one matrix.
+    text = (
+        "subject_id,q1,q2,q3\n"
+        "plain,1,0,1\n"
+        "gaps,,1,\n"
+        '"quoted, id",0,1,1\n'
+        "\n"
+        "spelled,1.0,NA,True\n"
+        '"two\nlines",1,1,0\n'
+        "spaced, 1,0,0\n"
+        "zürich,0,0,1\n"
+        "last,0,1,0"
+    )
+    path = tmp_path / "r.csv"
+    path.write_text(text, encoding="utf-8")
+    fast = read_responses(path)
+    monkeypatch.setattr(responses_csv, "binary_cells", lambda _text, _n: None)
+    slow = read_responses(path)
+    assert fast.subject_ids == slow.subject_ids
+    assert fast.subject_ids[2:6] == ("quoted, id", "spelled", "two\nlines", "spaced")
+    np.testing.assert_array_equal(fast.values, slow.values)
+    np.testing.assert_array_equal(fast.values[1], [MISSING, 1, MISSING])
+    np.testing.assert_array_equal(fast.values[3], [1, MISSING, 1])
+
+
+def test_csv_errors_after_a_record_of_two_lines_name_the_right_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text('subject_id,q1,q2\n"two\nlines",1,0\nok,0,1\nbad,1,2\n')
+    with pytest.raises(ResponseDataError, match="line 5"):
+        read_responses(path)
+    path.write_text('subject_id,q1,q2\n"two\nlines",1,0\nshort,1\n')
+    with pytest.raises(ResponseDataError, match="line 4: 2 cells, but the header has 3"):
+        read_responses(path)
