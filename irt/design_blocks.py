@@ -43,6 +43,10 @@ class DesignBlock:
         """``observed``, with ones where the matrix is complete."""
         return ones(self.right.shape, like=self.right) if self.observed is None else self.observed
 
+    def wrong(self) -> FloatArray:
+        """1 where an answer is wrong, 0 where right or missing."""
+        return 1.0 - self.right if self.observed is None else self.observed - self.right
+
 
 @dataclass(frozen=True)
 class DesignMatrices:

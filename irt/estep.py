@@ -15,7 +15,7 @@ import numpy as np
 
 from irt.design_blocks import DesignBlock, DesignMatrices
 from irt.errors import ParamsError
-from irt.estimation.arrays import as_index, empty, namespace, zeros
+from irt.estimation.arrays import as_index, copy, empty, namespace, zeros
 from irt.laplace import laplace_log_marginal
 from irt.models import ItemParams, LogisticItems, log_probabilities
 from irt.quadrature import QuadratureGrid, normal_grid
@@ -91,20 +91,25 @@ def e_step(
     terms = NodeTerms.of(log_p, log_q)
     posterior = empty((design.n_subjects, n_points), like=log_p)
     loglik = 0.0
-    expected_right = zeros((design.n_items, n_points), like=log_p)
-    expected_total = None if design.complete else zeros((design.n_items, n_points), like=log_p)
+    # Summed node by item, (Q, J): post.T @ right runs twice as fast as right.T @ post
+    # on a 30,000-item test (the long dimension last).
+    right_by_node = zeros((n_points, design.n_items), like=log_p)
+    total_by_node = None if design.complete else zeros((n_points, design.n_items), like=log_p)
     for block in design.blocks():
         joint = terms.log_likelihood(block)
         joint += grid.log_weights
         post, log_marginal, _ = grid_posterior(joint, grid.points)
         posterior[block.rows] = post
         loglik += float(log_marginal.sum())
-        expected_right += block.right.T @ post
-        if expected_total is not None and block.observed is not None:
-            expected_total += block.observed.T @ post
-    if expected_total is None:
+        right_by_node += post.T @ block.right
+        if total_by_node is not None and block.observed is not None:
+            total_by_node += post.T @ block.observed
+    expected_right = copy(right_by_node.T)
+    if total_by_node is None:
         expected_total = zeros((design.n_items, n_points), like=log_p)
         expected_total += namespace(posterior).sum(posterior, axis=0)
+    else:
+        expected_total = copy(total_by_node.T)
     return EStep(
         loglik=loglik,
         posterior=posterior,
@@ -222,9 +227,11 @@ def design_log_likelihood(design: Any, items: LogisticItems, grid: QuadratureGri
         joint = terms.log_likelihood(block) + grid.log_weights
         posterior, log_marginal, narrow = grid_posterior(joint, grid.points)
         if narrow.shape[0]:
+            right = block.right[narrow]
+            answered = None if block.observed is None else block.observed[narrow]
             log_marginal[narrow] = laplace_log_marginal(
-                block.right[narrow],
-                block.observed_or_ones()[narrow],
+                right,
+                1.0 - right if answered is None else answered - right,
                 items,
                 posterior[narrow] @ grid.points,
             )

@@ -65,7 +65,7 @@ def _score_cross_products(
     tiled = is_numpy(coords) and not one_pl
     for block in design.blocks():
         post = posterior[block.rows]
-        wrong = block.observed_or_ones() - block.right
+        wrong = block.wrong()
         tile = max(1, _TILE_CELLS // post.shape[0]) if tiled else n_items
         for lo in range(0, n_items, tile):
             items = slice(lo, lo + tile)

@@ -25,11 +25,11 @@ _BLOCK_CELLS = 2**17
 
 
 def laplace_log_marginal(
-    right: FloatArray, observed: FloatArray, params: LogisticItems, start: FloatArray
+    right: FloatArray, wrong: FloatArray, params: LogisticItems, start: FloatArray
 ) -> FloatArray:
     """log ∫ L_n(θ) φ(θ) dθ ≈ log L(m) + log φ(m) + ½ log(2π / H(m)) per subject.
 
-    ``right`` and ``observed`` are 0/1 arrays (N, J); ``start`` is near each mode m
+    ``right`` and ``wrong`` are 0/1 arrays (N, J); ``start`` is near each mode m
     (the E-step's posterior mean); H is the observed curvature of the log posterior.
     numpy or torch arrays alike.
     """
@@ -38,15 +38,14 @@ def laplace_log_marginal(
     rows_per_block = max(1, _BLOCK_CELLS // max(1, right.shape[1]))
     for lo in range(0, n, rows_per_block):
         rows = slice(lo, lo + rows_per_block)
-        out[rows] = _block(right[rows], observed[rows], params, start[rows])
+        out[rows] = _block(right[rows], wrong[rows], params, start[rows])
     return out  # type: ignore[no-any-return]
 
 
 def _block(
-    right: FloatArray, observed: FloatArray, params: LogisticItems, start: FloatArray
+    right: FloatArray, wrong: FloatArray, params: LogisticItems, start: FloatArray
 ) -> FloatArray:
     xp = namespace(start)
-    wrong = observed - right
     # The start is within a fraction of a posterior SD of the mode, where Newton converges
     # quadratically: one step lands within ~1e-5 SD of it. The second pass takes the log
     # posterior, its slope and its curvature there, and the parabola through them finishes

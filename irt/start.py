@@ -28,16 +28,22 @@ def classical_start(
     n_item = zeros(design.n_items, like=like)
     score = empty(design.n_subjects, like=like)
     for block in design.blocks():
-        observed = block.observed_or_ones()
         n_right += block.right.sum(axis=0)
-        n_item += observed.sum(axis=0)
-        score[block.rows] = block.right.sum(axis=1) / observed.sum(axis=1).clip(1.0, None)
+        if block.observed is None:
+            n_item += block.right.shape[0]
+            score[block.rows] = block.right.sum(axis=1) / max(design.n_items, 1)
+        else:
+            n_item += block.observed.sum(axis=0)
+            answered = block.observed.sum(axis=1).clip(1.0, None)
+            score[block.rows] = block.right.sum(axis=1) / answered
     p = (n_right + 0.5) / (n_item + 1.0)
     score_c = score - score.mean()
     # Item–score covariance over the subjects who answered each item.
     cross = zeros(design.n_items, like=like)
     for block in design.blocks():
-        resid = (block.right - p) * block.observed_or_ones()
+        resid = block.right - p
+        if block.observed is not None:
+            resid *= block.observed
         cross += (resid * score_c[block.rows, None]).sum(axis=0)
     p, score_c, cross, n_item = (to_numpy(v) for v in (p, score_c, cross, n_item))
     cov = cross / np.maximum(n_item, 1.0)
