@@ -61,7 +61,7 @@ def _score_cross_products(
     n_items = coords.shape[0]
     # On the host a block's (rows x items) temporaries are taken a tile of items at a
     # time, small enough to stay in the processor's cache (a 30,000-item test in whole
-    # blocks ran 1.7 times slower); a GPU, and the 1PL's slope score, take whole rows.
+    # blocks ran 1.7 times slower); torch, and the 1PL's slope score, take whole rows.
     tiled = is_numpy(coords) and not one_pl
     for block in design.blocks():
         post = posterior[block.rows]

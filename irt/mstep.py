@@ -15,7 +15,17 @@ from dataclasses import replace
 
 import numpy as np
 
-from irt.estimation.arrays import arange, copy, eye, is_numpy, namespace, trues, vector, zeros
+from irt.estimation.arrays import (
+    arange,
+    copy,
+    empty,
+    eye,
+    is_numpy,
+    namespace,
+    trues,
+    vector,
+    zeros,
+)
 from irt.models import ModelKind
 from irt.mstep_coords import (
     ALPHA,
@@ -137,16 +147,16 @@ def m_step(
         spec = replace(spec, theta=spec.theta[keep])
         right, total = right[:, keep], total[:, keep]
     per_chunk = max(1, _CHUNK_CELLS // max(1, right.shape[1]))
-    if spec.model is ModelKind.ONE_PL or not is_numpy(coords) or len(coords) <= per_chunk:
+    if spec.model is ModelKind.ONE_PL or not is_numpy(coords) or coords.shape[0] <= per_chunk:
         return _newton_steps(coords, right, total, spec, max_newton, tol)
     # Items are maximised independently (but in the 1PL, whose slope they share), so a
     # long test goes through in chunks of items whose (items x nodes) temporaries stay
-    # in the processor's cache; a GPU takes them all at once.
-    out = np.empty_like(coords)
-    for lo in range(0, len(coords), per_chunk):
+    # in the processor's cache; torch, which pays for every operation, takes them at once.
+    out = empty(coords.shape, like=coords)
+    for lo in range(0, coords.shape[0], per_chunk):
         items = slice(lo, lo + per_chunk)
         out[items] = _newton_steps(coords[items], right[items], total[items], spec, max_newton, tol)
-    return out
+    return out  # type: ignore[no-any-return]
 
 
 #: (items x nodes) cells of one chunk of the M-step on the host: a 30,000-item test in

@@ -105,7 +105,7 @@ def _with_sized_threads(fit: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fit)
     def wrapper(self: Calibrator, *args: Any, **kwargs: Any) -> Any:
         data = args[0] if args else next(iter(kwargs.values()), None)  # the responses
-        with blas_threads_for(cells_of(data)):
+        with blas_threads_for(cells_of(data), torch=str(getattr(self, "device", "cpu")) != "cpu"):
             return fit(self, *args, **kwargs)
 
     wrapper._sized_threads = True  # type: ignore[attr-defined]

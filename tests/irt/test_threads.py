@@ -3,12 +3,16 @@ keep theirs (``irt.estimation.threads``)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
+import irt.em
 from irt.em import EMCalibrator
 from irt.estimation.threads import PARALLEL_CELLS, THREAD_VARIABLES, blas_threads_for, cells_of
 from irt.simulate import random_params, simulate_responses
@@ -56,13 +60,52 @@ def test_every_calibrator_fit_runs_with_its_sized_threads(
     responses = simulate_responses(random_params(10, rng, "2pl"), rng.normal(size=50), rng)
     assert cells_of(responses) == 500
     seen: list[int] = []
-    e_step = EMCalibrator._iterate
+    loop = irt.em.run_em
 
-    def spy(self: EMCalibrator, *args: object) -> object:
+    def spy(*args: object, **kwargs: object) -> object:
         seen.append(_blas_threads())
-        return e_step(self, *args)  # type: ignore[arg-type]
+        return loop(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(EMCalibrator, "_iterate", spy)
+    monkeypatch.setattr(irt.em, "run_em", spy)
     EMCalibrator("2pl").fit(responses=responses)
     assert seen == [1]
     assert _blas_threads() == 2
+
+
+def test_torch_threads_follow_the_same_rule(two_threads: None) -> None:
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    with blas_threads_for(1_525 * 16):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with blas_threads_for(PARALLEL_CELLS):
+        assert torch.get_num_threads() == before
+
+
+def test_a_small_torch_fit_loads_torch_on_one_thread() -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    # A fresh process, where torch is first imported by the fit itself.
+    script = """
+import sys
+import numpy as np
+import irt.em
+from irt.simulate import random_params, simulate_responses
+assert "torch" not in sys.modules
+seen = []
+loop = irt.em.run_em
+def spy(*args, **kwargs):
+    seen.append(sys.modules["torch"].get_num_threads())
+    return loop(*args, **kwargs)
+irt.em.run_em = spy
+rng = np.random.default_rng(0)
+data = simulate_responses(random_params(10, rng, "2pl"), rng.normal(size=50), rng)
+irt.em.EMCalibrator("2pl", device="torch:cpu").fit(data)
+print(seen)
+"""
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1]"
