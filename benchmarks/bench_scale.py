@@ -6,7 +6,12 @@ numpy (``--device cpu``), torch on the processors (``torch:cpu``) and torch on t
     python benchmarks/bench_scale.py                      # 10,000 x 30,000 and 10,000 x 100,000
     python benchmarks/bench_scale.py --sizes 2000x10000   # a quick look
     python benchmarks/bench_scale.py --devices cpu,cuda   # the paths to run
+    python benchmarks/bench_scale.py --in-memory --sizes 100000x100000 --devices cuda
     python benchmarks/bench_scale.py --threads            # BLAS threads: default vs one
+
+``--in-memory`` leaves the file out: each size is simulated in memory (on the GPU when the
+paths include one, which is how 100,000 x 100,000 is made in seconds) and fitted by
+``EMCalibrator`` on every path in one process, so its times are the fits' alone.
 
 Each size is simulated once (3PL: a ~ LogNormal(0, 0.3), b ~ N(0, 1), c ~ U(0, 0.25),
 θ ~ N(0, 1), seeded) and written as a wide CSV under ``--workdir``; each fit then runs
@@ -32,6 +37,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +107,76 @@ def _fit_worker(path: str, out: str, device: str) -> dict[str, Any]:
     }
 
 
+def _in_memory_worker(size: str, devices: str) -> list[dict[str, Any]]:
+    """Runs in a child process: one simulated matrix, fitted on each of ``devices``."""
+    import warnings
+
+    from irt.em import EMCalibrator
+
+    warnings.simplefilter("ignore")
+    n, j = _sizes(size)[0]
+    paths = devices.split(",")
+    t0 = time.perf_counter()
+    responses, truth = _simulated_matrix(n, j, next((d for d in paths if "cuda" in d), None))
+    made = time.perf_counter() - t0
+    rows = []
+    for device in paths:
+        on_gpu = "cuda" in device
+        if on_gpu:
+            import torch
+
+            torch.cuda.reset_peak_memory_stats()
+        fit = EMCalibrator("3pl", device=device).fit(responses)
+        rows.append(
+            {
+                "device": fit.device_,
+                "seconds": made + fit.seconds_,
+                "fit_seconds": fit.seconds_,
+                "cycles": fit.n_iter_,
+                "converged": fit.converged_,
+                "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                "device_peak": int(torch.cuda.max_memory_allocated()) if on_gpu else 0,
+                "r_a": float(np.corrcoef(fit.params_.a, truth[0])[0, 1]),
+                "r_b": float(np.corrcoef(fit.params_.b, truth[1])[0, 1]),
+                "b": fit.params_.b.tolist(),
+            }
+        )
+    return rows
+
+
+def _simulated_matrix(n: int, j: int, gpu: str | None) -> tuple[Any, tuple[Any, Any]]:
+    """A 3PL response matrix of n x j cells and the true (a, b): drawn on ``gpu`` by torch
+    when given (seconds for 10^10 cells), else by numpy a chunk of rows at a time."""
+    from irt.models import probability
+    from irt.responses import ResponseMatrix
+    from irt.simulate import random_params
+
+    rng = np.random.default_rng(SEED)
+    params = random_params(j, rng, "3pl")
+    theta = rng.normal(size=n)
+    codes = np.empty((n, j), dtype=np.int8)
+    if gpu is None:
+        for lo in range(0, n, _CHUNK):
+            block = rng.random((min(_CHUNK, n - lo), j)) < probability(
+                theta[lo : lo + _CHUNK], params
+            )
+            codes[lo : lo + _CHUNK] = block
+    else:
+        import torch
+
+        generator = torch.Generator(device=gpu).manual_seed(SEED)
+        a, b, c = (torch.as_tensor(v, device=gpu) for v in (params.a, params.b, params.c))
+        th = torch.as_tensor(theta, device=gpu)
+        rows = max(1, 2**28 // j)
+        for lo in range(0, n, rows):
+            z = a * (th[lo : lo + rows, None] - b)
+            p = c + (1 - c) * torch.sigmoid(z)
+            draw = torch.rand(p.shape, generator=generator, device=gpu, dtype=p.dtype)
+            codes[lo : lo + rows] = (draw < p).to(torch.int8).cpu().numpy()
+    subjects = tuple(f"s{k:06d}" for k in range(n))
+    return ResponseMatrix(subjects, params.item_ids, codes), (params.a, params.b)
+
+
 def _bifactor_worker() -> dict[str, Any]:
     import warnings
 
@@ -114,7 +190,7 @@ def _bifactor_worker() -> dict[str, Any]:
     return {"seconds": time.perf_counter() - t0, "cycles": fit.n_iter_, "loglik": fit.loglik_}
 
 
-def _child(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+def _child(args: list[str], env: dict[str, str] | None = None) -> Any:
     done = subprocess.run(
         [sys.executable, __file__, "--worker", *args],
         capture_output=True,
@@ -124,8 +200,7 @@ def _child(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]
     )
     if done.returncode != 0:
         raise SystemExit(f"worker {args} failed:\n{done.stderr[-3000:]}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _recovery(path: Path, params_csv: Path) -> tuple[float, float, Any]:
@@ -150,6 +225,22 @@ def _default_devices() -> str:
     return "cpu,torch:cpu,cuda" if torch.cuda.is_available() else "cpu,torch:cpu"
 
 
+def _runs(
+    n: int, j: int, devices: list[str], workdir: Path, in_memory: bool
+) -> Iterator[dict[str, Any]]:
+    """Each path's fit of the n x j matrix, as the table reads it."""
+    if in_memory:
+        yield from _child(["memory", f"{n}x{j}", ",".join(devices)])
+        return
+    path = _simulate(n, j, workdir)
+    for device in devices:
+        out = workdir / f"params_{n}x{j}_{device.replace(':', '-')}.csv"
+        r = _child(["fit", str(path), str(out), device])
+        r["r_a"], r["r_b"], b = _recovery(path, out)
+        r["b"] = b.tolist()
+        yield r
+
+
 def _sizes(text: str) -> list[tuple[int, int]]:
     out = []
     for part in text.split(","):
@@ -168,32 +259,32 @@ def main() -> None:
     )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/cat-bench-scale"))
     parser.add_argument("--threads", action="store_true", help="the BLAS threads comparison")
+    parser.add_argument(
+        "--in-memory", action="store_true", help="simulate in memory and time the fits alone"
+    )
     parser.add_argument("--worker", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker is not None:
         kind, *rest = args.worker
-        result = _fit_worker(*rest) if kind == "fit" else _bifactor_worker()
-        print(json.dumps(result))
+        workers = {"fit": _fit_worker, "memory": _in_memory_worker, "bifactor": _bifactor_worker}
+        print(json.dumps(workers[kind](*rest)))
         return
     devices = [d.strip() for d in (args.devices or _default_devices()).split(",") if d.strip()]
+    source = "simulated in memory" if args.in_memory else "wide CSV -> params.csv"
     print(
-        f"{os.cpu_count()} cores, default BLAS threads; wide CSV -> params.csv, 3PL; "
-        f"paths: {', '.join(devices)}"
+        f"{os.cpu_count()} cores, default BLAS threads; {source}, 3PL; paths: {', '.join(devices)}"
     )
     print(
-        f"{'size':>16}{'cells':>7}  {'path':<12}{'read+fit s':>11}{'fit s':>8}{'cycles':>7}"
+        f"{'size':>16}{'cells':>7}  {'path':<12}{'sim+fit s' if args.in_memory else 'read+fit s':>11}{'fit s':>8}{'cycles':>7}"
         f"{'peak RSS':>10}{'B/cell':>7}{'GPU mem':>9}{'r(a)':>7}{'r(b)':>7}"
         f"{'max|Δb|':>9}{'x numpy':>8}"
     )
     args.workdir.mkdir(parents=True, exist_ok=True)
     for n, j in _sizes(args.sizes):
-        path = _simulate(n, j, args.workdir)
         cells = n * j
         numpy_b, numpy_seconds = None, None
-        for device in devices:
-            out = args.workdir / f"params_{n}x{j}_{device.replace(':', '-')}.csv"
-            r = _child(["fit", str(path), str(out), device])
-            ra, rb, b = _recovery(path, out)
+        for r in _runs(n, j, devices, args.workdir, args.in_memory):
+            ra, rb, b = r["r_a"], r["r_b"], np.asarray(r["b"])
             if r["device"] == "cpu" and numpy_b is None:
                 numpy_b, numpy_seconds = b, r["fit_seconds"]
             gap = "" if numpy_b is None else f"{float(np.abs(b - numpy_b).max()):.1e}"

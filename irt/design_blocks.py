@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from irt.estimation.arrays import ones
+from irt.estimation.arrays import as_float64, ones
 from irt.response_table import MISSING, row_blocks
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray
@@ -79,9 +79,8 @@ class DesignMatrices:
         """Rows ``rows`` as a block of new arrays."""
         codes = self.codes[rows]
         if self.complete:  # the codes are the 0/1 answers themselves
-            return DesignBlock(rows, codes.astype(np.float64), None)
-        right = (codes == 1).astype(np.float64)
-        return DesignBlock(rows, right, (codes != MISSING).astype(np.float64))
+            return DesignBlock(rows, as_float64(codes), None)
+        return DesignBlock(rows, as_float64(codes == 1), as_float64(codes != MISSING))
 
     def blocks(self) -> Iterator[DesignBlock]:
         """Every block of rows in order. The blocks share two buffers, so a block is

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
@@ -144,7 +143,7 @@ class EMCalibrator(Calibrator):
 
     def _start(
         self,
-        design: Any,
+        design: DesignMatrices,
         spec: MStepSpec,
         responses: ResponseMatrix,
         start: ItemParams | None,
@@ -177,7 +176,7 @@ class _BinaryEM:
     stay numpy on the host; ``design``, ``on_device`` (the spec with its grid there) and
     ``grid`` are on ``backend``, where the E-step and M-step run."""
 
-    design: Any  # DesignMatrices on the host, DeviceDesign on a device
+    design: DesignMatrices  # a DeviceDesign on a device
     spec: MStepSpec
     on_device: MStepSpec
     grid: QuadratureGrid

@@ -9,7 +9,6 @@ float copy of the whole matrix is ever held.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -217,7 +216,9 @@ def marginal_log_likelihood(
     return design_log_likelihood(DesignMatrices.from_responses(responses), params, grid)
 
 
-def design_log_likelihood(design: Any, items: LogisticItems, grid: QuadratureGrid) -> float:
+def design_log_likelihood(
+    design: DesignMatrices, items: LogisticItems, grid: QuadratureGrid
+) -> float:
     """``marginal_log_likelihood`` of the codes ``design`` (a ``DesignMatrices``, or a
     ``DeviceDesign`` with ``items`` and ``grid`` on its device)."""
     log_p, log_q = log_probabilities(grid.points, items)

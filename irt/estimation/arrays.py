@@ -75,6 +75,13 @@ def arange(n: int, like: Array) -> Array:
     return namespace(like).arange(n, device=like.device)
 
 
+def as_float64(x: Array) -> Array:
+    """``x`` (booleans or small integers) as float64 on its device."""
+    if is_numpy(x):
+        return x.astype(np.float64)
+    return x.to(namespace(x).float64)
+
+
 def as_index(x: Array) -> Array:
     """Whole-number floats as integers, for indexing."""
     if is_numpy(x):

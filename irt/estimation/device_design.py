@@ -10,17 +10,15 @@ from typing import Any
 import torch
 
 from irt.design_blocks import DesignBlock, DesignMatrices, rows_per_block
-from irt.response_table import MISSING, row_blocks
+from irt.response_table import row_blocks
 
 
 @dataclass(frozen=True)
-class DeviceDesign:
-    """The codes (1 right, 0 wrong, ``MISSING``) on a device, read in blocks of
-    ``block_rows`` subjects; ``complete`` when no answer is missing."""
+class DeviceDesign(DesignMatrices):
+    """``DesignMatrices`` whose ``codes`` are an int8 tensor on a device, and whose
+    blocks are float64 tensors there."""
 
     codes: Any  # torch.Tensor of int8, (N, J)
-    complete: bool
-    block_rows: int
 
     @classmethod
     def of(cls, design: DesignMatrices, device: str, block_bytes: int) -> DeviceDesign:
@@ -28,20 +26,7 @@ class DeviceDesign:
         codes = torch.from_numpy(design.codes).to(device)
         return cls(codes, design.complete, rows_per_block(design.n_items, block_bytes))
 
-    @property
-    def n_subjects(self) -> int:
-        return int(self.codes.shape[0])
-
-    @property
-    def n_items(self) -> int:
-        return int(self.codes.shape[1])
-
     def blocks(self) -> Iterator[DesignBlock]:
-        """Every block of rows in order, as float64 tensors."""
+        """Every block of rows in order (a GPU's allocator recycles their memory)."""
         for rows in row_blocks(self.n_subjects, self.block_rows):
-            codes = self.codes[rows]
-            if self.complete:  # the codes are the 0/1 answers themselves
-                yield DesignBlock(rows, codes.to(torch.float64), None)
-                continue
-            right = (codes == 1).to(torch.float64)
-            yield DesignBlock(rows, right, (codes != MISSING).to(torch.float64))
+            yield self.block(rows)

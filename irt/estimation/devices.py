@@ -63,9 +63,9 @@ class Backend:
             return grid
         return QuadratureGrid(self.asarray(grid.points), self.asarray(grid.log_weights))
 
-    def design(self, design: DesignMatrices) -> Any:
-        """The response codes on this backend (a ``DesignMatrices`` on the host, a
-        ``DeviceDesign`` holding them as int8 on the device)."""
+    def design(self, design: DesignMatrices) -> DesignMatrices:
+        """The response codes on this backend (on a device a ``DeviceDesign``, holding
+        them as int8 there)."""
         if self.torch_device is None:
             return design
         from irt.estimation.device_design import DeviceDesign
