@@ -117,7 +117,8 @@ def _in_memory_worker(size: str, devices: str) -> list[dict[str, Any]]:
     n, j = _sizes(size)[0]
     paths = devices.split(",")
     t0 = time.perf_counter()
-    responses, truth = _simulated_matrix(n, j, next((d for d in paths if "cuda" in d), None))
+    gpu = next((d.removeprefix("torch:") for d in paths if "cuda" in d), None)
+    responses, truth = _simulated_matrix(n, j, gpu)
     made = time.perf_counter() - t0
     rows = []
     for device in paths:
@@ -274,8 +275,9 @@ def main() -> None:
     print(
         f"{os.cpu_count()} cores, default BLAS threads; {source}, 3PL; paths: {', '.join(devices)}"
     )
+    total = "sim+fit s" if args.in_memory else "read+fit s"
     print(
-        f"{'size':>16}{'cells':>7}  {'path':<12}{'sim+fit s' if args.in_memory else 'read+fit s':>11}{'fit s':>8}{'cycles':>7}"
+        f"{'size':>16}{'cells':>7}  {'path':<12}{total:>11}{'fit s':>8}{'cycles':>7}"
         f"{'peak RSS':>10}{'B/cell':>7}{'GPU mem':>9}{'r(a)':>7}{'r(b)':>7}"
         f"{'max|Δb|':>9}{'x numpy':>8}"
     )
