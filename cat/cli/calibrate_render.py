@@ -94,6 +94,9 @@ def _binary(report: Any) -> None:
     table.add_row("log-likelihood", f"{report.loglik:,.3f}")
     table.add_row("iterations", _state(report))
     table.add_row("time", time_text(report.seconds))
+    device = report.settings.get("device", "cpu")
+    if device != "cpu":  # said only where the fit left numpy (--device)
+        table.add_row("device", device)
     if report.aic is not None and report.bic is not None:
         table.add_row("AIC / BIC", f"{report.aic:,.1f} / {report.bic:,.1f}")
     companion = report.unidimensional
