@@ -99,7 +99,8 @@ def calibrate(
                 "device": em.device_,
             },
         )
-    if resolve_device(device).name != "cpu":
+    if str(device).strip().lower() not in ("cpu", "auto"):  # auto: the cpu, for SVI
+        resolve_device(device)  # an unknown name is refused as such
         raise IRTError(f"device {device!r} runs EM; Bayesian calibration runs on the cpu")
     try:
         from irt.bayes import BayesCalibrator

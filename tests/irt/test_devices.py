@@ -13,6 +13,7 @@ import irt.estimation.devices as devices
 from irt.em import EMCalibrator
 from irt.errors import IRTError
 from irt.estimation.devices import HOST, resolve_device
+from irt.fit import calibrate as fit_items
 from irt.responses import ResponseMatrix
 from irt.simulate import random_params, simulate_responses
 
@@ -137,3 +138,15 @@ def test_the_gpu_fits_what_numpy_fits(short_test: ResponseMatrix, model: str) ->
     theirs = EMCalibrator(model, device="cuda").fit(short_test)
     assert theirs.device_.startswith("torch:cuda")
     _assert_same_fit(ours, theirs)
+
+
+def test_bayesian_fits_stay_on_the_cpu_and_say_so(short_test: ResponseMatrix) -> None:
+    with pytest.raises(IRTError, match="Bayesian calibration runs on the cpu"):
+        fit_items(short_test, "2pl", "bayes", device="torch:cpu")
+    with pytest.raises(IRTError, match="unknown device 'gpu'"):
+        fit_items(short_test, "2pl", "bayes", device="gpu")
+
+
+def test_the_fit_record_names_the_device(short_test: ResponseMatrix) -> None:
+    assert fit_items(short_test, "2pl").settings["device"] == "cpu"
+    assert fit_items(short_test, "2pl", device="torch:cpu").settings["device"] == "torch:cpu"
