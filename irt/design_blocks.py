@@ -20,7 +20,7 @@ import numpy.typing as npt
 from irt.estimation.arrays import as_float64, ones
 from irt.response_table import MISSING, row_blocks
 from irt.responses import ResponseMatrix
-from irt.types import FloatArray
+from irt.types import FloatArray, IntArray
 
 #: Bytes of one float block (of ``right`` or of ``observed``). Large enough that the
 #: matrix products run at full speed (a block holds ≥ 80 rows at 100,000 items), small
@@ -43,9 +43,13 @@ class DesignBlock:
         """``observed``, with ones where the matrix is complete."""
         return ones(self.right.shape, like=self.right) if self.observed is None else self.observed
 
-    def wrong(self) -> FloatArray:
-        """1 where an answer is wrong, 0 where right or missing."""
-        return 1.0 - self.right if self.observed is None else self.observed - self.right
+    def wrong(self, index: IntArray | None = None) -> FloatArray:
+        """1 where an answer is wrong, 0 where right or missing; for the rows ``index``
+        of the block only, where given."""
+        right = self.right if index is None else self.right[index]
+        if self.observed is None:
+            return 1.0 - right
+        return (self.observed if index is None else self.observed[index]) - right
 
 
 @dataclass(frozen=True)

@@ -243,8 +243,7 @@ class _BinaryEM:
             self.max_newton,
             inner_tol,
         )
-        mean_n, second_n = _subject_moments(step.posterior, self.grid.points)
-        rescaled = rescale_to_sample(to_numpy(new), to_numpy(mean_n), to_numpy(second_n), self.spec)
+        rescaled = standardize_scale(to_numpy(new), step.posterior, self.grid.points, self.spec)
         return rescaled.ravel()
 
     def clip(self, x: FloatArray) -> FloatArray:
@@ -351,14 +350,11 @@ def standardize_scale(
     long tests (2,000 subjects x 3,000 items, 3PL: 150 cycles without converging,
     against 8 with this step; MMLU-Pro's 32 x 12,032: 23 cycles against 8, and a log
     posterior 0.55 higher).
+
+    ``coords`` are numpy; ``posterior`` and ``points`` may be on a device, from which
+    only the subjects' two moments come to the host.
     """
-    return rescale_to_sample(coords, *_subject_moments(posterior, points), spec)
-
-
-def rescale_to_sample(
-    coords: FloatArray, mean_n: FloatArray, second_n: FloatArray, spec: MStepSpec
-) -> FloatArray:
-    """``standardize_scale`` from the subjects' posterior means and second moments."""
+    mean_n, second_n = (to_numpy(m) for m in _subject_moments(posterior, points))
     if spec.priors.has_a or spec.priors.has_b:
         mu, sigma = _prior_aware_scale(coords, mean_n, second_n, spec)
     else:

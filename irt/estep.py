@@ -228,11 +228,9 @@ def design_log_likelihood(
         joint = terms.log_likelihood(block) + grid.log_weights
         posterior, log_marginal, narrow = grid_posterior(joint, grid.points)
         if narrow.shape[0]:
-            right = block.right[narrow]
-            answered = None if block.observed is None else block.observed[narrow]
             log_marginal[narrow] = laplace_log_marginal(
-                right,
-                1.0 - right if answered is None else answered - right,
+                block.right[narrow],
+                block.wrong(narrow),
                 items,
                 posterior[narrow] @ grid.points,
             )
