@@ -7,11 +7,15 @@ numpy (``--device cpu``), torch on the processors (``torch:cpu``) and torch on t
     python benchmarks/bench_scale.py --sizes 2000x10000   # a quick look
     python benchmarks/bench_scale.py --devices cpu,cuda   # the paths to run
     python benchmarks/bench_scale.py --in-memory --sizes 100000x100000 --devices cuda
+    python benchmarks/bench_scale.py --in-memory --model graded --sizes 10000x10000
     python benchmarks/bench_scale.py --threads            # BLAS threads: default vs one
 
 ``--in-memory`` leaves the file out: each size is simulated in memory (on the GPU when the
 paths include one, which is how 100,000 x 100,000 is made in seconds) and fitted by
 ``EMCalibrator`` on every path in one process, so its times are the fits' alone.
+``--model graded`` (in memory only) fits the graded model instead, by ``PolytomousCalibrator``
+without standard errors: five categories, a ~ LogNormal(0, 0.3), thresholds a location
+b ~ N(0, 1) ± 0.5 and ± 1.5 in θ; r(b) and max |Δb| are then of the items' locations −mean(d)/a.
 
 Each size is simulated once (3PL: a ~ LogNormal(0, 0.3), b ~ N(0, 1), c ~ U(0, 0.25),
 θ ~ N(0, 1), seeded) and written as a wide CSV under ``--workdir``; each fit then runs
@@ -107,18 +111,22 @@ def _fit_worker(path: str, out: str, device: str) -> dict[str, Any]:
     }
 
 
-def _in_memory_worker(size: str, devices: str) -> list[dict[str, Any]]:
+def _in_memory_worker(size: str, devices: str, model: str = "3pl") -> list[dict[str, Any]]:
     """Runs in a child process: one simulated matrix, fitted on each of ``devices``."""
     import warnings
 
     from irt.em import EMCalibrator
+    from irt.polytomous_em import PolytomousCalibrator
 
     warnings.simplefilter("ignore")
     n, j = _sizes(size)[0]
     paths = devices.split(",")
     t0 = time.perf_counter()
     gpu = next((d.removeprefix("torch:") for d in paths if "cuda" in d), None)
-    responses, truth = _simulated_matrix(n, j, gpu)
+    if model == "graded":
+        responses, truth = _simulated_scores(n, j)
+    else:
+        responses, truth = _simulated_matrix(n, j, gpu)
     made = time.perf_counter() - t0
     rows = []
     for device in paths:
@@ -127,7 +135,14 @@ def _in_memory_worker(size: str, devices: str) -> list[dict[str, Any]]:
             import torch
 
             torch.cuda.reset_peak_memory_stats()
-        fit = EMCalibrator("3pl", device=device).fit(responses)
+        if model == "graded":
+            fit = PolytomousCalibrator("graded", standard_errors=None, device=device)
+            fit.fit(responses)
+            a = fit.params_.a
+            b = -np.nanmean(fit.params_.d, axis=1) / a
+        else:
+            fit = EMCalibrator("3pl", device=device).fit(responses)
+            a, b = fit.params_.a, fit.params_.b
         rows.append(
             {
                 "device": fit.device_,
@@ -137,9 +152,9 @@ def _in_memory_worker(size: str, devices: str) -> list[dict[str, Any]]:
                 "converged": fit.converged_,
                 "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                 "device_peak": int(torch.cuda.max_memory_allocated()) if on_gpu else 0,
-                "r_a": float(np.corrcoef(fit.params_.a, truth[0])[0, 1]),
-                "r_b": float(np.corrcoef(fit.params_.b, truth[1])[0, 1]),
-                "b": fit.params_.b.tolist(),
+                "r_a": float(np.corrcoef(a, truth[0])[0, 1]),
+                "r_b": float(np.corrcoef(b, truth[1])[0, 1]),
+                "b": b.tolist(),
             }
         )
     return rows
@@ -176,6 +191,27 @@ def _simulated_matrix(n: int, j: int, gpu: str | None) -> tuple[Any, tuple[Any, 
             codes[lo : lo + rows] = (draw < p).to(torch.int8).cpu().numpy()
     subjects = tuple(f"s{k:06d}" for k in range(n))
     return ResponseMatrix(subjects, params.item_ids, codes), (params.a, params.b)
+
+
+def _simulated_scores(n: int, j: int) -> tuple[Any, tuple[Any, Any]]:
+    """Graded scores 0..4 of n x j cells and the items' true (a, location)."""
+    from irt.polytomous_responses import PolytomousResponses
+
+    rng = np.random.default_rng(SEED)
+    a = rng.lognormal(0.0, 0.3, j)
+    location = rng.normal(0.0, 1.0, j)
+    d = -a[:, None] * (location[:, None] + np.array([-1.5, -0.5, 0.5, 1.5]))  # (j, 4)
+    theta = rng.normal(size=n)
+    scores = np.empty((n, j), dtype=np.int16)
+    for lo in range(0, n, _CHUNK):
+        eta = a * theta[lo : lo + _CHUNK, None]  # (rows, j)
+        at_least = 1.0 / (1.0 + np.exp(-(eta[..., None] + d)))  # P(X >= k), k = 1..4
+        draw = rng.random(eta.shape)[..., None]
+        scores[lo : lo + _CHUNK] = (draw < at_least).sum(axis=-1)
+    items = tuple(f"i{k:06d}" for k in range(j))
+    subjects = tuple(f"s{k:06d}" for k in range(n))
+    responses = PolytomousResponses.from_array(scores, subjects, items, [5] * j)
+    return responses, (a, location)
 
 
 def _bifactor_worker() -> dict[str, Any]:
@@ -227,11 +263,11 @@ def _default_devices() -> str:
 
 
 def _runs(
-    n: int, j: int, devices: list[str], workdir: Path, in_memory: bool
+    n: int, j: int, devices: list[str], workdir: Path, in_memory: bool, model: str
 ) -> Iterator[dict[str, Any]]:
     """Each path's fit of the n x j matrix, as the table reads it."""
     if in_memory:
-        yield from _child(["memory", f"{n}x{j}", ",".join(devices)])
+        yield from _child(["memory", f"{n}x{j}", ",".join(devices), model])
         return
     path = _simulate(n, j, workdir)
     for device in devices:
@@ -263,8 +299,13 @@ def main() -> None:
     parser.add_argument(
         "--in-memory", action="store_true", help="simulate in memory and time the fits alone"
     )
+    parser.add_argument(
+        "--model", choices=("3pl", "graded"), default="3pl", help="graded: with --in-memory"
+    )
     parser.add_argument("--worker", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.model == "graded" and not args.in_memory and args.worker is None:
+        parser.error("--model graded runs with --in-memory")
     if args.worker is not None:
         kind, *rest = args.worker
         workers = {"fit": _fit_worker, "memory": _in_memory_worker, "bifactor": _bifactor_worker}
@@ -273,7 +314,8 @@ def main() -> None:
     devices = [d.strip() for d in (args.devices or _default_devices()).split(",") if d.strip()]
     source = "simulated in memory" if args.in_memory else "wide CSV -> params.csv"
     print(
-        f"{os.cpu_count()} cores, default BLAS threads; {source}, 3PL; paths: {', '.join(devices)}"
+        f"{os.cpu_count()} cores, default BLAS threads; {source}, {args.model}; "
+        f"paths: {', '.join(devices)}"
     )
     total = "sim+fit s" if args.in_memory else "read+fit s"
     print(
@@ -285,7 +327,7 @@ def main() -> None:
     for n, j in _sizes(args.sizes):
         cells = n * j
         numpy_b, numpy_seconds = None, None
-        for r in _runs(n, j, devices, args.workdir, args.in_memory):
+        for r in _runs(n, j, devices, args.workdir, args.in_memory, args.model):
             ra, rb, b = r["r_a"], r["r_b"], np.asarray(r["b"])
             if r["device"] == "cpu" and numpy_b is None:
                 numpy_b, numpy_seconds = b, r["fit_seconds"]

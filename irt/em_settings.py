@@ -13,7 +13,7 @@ import numpy as np
 
 from irt.errors import IRTError
 from irt.estimation.calibrator import Calibrator
-from irt.estimation.em_loop import EMRun, run_em
+from irt.estimation.em_loop import EMRun, ProgressCallback, run_em
 from irt.mixed_joint import Family, JointEM, JointEvaluation
 from irt.quadrature import QuadratureGrid, normal_grid
 from irt.types import FloatArray
@@ -60,8 +60,11 @@ class GridEMCalibrator(Calibrator):
     [−``bound``, ``bound``]: EM stops when no reported parameter moves more than
     ``tol`` in a cycle, or after ``max_iter`` cycles; each family's M-step runs at most
     ``max_newton`` Newton steps. Besides the base's attributes, a fit sets ``aic_`` and
-    ``bic_`` (n = subjects with an answer), and ``trace_`` ends with ``logpost_``."""
+    ``bic_`` (n = subjects with an answer), and ``trace_`` ends with ``logpost_``.
+    ``progress``, when set, hears of every cycle (``irt.estimation.em_loop``'s
+    ``ProgressCallback``)."""
 
+    progress: ProgressCallback | None = None
     n_quad: int
     bound: float
     tol: float
@@ -134,6 +137,7 @@ class GridEMCalibrator(Calibrator):
             tol=self.tol,
             max_iter=self.max_iter,
             accelerate=accelerate,
+            progress=self.progress,
         )
         return problem, run
 

@@ -12,6 +12,7 @@ import numpy as np
 from irt.em import EMCalibrator
 from irt.errors import IRTError
 from irt.estimation.devices import resolve_device
+from irt.estimation.em_loop import ProgressCallback
 from irt.models import ItemParams, ModelKind
 from irt.names import CalibrationMethod as CalibrationMethod
 from irt.priors import ItemPriors
@@ -38,6 +39,23 @@ class CalibrationResult:
     settings: dict[str, Any]
 
 
+def cycle_progress(progress: FitProgress, tol: float) -> ProgressCallback:
+    """EM's per-cycle report (cycle, log-likelihood, largest change) as ``progress``'s
+    (fraction done, what): one line per cycle with the log-likelihood and its change."""
+    first: list[float] = []
+
+    def report(cycle: int, loglik: float, change: float) -> None:
+        # EM's steps shrink geometrically: progress is how far the largest change has
+        # come, on a log scale, from the first cycle's to the tolerance.
+        if not first:
+            first.append(max(change, tol * 10))
+        span = np.log(first[0] / tol)
+        done = float(np.clip(np.log(first[0] / max(change, 1e-300)) / span, 0.0, 1.0))
+        progress(done, f"cycle {cycle}  loglik {loglik:,.2f}  Δ {change:.1e}")
+
+    return report
+
+
 def calibrate(
     responses: ResponseMatrix,
     model: ModelKind | str = ModelKind.THREE_PL,
@@ -57,21 +75,7 @@ def calibrate(
     how = CalibrationMethod(method.lower() if isinstance(method, str) else method)
     t0 = time.perf_counter()
     if how is CalibrationMethod.EM:
-        em_progress = None
-        if progress is not None:
-            report = progress
-
-            first: list[float] = []
-
-            def em_progress(cycle: int, loglik: float, change: float) -> None:
-                # EM's steps shrink geometrically: progress is how far the largest
-                # change has come, on a log scale, from the first cycle's to the tolerance.
-                if not first:
-                    first.append(max(change, tol * 10))
-                span = np.log(first[0] / tol)
-                done = float(np.clip(np.log(first[0] / max(change, 1e-300)) / span, 0.0, 1.0))
-                report(done, f"cycle {cycle}  loglik {loglik:,.2f}  Δ {change:.1e}")
-
+        em_progress = None if progress is None else cycle_progress(progress, tol)
         em = EMCalibrator(
             kind,
             priors=priors,

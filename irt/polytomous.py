@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Literal, cast
 import numpy as np
 
 from irt.errors import ParamsError
+from irt.estimation.arrays import is_numpy
 from irt.families import CategoryCurves, FamilyName, ItemFamily, category_curves, family_of
 from irt.item_checks import checked_item_types, item_vector
 from irt.item_groups import like_groups
@@ -70,9 +71,13 @@ def curves(
 ) -> Curves:
     """Curves of items of type ``kind`` at ``theta`` (T,): slopes ``a`` (J,), thresholds
     ``d`` (J, m) without padding, lower asymptotes ``c`` (J,) for the 3PL, scoring values
-    ``ak`` (J, m) for nominal items; the family's curves at η = aθ."""
-    th = np.asarray(theta, dtype=np.float64).reshape(-1)
-    eta = np.asarray(a, dtype=np.float64)[None, :] * th[:, None]
+    ``ak`` (J, m) for nominal items; the family's curves at η = aθ. Torch tensors (of
+    ``theta`` and the parameters alike) give torch curves on their device."""
+    if is_numpy(a):
+        th = np.asarray(theta, dtype=np.float64).reshape(-1)
+        eta = np.asarray(a, dtype=np.float64)[None, :] * th[:, None]
+    else:
+        eta = a[None, :] * theta.reshape(-1)[:, None]  # type: ignore[attr-defined]
     return category_curves(kind, eta, d, ak, c=c, derivatives=derivatives)
 
 

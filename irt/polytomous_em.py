@@ -18,6 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from irt.em_settings import GridEMCalibrator
+from irt.estimation.devices import resolve_device
+from irt.estimation.em_loop import ProgressCallback
 from irt.polytomous import PolytomousParams
 from irt.polytomous_family import PolytomousFamily
 from irt.polytomous_priors import PolytomousPriors
@@ -38,13 +40,18 @@ class PolytomousCalibrator(GridEMCalibrator):
     otherwise plain ML). ``n_quad`` points on [−``bound``, ``bound``]; EM stops when no
     parameter (a, d's, logit c) moves more than ``tol`` in a cycle, or after
     ``max_iter`` cycles with a ``ConvergenceWarning``. ``standard_errors``: "oakes"
-    (observed information), "xpd" (cross-product of scores) or None.
+    (observed information), "xpd" (cross-product of scores) or None. ``device``: where
+    a cycle's curves, the E-step's products over the response patterns
+    (``irt.polytomous_products``) and the M-step run ("cpu", "cuda", "cuda:K", "auto" or
+    "torch:cpu", as ``irt.estimation.devices``); the posterior, the acceleration, the
+    start values and the standard errors are the host's. ``progress(cycle, loglik,
+    largest change)`` hears of every cycle.
 
     ``fit(responses)`` sets ``params_`` (with standard errors), ``loglik_``,
     ``logpost_`` (plus the log prior), ``trace_``, ``n_iter_``, ``converged_``,
     ``n_parameters_``, ``df_`` (Π_j K_j − 1 − n_parameters_, mirt's ``df``), ``aic_``,
-    ``bic_``, ``se_`` (``PolytomousStandardErrors`` or None), ``priors_`` and
-    ``seconds_``.
+    ``bic_``, ``se_`` (``PolytomousStandardErrors`` or None), ``priors_``, ``device_``
+    (where the products ran: "cpu" or "torch:" and torch's device) and ``seconds_``.
     """
 
     _what = "polytomous EM"
@@ -62,10 +69,14 @@ class PolytomousCalibrator(GridEMCalibrator):
         max_iter: int = 500,
         max_newton: int = 10,
         standard_errors: str | None = "oakes",
+        device: str = "cpu",
+        progress: ProgressCallback | None = None,
     ) -> None:
         self._settings(n_quad, bound, tol, max_iter, max_newton, standard_errors, SE_METHODS)
         self.item_types = item_types
         self.priors = priors
+        self.device = device
+        self.progress = progress
 
     def describe(self) -> dict[str, Any]:
         """Settings and priors, JSON-ready (the priors actually used after a fit)."""
@@ -85,8 +96,12 @@ class PolytomousCalibrator(GridEMCalibrator):
         """Estimate every item's parameters from ``responses`` (missing answers are
         left out of the likelihood)."""
         self._started()
+        backend = resolve_device(self.device)
         grid = self._grid()
-        family = PolytomousFamily.of(responses, self.item_types, self.priors, grid.points)
+        family = PolytomousFamily.of(
+            responses, self.item_types, self.priors, grid.points, backend=backend
+        )
         n_subjects = int(responses.observed.any(axis=1).sum())
         self._fit_alone(family, family.start(start), grid, responses.n_categories, n_subjects)
+        self.device_ = backend.name
         return self

@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
+from irt.estimation.arrays import empty
 from irt.polytomous import PolytomousParams, curves
 from irt.polytomous_layout import Layout, Natural, Patterns, check_match, naturals_of
 from irt.polytomous_responses import PolytomousResponses
@@ -37,12 +36,14 @@ class EStep:
 
 
 def log_table(layout: Layout, naturals: Sequence[Natural], theta: FloatArray) -> FloatArray:
-    """log P_jk(θ_q) for every (item, score) pair, (C, Q)."""
-    table = np.empty((layout.n_columns, theta.size))
+    """log P_jk(θ_q) for every (item, score) pair, (C, Q) (numpy, or torch on the device
+    of a torch ``theta`` and ``naturals``)."""
+    n_nodes = theta.shape[0]
+    table = empty((layout.n_columns, n_nodes), theta)
     for g, (a, d, c, ak) in zip(layout.groups, naturals, strict=True):
         log_p = curves(g.kind, theta, a, d, c, ak=ak).log_p  # (Q, J_g, K)
-        table[g.cols.ravel()] = log_p.reshape(theta.size, -1).T
-    return table
+        table[g.cols.ravel()] = log_p.reshape(n_nodes, -1).T
+    return table  # type: ignore[no-any-return]
 
 
 def e_step(patterns: Patterns, table: FloatArray, grid: Grid) -> EStep:

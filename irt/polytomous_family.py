@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from irt.estimation.arrays import Array, is_numpy, permute, to_numpy
+from irt.estimation.devices import HOST, Backend
 from irt.polytomous import ItemType, PolytomousParams
 from irt.polytomous_estep import log_table
 from irt.polytomous_layout import (
@@ -34,6 +36,7 @@ from irt.polytomous_layout import (
 )
 from irt.polytomous_mstep import GroupMStep
 from irt.polytomous_priors import PolytomousPriors
+from irt.polytomous_products import PatternProducts
 from irt.polytomous_responses import PolytomousResponses
 from irt.polytomous_se import MarginalLogPosterior, PolytomousStandardErrors, standard_errors_at
 from irt.polytomous_start import (
@@ -43,9 +46,14 @@ from irt.polytomous_start import (
     resolve_item_types,
     start_from,
 )
+from irt.response_table import row_blocks
 from irt.types import FloatArray
 
-__all__ = ["PolytomousFamily", "assemble_params", "groups_log_prior", "subject_sums"]
+#: On the host an M-step takes a group's items in pieces of about this many cells of
+#: its (nodes, items, scores, coordinates²) arrays, which then stay in cache.
+MSTEP_CELLS = 2**20
+
+__all__ = ["MSTEP_CELLS", "PolytomousFamily", "assemble_params", "groups_log_prior", "subject_sums"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,9 @@ class PolytomousFamily:
     to_subjects: Any
     steps: tuple[GroupMStep, ...]
     theta: FloatArray
+    products: PatternProducts
+    #: The nodes on the backend (``theta`` itself on the host).
+    nodes: Array
 
     @classmethod
     def of(
@@ -72,18 +83,35 @@ class PolytomousFamily:
         theta: FloatArray,
         *,
         by_subject: bool = False,
+        backend: Backend = HOST,
     ) -> PolytomousFamily:
         """The family of ``responses``: item types resolved (R mirt's defaults where not
         given), ``priors`` None for ``PolytomousPriors.default_for`` those types, and
-        refused with one line where an item is not identified."""
+        refused with one line where an item is not identified. A cycle's curves, its
+        E-step's two products over the patterns (``irt.polytomous_products``) and its
+        M-step run on ``backend``; the posterior, the acceleration and the standard errors
+        on the host."""
         types = resolve_item_types(item_types, responses)
         pri = priors if priors is not None else PolytomousPriors.default_for(types)
         check_identified(responses, types, pri)
         layout = Layout.of(types, responses.n_categories)
         patterns = Patterns.of(responses.values, layout)
         to_subjects = subject_sums(patterns) if by_subject else None
-        steps = tuple(GroupMStep(g, theta, pri) for g in layout.groups)
-        return cls(responses, tuple(types), pri, layout, patterns, to_subjects, steps, theta)
+        nodes = backend.asarray(theta)
+        steps = tuple(GroupMStep(g, nodes, pri) for g in layout.groups)
+        products = PatternProducts.of(patterns, backend)
+        return cls(
+            responses,
+            tuple(types),
+            pri,
+            layout,
+            patterns,
+            to_subjects,
+            steps,
+            theta,
+            products,
+            nodes,
+        )
 
     @property
     def n_parameters(self) -> int:
@@ -125,7 +153,12 @@ class PolytomousFamily:
         ]
 
     def node_loglik(self, x: FloatArray) -> tuple[FloatArray, float]:
-        per_pattern = self.patterns.onehot @ log_table(self.layout, self.naturals(x), self.theta)
+        here = [self.products.backend.asarray(p) for p in self.blocks(x)]
+        log_slope = self.priors.log_slope
+        naturals = [
+            to_natural(g, p, log_slope) for g, p in zip(self.layout.groups, here, strict=True)
+        ]
+        per_pattern = self.products.log_likelihood(log_table(self.layout, naturals, self.nodes))
         if self.to_subjects is None:
             return per_pattern, 0.0
         return per_pattern[self.patterns.inverse], 0.0
@@ -138,11 +171,19 @@ class PolytomousFamily:
             by_pattern = post * self.patterns.counts[:, None]
         else:
             by_pattern = np.asarray(self.to_subjects @ post)
-        counts = self.patterns.onehot.T @ by_pattern
+        counts = self.products.counts(by_pattern)
+        to_backend = self.products.backend.asarray
         out = []
         for st, p in zip(self.steps, self.blocks(x), strict=True):
-            r = counts[st.group.cols].transpose(2, 0, 1)  # (Q, J_g, K)
-            out.append(st.run(p, r, max_newton, inner_tol).ravel())
+            r = permute(counts[st.group.cols], (2, 0, 1))  # (Q, J_g, K)
+            if not is_numpy(r):  # a device: all the group's items at once
+                out.append(to_numpy(st.run(to_backend(p), r, max_newton, inner_tol)).ravel())
+                continue
+            # On the processors, items a cache-sized piece at a time: each item's steps
+            # are its own, so the pieces give what the whole group would.
+            cells = r.shape[0] * r.shape[2] * st.group.width**2
+            for rows in row_blocks(len(p), max(1, MSTEP_CELLS // cells)):
+                out.append(st.run(p[rows], r[:, rows], max_newton, inner_tol).ravel())
         return np.concatenate(out)
 
     def log_prior(self, x: FloatArray) -> float:

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from irt.errors import IRTError
+from irt.estimation.arrays import clip, concat, copy, namespace, zeros
 from irt.families.base import ItemValues
 from irt.item_groups import GroupLayout, ItemGroup
 from irt.mstep_coords import LOG_SLOPE_BOUNDS, RAW_SLOPE_BOUND, sigmoid
@@ -75,22 +77,39 @@ class Layout(GroupLayout[Group]):
 
 @dataclass(frozen=True)
 class Patterns:
-    """Distinct response patterns as 0/1 indicators over (item, score) pairs (P, C),
-    how many subjects gave each (P,), and each subject's pattern (N,)."""
+    """Distinct response patterns: their scores ``rows`` (P, J) (``MISSING`` where not
+    answered), how many subjects gave each (``counts``, P), each subject's pattern
+    (``inverse``, N), and where each item's (item, score) pairs start among the
+    ``n_columns`` pairs (``offsets``, J)."""
 
-    onehot: FloatArray
+    rows: IntArray
     counts: FloatArray
     inverse: IntArray
+    offsets: IntArray
+    n_columns: int
 
     @classmethod
     def of(cls, values: np.ndarray, layout: GroupLayout[Any]) -> Patterns:
         """From subjects' scores (MISSING = −1) and the layout (one θ or factors) whose
         offsets place each (item, score) pair."""
         rows, inverse, counts = np.unique(values, axis=0, return_inverse=True, return_counts=True)
-        onehot = np.zeros((rows.shape[0], layout.n_columns))
-        r, j = np.nonzero(rows != MISSING)
-        onehot[r, layout.offsets[j] + rows[r, j]] = 1.0
-        return cls(onehot, np.asarray(counts, dtype=np.float64), np.asarray(inverse).ravel())
+        return cls(
+            rows,
+            np.asarray(counts, dtype=np.float64),
+            np.asarray(inverse).ravel(),
+            np.asarray(layout.offsets),
+            int(layout.n_columns),
+        )
+
+    @cached_property
+    def onehot(self) -> FloatArray:
+        """The patterns as 0/1 indicators over (item, score) pairs, (P, C); built on
+        first use, since a large pool's would not fit in memory
+        (``irt.polytomous_products`` works through it in blocks instead)."""
+        onehot = np.zeros((self.rows.shape[0], self.n_columns))
+        r, j = np.nonzero(self.rows != MISSING)
+        onehot[r, self.offsets[j] + self.rows[r, j]] = 1.0
+        return onehot
 
 
 def check_match(responses: PolytomousResponses, params: PolytomousParams) -> None:
@@ -122,8 +141,9 @@ def naturals_of(params: PolytomousParams, layout: Layout) -> list[Natural]:
 
 
 def to_natural(g: Group, psi: FloatArray, log_slope: bool) -> Natural:
-    """(a, d (J_g, m), c, ak) from the internal coordinates ψ (J_g, width)."""
-    a = np.exp(psi[:, 0]) if log_slope else psi[:, 0].copy()
+    """(a, d (J_g, m), c, ak) from the internal coordinates ψ (J_g, width) (numpy or
+    torch, like ``psi``)."""
+    a = namespace(psi).exp(psi[:, 0]) if log_slope else copy(psi[:, 0])
     values = g.kind.family.to_natural(psi[:, 1:], g.m)
     return a, values.d, values.c, values.ak
 
@@ -145,19 +165,19 @@ def to_internal(
 
 def clip_internal(g: Group, psi: FloatArray, log_slope: bool) -> FloatArray:
     """A copy of ψ (J_g, width) with every coordinate clipped to its box."""
-    out = psi.copy()
+    out = copy(psi)
     lo, hi = LOG_SLOPE_BOUNDS if log_slope else (-RAW_SLOPE_BOUND, RAW_SLOPE_BOUND)
-    out[:, 0] = np.clip(out[:, 0], lo, hi)
+    out[:, 0] = clip(out[:, 0], lo, hi)
     out[:, 1:] = g.kind.family.clip(psi[:, 1:], g.m)
-    return out
+    return out  # type: ignore[no-any-return]
 
 
 def natural_jacobian(g: Group, psi: FloatArray, log_slope: bool) -> FloatArray:
     """∂(a, d_1..d_m, c, ak_free)/∂ψ per item, (J_g, width, width)."""
-    jac = np.zeros((psi.shape[0], g.width, g.width))
-    jac[:, 0, 0] = np.exp(psi[:, 0]) if log_slope else 1.0
+    jac = zeros((psi.shape[0], g.width, g.width), psi)
+    jac[:, 0, 0] = namespace(psi).exp(psi[:, 0]) if log_slope else 1.0
     jac[:, 1:, 1:] = g.kind.family.jacobian(psi[:, 1:], g.m)
-    return jac
+    return jac  # type: ignore[no-any-return]
 
 
 def natural_derivatives(
@@ -172,7 +192,7 @@ def natural_derivatives(
     cv = curves(g.kind, theta, a, d, c, ak=ak, derivatives=True)
     assert cv.slope is not None
     slope = theta[:, None, None, None] * cv.slope[..., None]
-    return cv.log_p, np.concatenate([slope, g.kind.family.derivatives(cv)], axis=-1)
+    return cv.log_p, concat([slope, g.kind.family.derivatives(cv)], axis=-1)
 
 
 # --- reported coordinates ρ --------------------------------------------------------------

@@ -6,7 +6,8 @@ The expected information Σ_q n_jq Σ_k P_jk v vᵀ (v = ∂ log P_jk/∂ψ) is 
 semi-definite however far the item is from its optimum, and a step that lowers an
 item's objective is halved until it does not (``irt.estimation.fisher_scoring``), so
 that no item's objective ever falls and every cycle is a generalised EM step
-(Dempster, Laird & Rubin 1977).
+(Dempster, Laird & Rubin 1977). The coordinates, the nodes and the expected counts may
+be numpy arrays or torch tensors on one device: the step runs where they are.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import cast
 
 import numpy as np
 
+from irt.estimation.arrays import einsum, namespace
 from irt.estimation.fisher_scoring import fisher_scoring
 from irt.polytomous import curves
 from irt.polytomous_layout import (
@@ -46,7 +48,7 @@ class GroupMStep:
         a, d, c, ak = to_natural(g, psi, self.priors.log_slope)
         log_p = curves(g.kind, self.theta, a, d, c, ak=ak).log_p
         prior = self.priors.log_density(a, d, c, g.kind.has_guessing, free_scores(g, ak))
-        return np.asarray(np.einsum("qjk,qjk->j", r, log_p) + prior)
+        return einsum("qjk,qjk->j", r, log_p) + prior  # type: ignore[no-any-return]
 
     def score_and_information(
         self, psi: FloatArray, r: FloatArray
@@ -55,9 +57,10 @@ class GroupMStep:
         g, pri = self.group, self.priors
         a, d, c, ak = to_natural(g, psi, pri.log_slope)
         log_p, v = natural_derivatives(g, self.theta, a, d, c, ak)
-        grad = np.einsum("qjk,qjkl->jl", r, v)
-        weight = r.sum(axis=2, keepdims=True) * np.exp(log_p)  # n_qj P_qjk
-        info = np.einsum("qjk,qjkl,qjkm->jlm", weight, v, v)
+        xp = namespace(v)
+        grad = einsum("qjk,qjkl->jl", r, v)
+        weight = xp.sum(r, axis=2, keepdims=True) * xp.exp(log_p)  # n_qj P_qjk
+        info = einsum("qjk,qjkl,qjkm->jlm", weight, v, v)
         m = g.m
         if pri.d_sd is not None:
             grad[:, 1 : m + 1] -= (d - cast(float, pri.d_mean)) / pri.d_sd**2
@@ -70,8 +73,8 @@ class GroupMStep:
             grad[:, at] += pri.scores_gradient(ak[:, :free])
             info[:, at, at] += 1.0 / pri.ak_sd**2
         jac = natural_jacobian(g, psi, pri.log_slope)
-        grad = np.einsum("jl,jlm->jm", grad, jac)
-        info = np.einsum("jla,jlm,jmb->jab", jac, info, jac)
+        grad = einsum("jl,jlm->jm", grad, jac)
+        info = einsum("jla,jlm,jmb->jab", jac, info, jac)
         if pri.a_sdlog is not None:  # in α = log a, with the density's −log a term
             grad[:, 0] += -1.0 - (psi[:, 0] - cast(float, pri.a_meanlog)) / pri.a_sdlog**2
             info[:, 0, 0] += 1.0 / pri.a_sdlog**2

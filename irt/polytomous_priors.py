@@ -17,6 +17,7 @@ from typing import Any, cast
 import numpy as np
 
 from irt.errors import IRTError
+from irt.estimation.arrays import like, namespace, zeros
 from irt.polytomous import ItemType, PolytomousParams
 from irt.priors import beta_log_kernel
 from irt.types import FloatArray
@@ -149,28 +150,31 @@ class PolytomousPriors:
     ) -> FloatArray:
         """Log prior of each item (up to constants), (J,); ``d`` (J, m) unpadded; the c
         prior counts only for items with ``guessing`` (3PL), the scoring-value prior only
-        for the free values ``free_ak`` (J, f) of nominal items."""
-        out = np.zeros(len(a))
+        for the free values ``free_ak`` (J, f) of nominal items. numpy or torch, like
+        ``a``."""
+        xp = namespace(a)
+        out = zeros(a.shape[0], a)
         if self.ak_sd is not None and free_ak is not None and free_ak.shape[1]:
-            gap = free_ak - np.arange(1.0, free_ak.shape[1] + 1)
-            out += -(gap**2).sum(axis=1) / (2 * self.ak_sd**2)
+            gap = free_ak - like(np.arange(1.0, free_ak.shape[1] + 1), free_ak)
+            out += -xp.sum(gap**2, axis=1) / (2 * self.ak_sd**2)
         if self.a_sdlog is not None:
-            la = np.log(a)
+            la = xp.log(a)
             out += -la - (la - cast(float, self.a_meanlog)) ** 2 / (2 * self.a_sdlog**2)
         if self.a_sd is not None:
             out += -((a - cast(float, self.a_mean)) ** 2) / (2 * self.a_sd**2)
         if self.d_sd is not None:
-            out += -(((d - cast(float, self.d_mean)) ** 2).sum(axis=1)) / (2 * self.d_sd**2)
+            out += -xp.sum((d - cast(float, self.d_mean)) ** 2, axis=1) / (2 * self.d_sd**2)
         if self.c_alpha is not None and guessing:
             out += beta_log_kernel(c, self.c_alpha, cast(float, self.c_beta))
-        return out
+        return out  # type: ignore[no-any-return]
 
     def scores_gradient(self, free_ak: FloatArray) -> FloatArray:
         """∂ log prior/∂ak of the free scoring values ``free_ak`` (J, f); zero without
         the prior. Its curvature is −1/ak_sd² on each."""
         if self.ak_sd is None:
-            return np.zeros_like(free_ak)
-        return np.asarray(-(free_ak - np.arange(1.0, free_ak.shape[1] + 1)) / self.ak_sd**2)
+            return zeros(free_ak.shape, free_ak)  # type: ignore[no-any-return]
+        centre = like(np.arange(1.0, free_ak.shape[1] + 1), free_ak)
+        return -(free_ak - centre) / self.ak_sd**2  # type: ignore[no-any-return]
 
     def log_prior(self, params: PolytomousParams) -> float:
         """The log prior of a whole pool (up to a constant): ``logpost_ − loglik_``."""

@@ -107,11 +107,11 @@ def calibrate(
         "cpu",
         "--device",
         metavar="DEVICE",
-        help="Where the EM cycles of a 1pl-4pl fit run: cpu (numpy on this machine's "
-        "processors), cuda or cuda:K (torch on that GPU), auto (a GPU when torch sees one, "
-        "else cpu; other models run on the cpu), torch:cpu (the torch path on the "
-        "processors, to test it). The GPU needs torch and array-api-compat: "
-        'pip install -e ".[gpu]".',
+        help="Where the EM cycles of a 1pl-4pl, graded, gpcm, sequential or nominal fit "
+        "run: cpu (numpy on this machine's processors), cuda or cuda:K (torch on that GPU), "
+        "auto (a GPU when torch sees one, else cpu; other models run on the cpu), torch:cpu "
+        "(the torch path on the processors, to test it). The GPU needs torch and "
+        'array-api-compat: pip install -e ".[gpu]".',
     ),
     method: CalibrationMethod = typer.Option(
         CalibrationMethod.EM, "--method", help="em: marginal ML / Bayes modal; bayes: pyro SVI."

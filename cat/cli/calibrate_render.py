@@ -86,6 +86,13 @@ def _state(report: Any) -> str:
     return f"{report.n_iter} ({state})"
 
 
+def _device_row(table: Table, report: Any) -> None:
+    """Where the fit ran, said only where it left numpy (``--device``)."""
+    device = report.settings.get("device", "cpu")
+    if device != "cpu":
+        table.add_row("device", device)
+
+
 def _binary(report: Any) -> None:
     """The 1PL-4PL and the multidimensional models (``CalibrationReport``)."""
     table = _table(f"{report.model.upper()} calibration ({report.method})")
@@ -94,9 +101,7 @@ def _binary(report: Any) -> None:
     table.add_row("log-likelihood", f"{report.loglik:,.3f}")
     table.add_row("iterations", _state(report))
     table.add_row("time", time_text(report.seconds))
-    device = report.settings.get("device", "cpu")
-    if device != "cpu":  # said only where the fit left numpy (--device)
-        table.add_row("device", device)
+    _device_row(table, report)
     if report.aic is not None and report.bic is not None:
         table.add_row("AIC / BIC", f"{report.aic:,.1f} / {report.bic:,.1f}")
     companion = report.unidimensional
@@ -129,6 +134,7 @@ def _graded(report: Any) -> None:
     table.add_row("AIC / BIC", f"{report.aic:,.1f} / {report.bic:,.1f}")
     table.add_row("iterations", _state(report))
     table.add_row("time", time_text(report.seconds))
+    _device_row(table, report)
     names = {"a": "a", "d": "d (thresholds)", "c": "c (3PL items)"}
     for name, s in report.parameters.items():
         table.add_row(names.get(name, name), _stats(s))

@@ -32,6 +32,7 @@ from cat.pools.calibration_registry import (
 )
 from cat.pools.calibration_steps import CalibratedParams, CalibrationRequest, Family, Priors
 from cat.pools.continuous_calibration import ContinuousCalibrationReport
+from cat.pools.graded_calibration import GRADED
 from cat.pools.graded_report import GradedCalibrationReport
 from cat.pools.loading import check_output_folders, read_pool_questions
 from cat.pools.mixed_report import MixedCalibrationReport
@@ -179,12 +180,13 @@ def calibrate(
     ``progress(fraction done, what)`` follows the fit. ``score_subjects``: False
     leaves the outcome's ``abilities`` None unless ``abilities`` or ``pool`` needs them
     (``cat calibrate`` does: on a leaderboard-sized matrix scoring every subject
-    costs about as much as the fit). ``device`` is where the EM cycles of a 1PL-4PL fit
-    run (``cat calibrate --device``): "cpu" (numpy), "cuda" or "cuda:K" (torch on a
-    GPU), "auto" (a GPU when torch sees one, else the cpu; other models then run on
-    the cpu) or "torch:cpu" (the torch path on the processors, for testing); the
-    report's ``settings.device`` records where it ran. Estimates that ran off warn
-    (``DataWarning``). Paths may be str or ``os.PathLike``.
+    costs about as much as the fit). ``device`` is where the EM cycles of a 1PL-4PL,
+    graded, gpcm, sequential or nominal fit run (``cat calibrate --device``): "cpu"
+    (numpy), "cuda" or "cuda:K" (torch on a GPU), "auto" (a GPU when torch sees one,
+    else the cpu; other models then run on the cpu) or "torch:cpu" (the torch path on
+    the processors, for testing); the report's ``settings.device`` records where it
+    ran. Estimates that ran off warn (``DataWarning``). Paths may be str or
+    ``os.PathLike``.
 
     Raises:
         CatError: unreadable responses, a setting out of range or of the wrong type (the
@@ -310,9 +312,10 @@ def _check_device(request: CalibrationRequest, family: Family[Any, Any, Any]) ->
     """A device named outright must be one the model's fit can run on."""
     if request.device in ("cpu", "auto"):
         return
-    if family is not BINARY:
+    if family not in (BINARY, GRADED):
+        models = ", ".join((*BINARY.models, *GRADED.models))
         raise CatError(
-            f"--device {request.device}: the torch path fits --model 1pl, 2pl, 3pl and 4pl; "
+            f"--device {request.device}: the torch path fits --model {models}; "
             f"--model {request.model} runs on the cpu (--device cpu, or auto)"
         )
     if request.method is not CalibrationMethod.EM:

@@ -90,7 +90,7 @@ class CalibrationRequest:
     cross_fit_progress: Callable[[str, float], None] | None
     #: Score the subjects for the outcome even where no file asks for their abilities.
     score_subjects: bool = True
-    #: Where EM's cycles run (``irt.estimation.devices``): the 1PL-4PL fit only.
+    #: Where EM's cycles run (``irt.estimation.devices``): the 1PL-4PL and scored fits.
     device: str = "cpu"
 
     @property

@@ -40,6 +40,7 @@ from cat.pools.graded_report import graded_report
 from cat.pools.scored_data import collapsed_scores, refuse_skipped_scores, scored_data_notes
 from cat.pools.scored_pool import pool_item_types, read_pool_scores, record_scored_pool
 from irt.continuous_scoring import ContinuousScores
+from irt.fit import cycle_progress
 from irt.mixed_scoring import MixedScores
 from irt.names import CalibrationMethod
 from irt.polytomous import ItemType
@@ -170,11 +171,14 @@ def _fit(
     that are affordable, the fit and its report."""
     kind = ItemType(request.model)
     guessing = request.guessing
+    cycles = None if request.progress is None else cycle_progress(request.progress, request.tol)
     calibrator = PolytomousCalibrator(
         n_quad=request.quad_points,
         tol=request.tol,
         max_iter=request.max_iter,
         standard_errors=None,
+        device=request.device,
+        progress=cycles,
     )
     data, renumbered = collapsed_scores(data) if request.collapse_scores else (data, {})
     overrides: Mapping[str, ItemType | str] | None = request.item_types
@@ -198,6 +202,7 @@ def _fit(
         "guessing": "single-choice items" if guessing is None and request.pool else bool(guessing),
         "collapse_scores": request.collapse_scores,
         "scoring": request.scoring.value,
+        "device": fit.device_,
     }
     notes = scored_data_notes(data, renumbered) + [n for n in (se_note, fold_note) if n]
     report = graded_report(

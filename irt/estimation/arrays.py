@@ -114,3 +114,67 @@ def to_numpy(x: Array) -> FloatArray:
     if is_numpy(x):
         return np.asarray(x)
     return np.asarray(x.detach().cpu().numpy())
+
+
+def concat(parts: list[Array], axis: int = 0) -> Array:
+    """The arrays ``parts`` joined along ``axis``."""
+    if is_numpy(parts[0]):
+        return np.concatenate(parts, axis=axis)
+    return namespace(parts[0]).concat(parts, axis=axis)
+
+
+def stack(parts: list[Array], axis: int = 0) -> Array:
+    """The arrays ``parts`` stacked along a new ``axis``."""
+    if is_numpy(parts[0]):
+        return np.stack(parts, axis=axis)
+    return namespace(parts[0]).stack(parts, axis=axis)
+
+
+def cumsum(x: Array, axis: int) -> Array:
+    """Running sums along ``axis``."""
+    if is_numpy(x):
+        return np.cumsum(x, axis=axis)
+    return x.cumsum(dim=axis)
+
+
+def einsum(spec: str, *operands: Array) -> Array:
+    """``numpy.einsum`` or ``torch.einsum`` by the operands' library."""
+    if is_numpy(operands[0]):
+        # numpy multiplies three operands in one loop unless told to pair them (three
+        # times slower on an M-step's arrays); torch always pairs them.
+        return np.einsum(spec, *operands, optimize=len(operands) > 2)
+    import torch
+
+    return torch.einsum(spec, *operands)
+
+
+def log_sum_exp(x: Array, axis: int) -> Array:
+    """log Σ exp(x) along ``axis``, the axis kept (numpy's ``logaddexp.reduce``)."""
+    if is_numpy(x):
+        return np.logaddexp.reduce(x, axis=axis, keepdims=True)
+    return x.logsumexp(dim=axis, keepdim=True)
+
+
+def clip(x: Array, lower: Array | float, upper: Array | float) -> Array:
+    """``x`` clipped to [lower, upper]; numpy bounds are moved to a tensor's device."""
+    if is_numpy(x):
+        return np.clip(x, lower, upper)
+    xp = namespace(x)
+    bounds = [
+        b if isinstance(b, int | float) else xp.asarray(b, device=x.device) for b in (lower, upper)
+    ]
+    return xp.clip(x, *bounds)
+
+
+def like(values: FloatArray, x: Array) -> Array:
+    """The numpy ``values`` as an array of ``x``'s library and device."""
+    if is_numpy(x):
+        return values
+    return namespace(x).asarray(values, device=x.device)
+
+
+def permute(x: Array, axes: tuple[int, ...]) -> Array:
+    """``x`` with its axes in the order ``axes`` (numpy's ``transpose``)."""
+    if is_numpy(x):
+        return x.transpose(axes)
+    return x.permute(*axes)

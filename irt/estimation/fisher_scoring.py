@@ -18,6 +18,7 @@ from typing import Protocol, Self
 
 import numpy as np
 
+from irt.estimation.arrays import arange, clip, copy, einsum, eye, namespace
 from irt.types import FloatArray, IntArray
 
 __all__ = ["HALVINGS", "MAX_STEP", "ItemObjective", "fisher_scoring", "scoring_step"]
@@ -52,14 +53,15 @@ class ItemObjective(Protocol):
 
 def scoring_step(grad: FloatArray, info: FloatArray) -> FloatArray:
     """The Fisher-scoring step (J, w) of each item, at most ``MAX_STEP`` in any
-    coordinate."""
+    coordinate (numpy or torch, like ``grad``)."""
+    xp = namespace(info)
     # A small ridge keeps an item with (almost) no information solvable.
-    scale = np.maximum(np.trace(info, axis1=1, axis2=2) / info.shape[1], 1.0)
-    mat = info + (1e-9 * scale)[:, None, None] * np.eye(info.shape[1])
-    step = np.linalg.solve(mat, grad[:, :, None])[:, :, 0]
-    size = np.abs(step).max(axis=1, keepdims=True)
-    step *= np.minimum(1.0, MAX_STEP / np.maximum(size, 1e-300))
-    return np.asarray(step)
+    scale = clip(einsum("jll->j", info) / info.shape[1], 1.0, np.inf)
+    mat = info + (1e-9 * scale)[:, None, None] * eye(info.shape[1], info)
+    step = xp.linalg.solve(mat, grad[:, :, None])[:, :, 0]
+    size = xp.max(xp.abs(step), axis=1, keepdims=True)
+    step *= clip(MAX_STEP / clip(size, 1e-300, np.inf), -np.inf, 1.0)
+    return step  # type: ignore[no-any-return]
 
 
 def _halving(
@@ -67,8 +69,8 @@ def _halving(
 ) -> tuple[FloatArray, FloatArray]:
     """Per item the longest of ``step``, ``step``/2, … that does not lower its objective,
     and that objective; an item with none keeps ``psi``."""
-    new, best = psi.copy(), current.copy()
-    pending = np.arange(len(psi))
+    new, best = copy(psi), copy(current)
+    pending = arange(psi.shape[0], psi)
     scale = 1.0
     for _ in range(HALVINGS):
         sub = problem.rows(pending)
@@ -77,7 +79,7 @@ def _halving(
         ok = value >= current[pending]
         new[pending[ok]], best[pending[ok]] = trial[ok], value[ok]
         pending = pending[~ok]
-        if pending.size == 0:
+        if pending.shape[0] == 0:
             break
         scale *= 0.5
     return new, best
@@ -87,17 +89,18 @@ def fisher_scoring(
     problem: ItemObjective, psi: FloatArray, max_steps: int, tol: float
 ) -> FloatArray:
     """ψ after up to ``max_steps`` safeguarded Fisher-scoring steps from ``psi``, items
-    dropped once their step is below ``tol``."""
-    psi = psi.copy()
+    dropped once their step is below ``tol`` (numpy, or torch on ``psi``'s device)."""
+    xp = namespace(psi)
+    psi = copy(psi)
     current = problem.objective(psi)
-    todo = np.arange(len(psi))
+    todo = arange(psi.shape[0], psi)
     for _ in range(max_steps):
         sub, start = problem.rows(todo), psi[todo]
         step = scoring_step(*sub.score_and_information(start))
         new, value = _halving(sub, start, step, current[todo])
-        moved = np.abs(new - start).max(axis=1)
+        moved = xp.max(xp.abs(new - start), axis=1)
         psi[todo], current[todo] = new, value
         todo = todo[moved >= tol]
-        if todo.size == 0:
+        if todo.shape[0] == 0:
             break
     return psi

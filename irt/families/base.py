@@ -17,6 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from irt.errors import ParamsError
+from irt.estimation.arrays import clip, concat, copy, zeros
 from irt.mstep_coords import INTERCEPT_BOUND, LOGIT_BOUND, sigmoid
 from irt.types import FloatArray
 
@@ -95,6 +96,11 @@ class ItemFamily(ABC):
       keeps d_1 > … > d_m by moving log-gaps);
     - ``scoring_values``: the full ak_1..ak_m from the free ones.
 
+    What an EM cycle calls (``curves``, ``to_natural``, ``clip``, ``jacobian``,
+    ``derivatives`` and the threshold maps but ``thresholds_to_internal``) takes numpy
+    arrays or torch tensors alike, written with ``irt.estimation.arrays``, so that a fit
+    runs on a GPU (``--device``); start values and ``to_internal`` are the host's.
+
     Adding a model is one module under ``irt/families/`` with its ``ItemFamily`` subclass
     and one line in ``irt.families.registry.FAMILIES``; an enum member with that name
     lets the parameter classes accept it. Every fit on one θ, on correlated factors or
@@ -160,28 +166,28 @@ class ItemFamily(ABC):
         return self.clip(np.hstack(parts), m)
 
     def to_natural(self, psi: FloatArray, m: int) -> ItemValues:
-        """The ``ItemValues`` at ψ (J, width)."""
+        """The ``ItemValues`` at ψ (J, width) (numpy or torch, like ``psi``)."""
         d = self.thresholds_to_natural(psi[:, :m])
-        c = sigmoid(psi[:, m]) if self.has_guessing else np.zeros(psi.shape[0])
+        c = sigmoid(psi[:, m]) if self.has_guessing else zeros(psi.shape[0], psi)
         at = m + int(self.has_guessing)
         return ItemValues(d, c, self.scoring_values(psi[:, at:], m))
 
     def clip(self, psi: FloatArray, m: int) -> FloatArray:
         """A copy of ψ (J, width) with every coordinate in its box."""
-        out = psi.copy()
+        out = copy(psi)
         lo, hi = self.threshold_bounds(m)
-        out[:, :m] = np.clip(out[:, :m], lo, hi)
+        out[:, :m] = clip(out[:, :m], lo, hi)
         at = m
         if self.has_guessing:
-            out[:, at] = np.clip(out[:, at], -LOGIT_BOUND, LOGIT_BOUND)
+            out[:, at] = clip(out[:, at], -LOGIT_BOUND, LOGIT_BOUND)
             at += 1
-        out[:, at:] = np.clip(out[:, at:], -SCORE_BOUND, SCORE_BOUND)
-        return out
+        out[:, at:] = clip(out[:, at:], -SCORE_BOUND, SCORE_BOUND)
+        return out  # type: ignore[no-any-return]
 
     def jacobian(self, psi: FloatArray, m: int) -> FloatArray:
         """∂(d_1..d_m, c, ak_free)/∂ψ per item, (J, width, width)."""
         n, w = psi.shape[0], self.width(m)
-        jac = np.zeros((n, w, w))
+        jac = zeros((n, w, w), psi)
         jac[:, :m, :m] = self.threshold_jacobian(psi[:, :m])
         at = m
         if self.has_guessing:
@@ -189,7 +195,7 @@ class ItemFamily(ABC):
             jac[:, m, m] = c * (1 - c)
             at += 1
         jac[:, np.arange(at, w), np.arange(at, w)] = 1.0
-        return jac
+        return jac  # type: ignore[no-any-return]
 
     def derivatives(self, cv: CategoryCurves) -> FloatArray:
         """∂ log P_k/∂(d_1..d_m, c, ak_free) of curves computed with derivatives,
@@ -201,7 +207,7 @@ class ItemFamily(ABC):
             parts.append(cv.asymptote[..., None])
         if cv.scores is not None:
             parts.append(cv.scores)
-        return np.concatenate(parts, axis=-1)
+        return concat(parts, axis=-1)  # type: ignore[no-any-return]
 
     def thresholds_to_internal(self, d: FloatArray) -> FloatArray:
         """δ (J, m) of thresholds d (J, m): the identity unless overridden."""
@@ -209,12 +215,14 @@ class ItemFamily(ABC):
 
     def thresholds_to_natural(self, delta: FloatArray) -> FloatArray:
         """d (J, m) at δ (J, m)."""
-        return np.asarray(delta, dtype=np.float64).copy()
+        return copy(delta)  # type: ignore[no-any-return]
 
     def threshold_jacobian(self, delta: FloatArray) -> FloatArray:
         """∂d/∂δ per item, (J, m, m)."""
         n, m = delta.shape
-        return np.broadcast_to(np.eye(m), (n, m, m)).copy()
+        jac = zeros((n, m, m), delta)
+        jac[:, np.arange(m), np.arange(m)] = 1.0
+        return jac  # type: ignore[no-any-return]
 
     def threshold_bounds(self, m: int) -> tuple[FloatArray, FloatArray]:
         """The box (lower, upper) of δ_1..δ_m."""

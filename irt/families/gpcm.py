@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from irt.estimation.arrays import concat, like, log_sum_exp, namespace, zeros
 from irt.families.base import CategoryCurves, CurveInputs, ItemFamily, ItemValues
 from irt.types import FloatArray
 
@@ -21,7 +22,7 @@ class GPCM(ItemFamily):
     has_scores: ClassVar[bool] = True
 
     def scoring_values(self, free: FloatArray, m: int) -> FloatArray:
-        return np.tile(np.arange(1.0, m + 1), (free.shape[0], 1))
+        return like(np.tile(np.arange(1.0, m + 1), (free.shape[0], 1)), free)  # type: ignore[no-any-return]
 
     def start_values(self, counts: FloatArray, stretch: FloatArray, guess: float) -> ItemValues:
         # Adjacent-category logits log(n_k / n_0), the gpcm's d_k at η = 0.
@@ -32,15 +33,16 @@ class GPCM(ItemFamily):
 
     def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:
         eta, d = at.eta, at.d
+        xp = namespace(eta)
         m = d.shape[1]
-        k = np.arange(m + 1, dtype=np.float64)
-        full_d = np.concatenate([np.zeros((eta.shape[1], 1)), d], axis=1)  # d_0 = 0
+        k = like(np.arange(m + 1, dtype=np.float64), eta)
+        full_d = concat([zeros((eta.shape[1], 1), eta), d], axis=1)  # d_0 = 0
         z = k * eta[:, :, None] + full_d[None, :, :]
-        log_p = z - np.logaddexp.reduce(z, axis=-1, keepdims=True)
+        log_p = z - log_sum_exp(z, axis=-1)
         if not derivatives:
             return CategoryCurves(log_p)
-        p = np.exp(log_p)
-        slope = k - (p * k).sum(axis=-1, keepdims=True)
+        p = xp.exp(log_p)
+        slope = k - xp.sum(p * k, axis=-1, keepdims=True)
         # ∂ log P_k/∂d_l = 1[k = l] − P_l, l = 1..m.
-        thr = np.eye(m + 1)[None, None, :, 1:] - p[:, :, None, 1:]
+        thr = like(np.eye(m + 1), eta)[None, None, :, 1:] - p[:, :, None, 1:]
         return CategoryCurves(log_p, slope, thr)

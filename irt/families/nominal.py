@@ -12,6 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from irt.errors import ParamsError
+from irt.estimation.arrays import concat, like, log_sum_exp, namespace, zeros
 from irt.families.base import CategoryCurves, CurveInputs, ItemFamily, ItemValues
 from irt.types import FloatArray
 
@@ -30,7 +31,7 @@ class Nominal(ItemFamily):
         return m - 1  # ak_1..ak_{m−1}; ak_m = m fixes the scale
 
     def scoring_values(self, free: FloatArray, m: int) -> FloatArray:
-        return np.hstack([free, np.full((free.shape[0], 1), float(m))])
+        return concat([free, like(np.full((free.shape[0], 1), float(m)), free)], axis=1)  # type: ignore[no-any-return]
 
     def start_values(self, counts: FloatArray, stretch: FloatArray, guess: float) -> ItemValues:
         # The gpcm's start: scoring values 1..m, adjacent-category logits.
@@ -43,15 +44,16 @@ class Nominal(ItemFamily):
         if at.ak is None:
             raise ParamsError("nominal items need their scoring values ak")
         eta, d = at.eta, at.d
+        xp = namespace(eta)
         n_items, m = d.shape
-        full_ak = np.concatenate([np.zeros((n_items, 1)), at.ak], axis=1)  # ak_0 = 0
-        full_d = np.concatenate([np.zeros((n_items, 1)), d], axis=1)  # d_0 = 0
+        full_ak = concat([zeros((n_items, 1), eta), at.ak], axis=1)  # ak_0 = 0
+        full_d = concat([zeros((n_items, 1), eta), d], axis=1)  # d_0 = 0
         z = eta[:, :, None] * full_ak[None] + full_d[None]
-        log_p = z - np.logaddexp.reduce(z, axis=-1, keepdims=True)
+        log_p = z - log_sum_exp(z, axis=-1)
         if not derivatives:
             return CategoryCurves(log_p)
-        p = np.exp(log_p)
-        slope = full_ak[None] - (p * full_ak[None]).sum(axis=-1, keepdims=True)
-        dz = np.eye(m + 1)[None, None] - p[:, :, None, :]  # (Q, J, K, K)
+        p = xp.exp(log_p)
+        slope = full_ak[None] - xp.sum(p * full_ak[None], axis=-1, keepdims=True)
+        dz = like(np.eye(m + 1), eta)[None, None] - p[:, :, None, :]  # (Q, J, K, K)
         scores = dz[..., 1:m] * eta[:, :, None, None]
         return CategoryCurves(log_p, slope, dz[..., 1:], scores=scores)

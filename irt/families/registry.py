@@ -12,6 +12,7 @@ from typing import Self
 import numpy as np
 
 from irt.errors import ParamsError
+from irt.estimation.arrays import is_numpy
 from irt.families.base import CategoryCurves, CurveInputs, ItemFamily
 from irt.families.gpcm import GPCM
 from irt.families.graded import Graded
@@ -52,6 +53,8 @@ def category_curves(
     """Curves of items of type ``kind`` at η (Q, J) (one column per item), thresholds
     ``d`` (J, m) without padding, scoring values ``ak`` (J, m) (nominal items) and lower
     asymptotes ``c`` (J,) (3PL items)."""
+    if not is_numpy(eta):  # torch: float64 on its device already
+        return family_of(kind).curves(CurveInputs(eta, d, c, ak), derivatives)
     at = CurveInputs(
         np.asarray(eta, dtype=np.float64),
         np.asarray(d, dtype=np.float64),

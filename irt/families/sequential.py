@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from irt.estimation.arrays import concat, copy, cumsum, like, namespace, zeros
 from irt.families.base import CategoryCurves, CurveInputs, ItemFamily, ItemValues
 from irt.models import log_sigmoid
 from irt.types import FloatArray
@@ -31,15 +32,15 @@ class Sequential(ItemFamily):
         m = at.d.shape[1]
         z = at.eta[:, :, None] + at.d[None, :, :]
         up, down = log_sigmoid(z), log_sigmoid(-z)
-        passed = np.concatenate([np.zeros_like(up[..., :1]), np.cumsum(up, axis=-1)], axis=-1)
-        log_p = passed.copy()
+        passed = concat([zeros((*up.shape[:2], 1), up), cumsum(up, axis=-1)], axis=-1)
+        log_p = copy(passed)
         log_p[..., :m] += down  # stops at step k + 1 (no step after the last category)
         if not derivatives:
             return CategoryCurves(log_p)
-        s = np.exp(up)
+        s = namespace(up).exp(up)
         # ∂ log P_k/∂z_l = 1 − Ψ_l for l ≤ k, −Ψ_{k+1} for l = k + 1, 0 beyond.
-        lower = np.tril(np.ones((m + 1, m)), -1).astype(bool)  # l < k + 1 in 0-based l
-        thr = np.where(lower[None, None], (1.0 - s)[:, :, None, :], 0.0)
+        lower = like(np.tril(np.ones((m + 1, m)), -1), up)  # l < k + 1 in 0-based l
+        thr = lower[None, None] * (1.0 - s)[:, :, None, :]
         k = np.arange(m)
         thr[:, :, k, k] = -s
-        return CategoryCurves(log_p, thr.sum(axis=-1), thr)
+        return CategoryCurves(log_p, namespace(thr).sum(thr, axis=-1), thr)

@@ -10,6 +10,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from irt.estimation.arrays import clip, copy, namespace, stack, zeros
 from irt.families.base import CategoryCurves, CurveInputs, ItemFamily, ItemValues
 from irt.models import log_sigmoid
 from irt.types import FloatArray
@@ -31,23 +32,24 @@ class ThreePL(ItemFamily):
         return ItemValues(d, np.full(len(d), guess))
 
     def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:
-        c = np.zeros(at.eta.shape[1]) if at.c is None else at.c
+        xp = namespace(at.eta)
+        c = zeros(at.eta.shape[1], at.eta) if at.c is None else at.c
         z = at.eta + at.d[None, :, 0]  # (T, J)
         up, down = log_sigmoid(z), log_sigmoid(-z)
         with np.errstate(divide="ignore"):
-            log_c = np.log(c)
-        log_wrong = np.log1p(-c) + down
+            log_c = xp.log(c)
+        log_wrong = xp.log1p(-c) + down
         small_wrong = log_wrong < -np.log(2.0)
-        log_right = np.where(
+        log_right = xp.where(
             small_wrong,
-            np.log1p(-np.exp(np.minimum(log_wrong, -np.log(2.0)))),
-            np.logaddexp(log_c, np.log1p(-c) + up),
+            xp.log1p(-xp.exp(clip(log_wrong, -np.inf, -np.log(2.0)))),
+            xp.logaddexp(log_c, xp.log1p(-c) + up),
         )
-        log_p = np.stack([log_wrong, log_right], axis=-1)
+        log_p = stack([log_wrong, log_right], axis=-1)
         if not derivatives:
             return CategoryCurves(log_p)
-        dz_right = np.exp(np.log1p(-c) + up + down - log_right)  # (1 − c)σ(1 − σ)/P
-        slope = np.stack([-np.exp(up), dz_right], axis=-1)
-        ones = np.broadcast_to(-1.0 / (1.0 - c), z.shape)
-        asym = np.stack([ones, np.exp(down - log_right)], -1)
-        return CategoryCurves(log_p, slope, slope[..., None].copy(), asym)
+        dz_right = xp.exp(xp.log1p(-c) + up + down - log_right)  # (1 − c)σ(1 − σ)/P
+        slope = stack([-xp.exp(up), dz_right], axis=-1)
+        ones = xp.broadcast_to(-1.0 / (1.0 - c), z.shape)
+        asym = stack([ones, xp.exp(down - log_right)], axis=-1)
+        return CategoryCurves(log_p, slope, copy(slope[..., None]), asym)

@@ -161,6 +161,21 @@ def test_graded_models(scores: PolytomousResponses, nowhere: Path, model: str) -
     assert np.corrcoef(outcome.params.a, truth().a)[0, 1] > 0.9
 
 
+def test_a_graded_fit_reports_every_cycle(scores: PolytomousResponses) -> None:
+    heard: list[tuple[float, str]] = []
+    outcome = cat.calibrate(
+        scores,
+        model="graded",
+        standard_errors="none",
+        score_subjects=False,
+        progress=lambda done, what: heard.append((done, what)),
+    )
+    cycles = [(done, what) for done, what in heard if what.startswith("cycle ")]
+    assert len(cycles) == outcome.report.n_iter
+    assert cycles[0][1].startswith("cycle 1  loglik ") and "Δ " in cycles[0][1]
+    assert all(0.0 <= done <= 1.0 for done, _ in cycles)
+
+
 @pytest.mark.parametrize("model", ["crm", "beta"])
 def test_continuous_models(similarity: ContinuousResponses, nowhere: Path, model: str) -> None:
     outcome = cat.calibrate(similarity, model=model, standard_errors="none")
@@ -324,10 +339,23 @@ def test_the_torch_path_gives_the_numpy_fit_and_the_report_says_where_it_ran(
     np.testing.assert_allclose(torch_cpu.params.b, host.params.b, atol=1e-6)
 
 
+@pytest.mark.parametrize("model", ["graded", "gpcm"])
+def test_scored_models_run_on_the_torch_path_too(scores: PolytomousResponses, model: str) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    host = cat.calibrate(scores, model=model, score_subjects=False)
+    torch_cpu = cat.calibrate(scores, model=model, score_subjects=False, device="torch:cpu")
+    assert host.report.settings["device"] == "cpu"
+    assert torch_cpu.report.settings["device"] == "torch:cpu"
+    assert torch_cpu.report.loglik == pytest.approx(host.report.loglik, rel=1e-9)
+    np.testing.assert_allclose(torch_cpu.params.d, host.params.d, atol=1e-5)
+
+
 @pytest.mark.parametrize(
     ("model", "options", "message"),
     [
-        ("graded", {}, "the torch path fits model 1pl, 2pl, 3pl and 4pl"),
+        ("crm", {}, "the torch path fits model 1pl, 2pl, 3pl, 4pl, graded, gpcm"),
+        ("bifactor", {}, "model bifactor runs on the cpu"),
         ("3pl", {"method": "bayes"}, "method bayes runs on the cpu"),
     ],
 )
