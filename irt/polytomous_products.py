@@ -10,8 +10,8 @@ large pool's time goes.
 A small pool keeps Y whole on the host, built once (``Patterns.onehot``). A large one,
 and any pool on a device, holds only the patterns' scores (two bytes a cell) and works
 through them a block of patterns at a time: a graded pool of 10,000 subjects × 30,000
-five-category items would need 12 GB for Y whole. On a device the products run there in float64 and
-only the (C, Q) and (P, Q) arrays cross, so the fit is the host's to rounding.
+five-category items would need 12 GB for Y whole. On a device the products run there in
+float64, so the fit is the host's to rounding.
 """
 
 from __future__ import annotations
