@@ -145,19 +145,16 @@ class PolytomousFamily:
             at += size
         return out
 
-    def naturals(self, x: FloatArray) -> list[Natural]:
+    def naturals(self, x: FloatArray, backend: Backend = HOST) -> list[Natural]:
+        """(a, d, c, ak) of each group at ``x``, as ``backend``'s arrays."""
         log_slope = self.priors.log_slope
         return [
-            to_natural(g, p, log_slope)
+            to_natural(g, backend.asarray(p), log_slope)
             for g, p in zip(self.layout.groups, self.blocks(x), strict=True)
         ]
 
     def node_loglik(self, x: FloatArray) -> tuple[FloatArray, float]:
-        here = [self.products.backend.asarray(p) for p in self.blocks(x)]
-        log_slope = self.priors.log_slope
-        naturals = [
-            to_natural(g, p, log_slope) for g, p in zip(self.layout.groups, here, strict=True)
-        ]
+        naturals = self.naturals(x, self.products.backend)
         per_pattern = self.products.log_likelihood(log_table(self.layout, naturals, self.nodes))
         if self.to_subjects is None:
             return per_pattern, 0.0

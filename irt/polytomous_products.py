@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from irt.design_blocks import BLOCK_BYTES
+from irt.design_blocks import rows_per_block
 from irt.estimation.arrays import Array, as_float64, concat, stack, to_numpy, zeros
-from irt.estimation.devices import GPU_BLOCK_BYTES, HOST, Backend
+from irt.estimation.devices import HOST, Backend
 from irt.polytomous_layout import Patterns
 from irt.response_table import row_blocks
 from irt.types import FloatArray, IntArray
@@ -64,8 +64,7 @@ class PatternProducts:
         limit = WHOLE_BYTES if whole_bytes is None else whole_bytes
         if backend.torch_device is None and n_patterns * n_columns * 8 <= limit:
             return cls(backend, n_columns, n_patterns, n_patterns, whole=patterns.onehot)
-        on_gpu = backend.torch_device not in (None, "cpu")
-        block_rows = max(1, (GPU_BLOCK_BYTES if on_gpu else BLOCK_BYTES) // (8 * n_items))
+        block_rows = rows_per_block(n_items, backend.block_bytes)
         scores: Array = patterns.rows
         if backend.torch_device is not None:
             import torch
@@ -100,14 +99,21 @@ class PatternProducts:
             return np.asarray(self.whole.T @ weights)
         assert self.pair_scores is not None and self.pair_items is not None
         here = self.backend.asarray(np.ascontiguousarray(weights))
-        n_scores = int(self.pair_scores.max()) + 1
-        by_score = [zeros((self.scores.shape[1], here.shape[1]), here) for _ in range(n_scores)]
+        by_score = [
+            zeros((self.scores.shape[1], here.shape[1]), here) for _ in range(self.n_scores)
+        ]
         buffer = self._buffer()
         for rows in row_blocks(self.n_patterns, self.block_rows):
             scores = self.scores[rows]
-            for k in range(n_scores):
+            for k in range(self.n_scores):
                 by_score[k] += _indicator(scores, k, buffer).T @ here[rows]
         return stack(by_score)[self.pair_scores, self.pair_items]
+
+    @property
+    def n_scores(self) -> int:
+        """K: the most categories of any item (blocked products only)."""
+        assert self.pair_scores is not None
+        return int(self.pair_scores.max()) + 1
 
     def _buffer(self) -> FloatArray | None:
         """On the host, one block's floats for every [y_pj = k] of a product in turn."""
@@ -119,8 +125,7 @@ class PatternProducts:
         """The (C, Q) table as (K, J, Q): row j of slice k is item j's score k (zero
         where the item has no such score)."""
         assert self.pair_scores is not None and self.pair_items is not None
-        n_items = self.scores.shape[1]
-        out = zeros((int(self.pair_scores.max()) + 1, n_items, table.shape[1]), table)
+        out = zeros((self.n_scores, self.scores.shape[1], table.shape[1]), table)
         out[self.pair_scores, self.pair_items] = table
         return out
 

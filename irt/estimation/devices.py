@@ -64,8 +64,14 @@ class Backend:
             return design
         from irt.estimation.device_design import DeviceDesign
 
-        block_bytes = BLOCK_BYTES if self.torch_device == "cpu" else GPU_BLOCK_BYTES
-        return DeviceDesign.of(design, self.torch_device, block_bytes)
+        return DeviceDesign.of(design, self.torch_device, self.block_bytes)
+
+    @property
+    def block_bytes(self) -> int:
+        """Bytes of one float block of subjects: cache-sized on the processors (numpy or
+        torch), as large as memory allows on a GPU."""
+        on_gpu = self.torch_device not in (None, "cpu")
+        return GPU_BLOCK_BYTES if on_gpu else BLOCK_BYTES
 
 
 HOST = Backend()

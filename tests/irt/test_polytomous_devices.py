@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import irt.estimation.devices
 import irt.polytomous_products
 from irt.polytomous import ItemType, PolytomousParams, curves
 from irt.polytomous_em import PolytomousCalibrator
@@ -93,7 +94,7 @@ def test_a_pool_too_large_to_hold_whole_is_fitted_the_same_in_blocks(
     responses, types = pool
     ours = PolytomousCalibrator(types, standard_errors=None).fit(responses)
     monkeypatch.setattr(irt.polytomous_products, "WHOLE_BYTES", 0)
-    monkeypatch.setattr(irt.polytomous_products, "BLOCK_BYTES", 8 * 9 * 50)  # 50 patterns
+    monkeypatch.setattr(irt.estimation.devices, "BLOCK_BYTES", 8 * 9 * 50)  # 50 patterns
     theirs = PolytomousCalibrator(types, standard_errors=None).fit(responses)
     _assert_same_fit(ours, theirs)
 
