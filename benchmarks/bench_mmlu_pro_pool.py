@@ -38,36 +38,46 @@ if str(REPO) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(REPO))
 
 
-def leave_out(model: str, folds: int, length: int, seed: int) -> dict[str, Any]:
-    """Build the pool without ``model``, assess ``model`` on it; the row of figures."""
-    import cat
+def build_without(model: str, work: Path, folds: int) -> tuple[Path, float, dict[str, float]]:
+    """The pool built in ``work`` without ``model`` (as the shipped one is built, the
+    cross-fit among the others only); ``model``'s accuracy and the others'."""
     from cat.pools.calibration_job import calibrate
     from itempool import ITEMS_GZ
     from itempool.formats.responses import read_responses, write_jsonl
 
-    start = time.perf_counter()
     responses = SHARED / "responses.csv.gz"
     matrix = read_responses(responses)
     accuracy = dict(zip(matrix.subject_ids, matrix.accuracy().tolist(), strict=True))
     truth = accuracy.pop(model)
     shipped = json.loads((SHIPPED / "pool.json").read_text(encoding="utf-8"))
+    others = [k for k, name in enumerate(matrix.subject_ids) if name != model]
+    write_jsonl(matrix.subset(subjects=others), work / "others.jsonl")
+    pool = work / "pool"
+    pool.mkdir()
+    keep = ("name", "version", "language", "scenarios", "seed", "protocol")
+    (pool / "pool.json").write_text(json.dumps({k: shipped[k] for k in keep if k in shipped}))
+    shutil.copy(SHIPPED / ITEMS_GZ, pool / ITEMS_GZ)
+    if (SHIPPED / "protocol").is_dir():
+        shutil.copytree(SHIPPED / "protocol", pool / "protocol")
+    calibrate(
+        work / "others.jsonl",
+        model=shipped["calibration"]["model"],
+        pool=pool,
+        cross_fit=folds,
+        cross_fit_lengths=(100, 250),
+        seed=shipped["calibration"]["seed"],
+    )
+    return pool, truth, accuracy
+
+
+def leave_out(model: str, folds: int, length: int, seed: int) -> dict[str, Any]:
+    """Build the pool without ``model``, assess ``model`` on it; the row of figures."""
+    import cat
+
+    start = time.perf_counter()
+    responses = SHARED / "responses.csv.gz"
     with tempfile.TemporaryDirectory(prefix="bench-mmlu-pro-") as tmp:
-        work = Path(tmp)
-        others = [k for k, name in enumerate(matrix.subject_ids) if name != model]
-        write_jsonl(matrix.subset(subjects=others), work / "others.jsonl")
-        pool = work / "pool"
-        pool.mkdir()
-        keep = ("name", "version", "language", "scenarios", "seed")
-        (pool / "pool.json").write_text(json.dumps({k: shipped[k] for k in keep}))
-        shutil.copy(SHIPPED / ITEMS_GZ, pool / ITEMS_GZ)
-        calibrate(
-            work / "others.jsonl",
-            model=shipped["calibration"]["model"],
-            pool=pool,
-            cross_fit=folds,
-            cross_fit_lengths=(100, 250),
-            seed=shipped["calibration"]["seed"],
-        )
+        pool, truth, accuracy = build_without(model, Path(tmp), folds)
         calibrated = time.perf_counter() - start
         result = cat.assess(pool, cat.ReplayExaminee(responses, model), length=length, seed=seed)
     acc = result.predicted_accuracy

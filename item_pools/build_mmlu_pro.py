@@ -56,6 +56,8 @@ SOURCES = [
 
 if str(REPO) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(REPO))
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
 
 def read_items(path: Path) -> list[dict[str, Any]]:
@@ -116,16 +118,28 @@ def manifest(items: list[dict[str, Any]], seed: int) -> dict[str, Any]:
 
 def build(data: Path, out: Path, seed: int = SEED, folds: int = FOLDS) -> dict[str, Any]:
     """Write the pool into ``out`` (replacing what is there); the calibration's figures."""
+    from mmlu_pro_protocol import with_protocol  # beside this script
+
     from cat.pools.calibration_job import calibrate
     from itempool import ITEMS_GZ, check_pool
     from itempool.item_files import write_text
 
     items = read_items(data / "items.csv.gz")
+    # The official protocol's files (mmlu_pro_protocol.py wrote them from the validation
+    # split, which the shared data lacks) survive the rebuild.
+    protocol = out / "protocol"
+    kept = {f.name: f.read_bytes() for f in protocol.iterdir()} if protocol.is_dir() else {}
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    entry = manifest(items, seed)
+    if kept:
+        protocol.mkdir()
+        for name, content in kept.items():
+            (protocol / name).write_bytes(content)
+        entry = with_protocol(entry)
     (out / "pool.json").write_text(
-        json.dumps(manifest(items, seed), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        json.dumps(entry, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     lines = "".join(jsonl_line(record) for record in items)
     write_text(out / ITEMS_GZ, lines)

@@ -43,12 +43,14 @@ if TYPE_CHECKING:
     )
     from itempool.prediction_errors import PredictionErrors
     from itempool.problems import Problem
+    from itempool.protocol import BUILTIN_PROTOCOL, LoadedProtocol, PoolProtocol
     from itempool.reference_answers import (
         REFERENCE_ANSWERS,
         read_reference_answers,
         write_reference_answers,
     )
     from itempool.shipped import POOL_PATH_ENV, resolve_pool, shipped_pools
+    from itempool.worked_examples import WorkedExample, read_worked_examples
 
 #: Public name → the module that defines it.
 _WHERE: dict[str, str] = {
@@ -60,6 +62,11 @@ _WHERE: dict[str, str] = {
     "MIRT_PARAMS": "itempool.mirt_file",
     "PARAMS": "itempool.params_check",
     "POOL_PATH_ENV": "itempool.shipped",
+    "BUILTIN_PROTOCOL": "itempool.protocol",
+    "LoadedProtocol": "itempool.protocol",
+    "PoolProtocol": "itempool.protocol",
+    "WorkedExample": "itempool.worked_examples",
+    "read_worked_examples": "itempool.worked_examples",
     "REFERENCE": "itempool.checks",
     "REFERENCE_ANSWERS": "itempool.reference_answers",
     "ItemType": "itempool.items",
@@ -97,6 +104,7 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
+    "BUILTIN_PROTOCOL",
     "CONTINUOUS_PARAMS",
     "ITEMS",
     "ITEMS_GZ",
@@ -109,16 +117,19 @@ __all__ = [
     "REFERENCE_ANSWERS",
     "ItemType",
     "LoadedPool",
+    "LoadedProtocol",
     "LowRankPrior",
     "MultidimensionalEntry",
     "PoolFormatError",
     "PoolItem",
     "PoolManifest",
+    "PoolProtocol",
     "PoolSource",
     "PredictionErrors",
     "Problem",
     "QuestionSet",
     "ReferenceRow",
+    "WorkedExample",
     "check_mirt_params",
     "check_params",
     "check_pool",
@@ -132,6 +143,7 @@ __all__ = [
     "read_questions",
     "read_reference_answers",
     "read_responses",
+    "read_worked_examples",
     "resolve_pool",
     "shipped_pools",
     "write_csv",

@@ -45,7 +45,11 @@ from itempool.params_check import (
     is_scored_params,
 )
 from itempool.problems import Problem
+from itempool.protocol import LoadedProtocol, check_protocol
 from itempool.shipped import resolve_pool, unknown_pool_note
+
+#: The protocol of a pool that records none.
+BUILTIN = LoadedProtocol()
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,8 @@ class LoadedPool:
     params: ItemParams | PolytomousParams | MixedParams | None
     references: list[ReferenceRow]
     mirt: MirtParams | None = None
+    # How the references were asked and graded, with its files read.
+    protocol: LoadedProtocol = BUILTIN
 
     def questions(self) -> QuestionSet:
         """The pool's name, language and questions: what asking a model needs."""
@@ -79,6 +85,7 @@ class _Contents:
     item_lines: dict[str, int] | None = None
     references: list[ReferenceRow] | None = None
     mirt: MirtParams | None = None
+    protocol: LoadedProtocol | None = None
 
 
 def check_pool(pool_dir: str | Path) -> list[Problem]:
@@ -124,6 +131,7 @@ def load_pool(pool_dir: str | Path) -> LoadedPool:
         params=params,
         references=contents.references or [],
         mirt=contents.mirt,
+        protocol=contents.protocol or BUILTIN,
     )
 
 
@@ -184,6 +192,8 @@ def _inspect(folder: Path, questions_only: bool = False) -> tuple[_Contents, lis
     items_path = folder / (ITEMS_GZ if both is None and (folder / ITEMS_GZ).is_file() else ITEMS)
     items_name = items_path.name
     contents.items, contents.item_lines = check_items(items_path, scenarios, problems)
+    if contents.manifest is not None:
+        contents.protocol = check_protocol(folder, contents.manifest.protocol, problems)
     if questions_only:
         return contents, problems
     items = contents.items or []

@@ -10,6 +10,7 @@ from irt.models import ModelKind
 from itempool.low_rank_file import LowRankPrior
 from itempool.mirt_file import MultidimensionalEntry
 from itempool.prediction_errors import PredictionErrors
+from itempool.protocol import PoolProtocol
 
 
 class PoolSource(BaseModel):
@@ -54,6 +55,8 @@ class PoolManifest(BaseModel):
     low_rank: LowRankPrior | None = None
     # The multidimensional model of mirt_params.csv (cat calibrate --model bifactor|mirt).
     multidimensional: MultidimensionalEntry | None = None
+    # How the references were asked and graded (itempool.protocol); None: the built-in way.
+    protocol: PoolProtocol | None = None
 
     @field_validator("language", mode="before")
     @classmethod

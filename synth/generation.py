@@ -2,9 +2,11 @@
 
 ``GenerationSettings`` holds what ``cat assess`` and ``cat synth`` take as
 ``--temperature``, ``--max-tokens``, ``--system-prompt``, ``--prompt-template``,
-``--few-shot``, ``--stop`` and ``--extra-body``. Every one of them changes either the
-messages sent or the request's parameters, and so the run store's call key: a changed
-setting is a new call, never a stored reply.
+``--few-shot``, ``--stop`` and ``--extra-body``, and what a pool's protocol adds
+(``itempool.protocol``: worked examples from a file and how they are chosen, the answer
+extractor; ``synth.protocols`` turns a protocol into settings). Every one of them but
+the extractor changes either the messages sent or the request's parameters, and so the
+run store's call key: a changed setting is a new call, never a stored reply.
 
 ``GenerationSettings.record()`` is what the outputs keep (RESULT.json ``settings.generation``,
 the synth store's run record): the same settings, with the prompt template named by its
@@ -18,10 +20,11 @@ import hashlib
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from itempool.worked_examples import WorkedExample
 from synth.errors import SynthError
 
 __all__ = [
@@ -62,6 +65,16 @@ class GenerationRecord(BaseModel):
     few_shot: int = 0
     stop: list[str] | None = None
     extra_body: dict[str, Any] | None = None
+    # Worked examples from a file (its path and the sha256 of the examples; None: solved
+    # pool items), how they are chosen, and the rule that reads the answer.
+    examples: str | None = None
+    examples_sha256: str | None = None
+    few_shot_select: Literal["seeded", "first"] = "seeded"
+    extractor: str = "builtin"
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class GenerationSettings(BaseModel):
@@ -74,7 +87,10 @@ class GenerationSettings(BaseModel):
     ``prompt_template`` is a Jinja2 template's text (``synth.templates``) that renders the
     user message of the first answer from the item's fields, and ``prompt_template_path``
     names where it came from, for the record. ``few_shot`` shows that many solved
-    examples before each question (``synth.few_shot``)."""
+    examples before each question (``synth.few_shot``): solved pool items, or the
+    ``examples`` (worked examples of a protocol, named ``examples_path``) chosen as
+    ``few_shot_select`` says. ``extractor`` names how an answer is read from a reply
+    (``synth.extractors``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -86,6 +102,20 @@ class GenerationSettings(BaseModel):
     few_shot: int = Field(0, ge=0)
     stop: tuple[str, ...] | None = None
     extra_body: dict[str, Any] | None = None
+    examples: tuple[WorkedExample, ...] | None = None
+    examples_path: str | None = None
+    few_shot_select: Literal["seeded", "first"] = "seeded"
+    extractor: str = "builtin"
+
+    @field_validator("extractor")
+    @classmethod
+    def _known_extractor(cls, value: str) -> str:
+        from synth.extractors import check_extractor
+
+        try:
+            return check_extractor(value)
+        except SynthError as exc:
+            raise ValueError(str(exc)) from exc
 
     @field_validator("temperature")
     @classmethod
@@ -141,6 +171,8 @@ class GenerationSettings(BaseModel):
             compile_template(self.prompt_template, self.prompt_template_path)
         elif self.prompt_template_path is not None:
             raise ValueError("prompt_template_path names a template: give its text too")
+        if self.few_shot_select == "first" and self.examples is None:
+            raise ValueError("few_shot_select 'first' takes the first worked examples: give them")
         return self
 
     @property
@@ -151,10 +183,15 @@ class GenerationSettings(BaseModel):
     def record(self) -> GenerationRecord:
         """The settings as outputs record them (the template by path and sha256)."""
         template = self.prompt_template
-        sha = None if template is None else hashlib.sha256(template.encode("utf-8")).hexdigest()
+        sha = None if template is None else _sha256(template)
         path = self.prompt_template_path
         if template is not None and path is None:
             path = "<inline>"
+        examples, examples_sha = None, None
+        if self.examples is not None:
+            examples = self.examples_path or "<inline>"
+            lines = (e.model_dump_json() for e in self.examples)
+            examples_sha = _sha256("\n".join(lines))
         return GenerationRecord(
             temperature=self.temperature,
             max_tokens=self.max_tokens,
@@ -164,6 +201,10 @@ class GenerationSettings(BaseModel):
             few_shot=self.few_shot,
             stop=None if self.stop is None else list(self.stop),
             extra_body=self.extra_body,
+            examples=examples,
+            examples_sha256=examples_sha,
+            few_shot_select=self.few_shot_select,
+            extractor=self.extractor,
         )
 
 
@@ -188,37 +229,43 @@ def parse_extra_body(text: str) -> dict[str, Any]:
 
 def settings_from_options(
     *,
-    temperature: float = 0.0,
+    temperature: float | None = None,
     max_tokens: int | None = None,
     system_prompt: str | None = None,
     prompt_template: Path | None = None,
-    few_shot: int = 0,
+    few_shot: int | None = None,
     stop: list[str] | None = None,
     extra_body: str | None = None,
+    extractor: str | None = None,
 ) -> GenerationSettings:
     """The settings the command-line options give (a template file read, the extra body
-    parsed), or ``SynthError`` naming the option at fault."""
-    template_text = None
+    parsed), or ``SynthError`` naming the option at fault. An option left out (None) is
+    not set: the settings' ``model_fields_set`` names the ones given, which override a
+    pool's protocol (``synth.protocols.follow_protocol``)."""
+    given: dict[str, Any] = {}
     if prompt_template is not None:
         try:
-            template_text = prompt_template.read_text(encoding="utf-8")
+            given["prompt_template"] = prompt_template.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             reason = getattr(exc, "strerror", None) or exc
             raise SynthError(
                 f"--prompt-template {prompt_template}: cannot read it ({reason})"
             ) from exc
-    body = None if extra_body is None else parse_extra_body(extra_body)
+        given["prompt_template_path"] = str(prompt_template)
+    if extra_body is not None:
+        given["extra_body"] = parse_extra_body(extra_body)
+    if stop:
+        given["stop"] = tuple(stop)
+    options = {
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "system_prompt": system_prompt,
+        "few_shot": few_shot,
+        "extractor": extractor,
+    }
+    given.update({name: value for name, value in options.items() if value is not None})
     try:
-        return GenerationSettings(
-            temperature=temperature,
-            max_tokens=max_tokens,
-            system_prompt=system_prompt,
-            prompt_template=template_text,
-            prompt_template_path=None if prompt_template is None else str(prompt_template),
-            few_shot=few_shot,
-            stop=tuple(stop) if stop else None,
-            extra_body=body,
-        )
+        return GenerationSettings(**given)
     except ValidationError as exc:
         raise SynthError(describe(exc)) from exc
 
@@ -232,6 +279,7 @@ _OPTIONS = {
     "few_shot": "--few-shot",
     "stop": "--stop",
     "extra_body": "--extra-body",
+    "extractor": "--extractor",
 }
 
 

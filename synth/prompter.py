@@ -6,23 +6,27 @@ together. With the default ``GenerationSettings`` its messages are exactly those
 ``synth.prompts``, so the calls of a run without settings keep their store keys.
 
 The template and the examples shape the first (or only) answer; the debate and
-reflection of a pair keep their own prompts. The system prompt, the sampling settings,
-the stop sequences and the extra body apply to every call of the answering models.
+reflection of a pair keep their own prompts. Examples are solved pool items
+(``synth.few_shot.FewShot``) or a protocol's worked examples (``WorkedShots``), shown as
+turns, or inside the one user message by a template that uses its ``examples`` field.
+The system prompt, the sampling settings, the stop sequences and the extra body apply to
+every call of the answering models.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from itempool import PoolItem
+from itempool import ItemType, PoolItem, WorkedExample
 from synth import prompts
 from synth.backend import ChatRequest
-from synth.few_shot import FewShot
+from synth.few_shot import FewShot, WorkedShots
 from synth.generation import GenerationSettings
 from synth.names import Style
 from synth.prompts import Message
-from synth.templates import render
+from synth.templates import render, renders_examples
 
 __all__ = ["Prompter"]
 
@@ -33,37 +37,63 @@ class Prompter:
 
     settings: GenerationSettings
     language: str
-    examples: FewShot | None = None
+    examples: FewShot | WorkedShots | None = None
+    # Pool items that are also worked examples (by id): never asked.
+    worked_ids: tuple[str, ...] = ()
 
     @classmethod
     def for_pool(
         cls, settings: GenerationSettings, items: Sequence[PoolItem], language: str, seed: int
     ) -> Prompter:
-        """The prompter of a run on ``items`` (the whole pool: examples come from it),
-        its few-shot examples drawn with ``seed``."""
-        examples = FewShot.draw(items, settings.few_shot, seed) if settings.few_shot else None
-        return cls(settings, language, examples)
+        """The prompter of a run on ``items`` (the whole pool: examples come from it,
+        unless the settings hold worked examples), its examples drawn with ``seed``."""
+        if not settings.few_shot:
+            return cls(settings, language)
+        if settings.examples is not None:
+            shots = WorkedShots.choose(
+                settings.examples, settings.few_shot, settings.few_shot_select, seed
+            )
+            return cls(settings, language, shots, shots.shown(items))
+        return cls(settings, language, FewShot.draw(items, settings.few_shot, seed))
 
     def check(self, items: Iterable[PoolItem], styles: Iterable[Style] = (Style.DIRECT,)) -> None:
         """Render every first answer of ``items``: a template's error (an unknown field)
-        is raised here, before any call, naming it."""
+        or an item without worked examples is raised here, before any call, naming it."""
         styles = tuple(styles)
+        items = tuple(items)
+        if isinstance(self.examples, WorkedShots):
+            self.examples.check(items)
         if self.settings.prompt_template is None:
             return
         for item in items:
             for style in styles:
-                self._user(item, style)
+                self.first(item, style)
 
     def shown(self) -> tuple[str, ...]:
         """The items shown as examples (``FewShot.shown``): none without few-shot."""
-        return () if self.examples is None else self.examples.shown()
+        if isinstance(self.examples, FewShot):
+            return self.examples.shown()
+        return self.worked_ids
 
-    def _user(self, item: PoolItem, style: Style) -> str:
+    def _user(
+        self, item: PoolItem, style: Style, examples: list[dict[str, Any]] | None = None
+    ) -> str:
         template = self.settings.prompt_template
         if template is None:
             return prompts.user_prompt(item, self.language, style)
         source = self.settings.prompt_template_path
-        return render(template, item, self.language, style, source)
+        return render(template, item, self.language, style, source, examples)
+
+    def _shots(self, item: PoolItem) -> list[tuple[PoolItem, str]]:
+        """Each example shown before ``item``: as an item, and its solved answer."""
+        if isinstance(self.examples, FewShot):
+            return [
+                (e, prompts.example_answer(e, self.language))
+                for e in self.examples.examples_for(item)
+            ]
+        if isinstance(self.examples, WorkedShots):
+            return [(_as_item(e), e.worked) for e in self.examples.examples_for(item)]
+        return []
 
     def _system(self) -> tuple[Message, ...]:
         text = self.settings.system_prompt
@@ -80,10 +110,15 @@ class Prompter:
         """The first (or only) answer to ``item``: the system message, each example as a
         user turn and its solved answer, then the question."""
         turns: list[Message] = list(self._system())
-        if self.examples is not None:
-            for example in self.examples.examples_for(item):
-                turns.append(("user", self._user(example, style)))
-                turns.append(("assistant", prompts.example_answer(example, self.language)))
+        shots = self._shots(item)
+        template = self.settings.prompt_template
+        if template is not None and renders_examples(template):
+            fields = [_example_fields(example, answer) for example, answer in shots]
+            turns.append(("user", self._user(item, style, fields)))
+            return tuple(turns)
+        for example, answer in shots:
+            turns.append(("user", self._user(example, style)))
+            turns.append(("assistant", answer))
         turns.append(("user", self._user(item, style)))
         return tuple(turns)
 
@@ -119,3 +154,36 @@ class Prompter:
             item_id=item_id,
             stage=stage,
         )
+
+
+def _as_item(example: WorkedExample) -> PoolItem:
+    """A worked example as the item its user turn renders."""
+    if example.options:
+        return PoolItem(
+            id=example.id,
+            scenario=example.scenario,
+            type=ItemType.SINGLE,
+            question=example.question,
+            options=example.options,
+            answer=example.answer or next(iter(example.options)),
+        )
+    return PoolItem(
+        id=example.id,
+        scenario=example.scenario,
+        type=ItemType.OPEN,
+        question=example.question,
+        references=(example.worked,),
+    )
+
+
+def _example_fields(example: PoolItem, answer: str) -> dict[str, Any]:
+    """What a template's ``examples`` holds of one example."""
+    return {
+        "id": example.id,
+        "scenario": example.scenario,
+        "question": example.question,
+        "options": dict(example.options),
+        "choices": list(example.options.items()),
+        "answer": example.answer,
+        "worked": answer,
+    }

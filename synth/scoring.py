@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from itempool import ItemType, PoolItem
 from synth.errors import SynthError
+from synth.extractors import BUILTIN, check_extractor, extract_with
 from synth.grading import GradeStatus, grade
 from synth.open_grading import grade_open
 from synth.text_metrics import Language
@@ -78,13 +79,17 @@ def score_reply(
     order_threshold: float = 0.8,
     *,
     language: Language | None = None,
+    extractor: str = BUILTIN,
 ) -> ItemScore:
     """Score ``reply`` to ``item`` (module docstring). ``language`` ("zh", "en") is how
     an open reply is tokenised, None to detect it; ``order_threshold`` is the Kendall τ
-    an order answer needs to be right. Raises ``SynthError`` on bad settings or an open
-    item whose references cannot be graded."""
+    an order answer needs to be right; ``extractor`` names the rule that reads a
+    choice item's letters (``synth.extractors``: a pool's protocol says which). Raises
+    ``SynthError`` on bad settings or an open item whose references cannot be graded."""
     if item.type is ItemType.OPEN:
         return _score_open(reply, item, language)
+    if extractor != BUILTIN:
+        return _score_letter(reply, item, check_extractor(extractor, item.type))
     verdict = grade(reply, item, order_threshold)
     if verdict.status is GradeStatus.UNPARSED or verdict.answer is None:
         return ItemScore(verdict.status, None, 0.0, False, 0.0, 0, item.max_score)
@@ -106,6 +111,18 @@ def score_reply(
         points,
         item.max_score,
     )
+
+
+def _score_letter(reply: str, item: PoolItem, extractor: str) -> ItemScore:
+    """A single-choice reply read by a named extractor: right when the letter is the
+    key's (a letter the item has no option for is an answer, and wrong)."""
+    letter = extract_with(extractor, reply, item.type, item.options)
+    if letter is None:
+        return ItemScore(GradeStatus.UNPARSED, None, 0.0, False, 0.0, 0, item.max_score)
+    right = letter == item.answer
+    credit = 1.0 if right else 0.0
+    points = points_for(credit, item.max_score)
+    return ItemScore(GradeStatus.OK, letter, credit, right, credit, points, item.max_score)
 
 
 def _score_open(reply: str, item: PoolItem, language: Language | None) -> ItemScore:

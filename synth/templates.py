@@ -13,6 +13,12 @@ A template sees one item's fields:
 ``instructions``   the built-in style line and answer format (``Answer: X``), which the
                    grader reads: keep it unless the template asks for that line itself
 ``meta``           the item's ``meta`` dict
+``examples``       the worked examples shown before this item, each a dict of
+                   ``id``, ``scenario``, ``question``, ``options``, ``choices``,
+                   ``answer`` and ``worked`` (the solved answer); empty without
+                   few-shot. A template that uses it renders the examples itself, in
+                   the one user message; otherwise each example is a user turn (this
+                   template on the example) and an assistant turn (its answer)
 =================  ==========================================================
 
 for example::
@@ -33,6 +39,7 @@ from functools import lru_cache
 from typing import Any
 
 import jinja2
+from jinja2 import meta
 from jinja2.sandbox import SandboxedEnvironment
 
 from itempool import PoolItem
@@ -40,7 +47,7 @@ from synth.errors import SynthError
 from synth.names import Style
 from synth.prompts import instructions
 
-__all__ = ["FIELDS", "compile_template", "item_fields", "render"]
+__all__ = ["FIELDS", "compile_template", "item_fields", "render", "renders_examples"]
 
 #: The names a template may use.
 FIELDS = (
@@ -53,6 +60,7 @@ FIELDS = (
     "language",
     "instructions",
     "meta",
+    "examples",
 )
 
 _ENVIRONMENT = SandboxedEnvironment(
@@ -75,7 +83,22 @@ def compile_template(text: str, source: str | None = None) -> jinja2.Template:
         raise SynthError(f"{_where(source)}, line {exc.lineno}: {exc.message}") from exc
 
 
-def item_fields(item: PoolItem, language: str, style: Style) -> dict[str, Any]:
+@lru_cache(maxsize=16)
+def renders_examples(text: str) -> bool:
+    """Whether the template ``text`` uses its ``examples`` field (and so shows the
+    few-shot examples itself, in one message)."""
+    try:
+        return "examples" in meta.find_undeclared_variables(_ENVIRONMENT.parse(text))
+    except jinja2.TemplateSyntaxError:
+        return False  # compile_template reports it
+
+
+def item_fields(
+    item: PoolItem,
+    language: str,
+    style: Style,
+    examples: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """What a template sees of ``item`` (see the module docstring)."""
     return {
         "id": item.id,
@@ -87,17 +110,24 @@ def item_fields(item: PoolItem, language: str, style: Style) -> dict[str, Any]:
         "language": language,
         "instructions": instructions(item, language, style),
         "meta": dict(item.meta),
+        "examples": list(examples or ()),
     }
 
 
 def render(
-    text: str, item: PoolItem, language: str, style: Style, source: str | None = None
+    text: str,
+    item: PoolItem,
+    language: str,
+    style: Style,
+    source: str | None = None,
+    examples: list[dict[str, Any]] | None = None,
 ) -> str:
-    """The user message ``text`` renders for ``item``; ``SynthError`` on an unknown name
-    (naming it and the item), a sandbox refusal, or an empty message."""
+    """The user message ``text`` renders for ``item`` (after ``examples``, the worked
+    examples' fields); ``SynthError`` on an unknown name (naming it and the item), a
+    sandbox refusal, or an empty message."""
     template = compile_template(text, source)
     try:
-        message = template.render(item_fields(item, language, style)).strip()
+        message = template.render(item_fields(item, language, style, examples)).strip()
     except jinja2.UndefinedError as exc:
         raise SynthError(
             f"{_where(source)} on item {item.id}: {exc.message} (a template may use "

@@ -23,6 +23,7 @@ from cat.assessment.result import (
     AssessmentSettings,
     ItemRecord,
     PoolReference,
+    ProtocolUse,
     Truth,
     Usage,
 )
@@ -59,6 +60,7 @@ from irt.mirt_model import Structure
 from itempool import LoadedPool, PoolFormatError, PredictionErrors, read_reference_answers
 from itempool.problems import describe_errors
 from synth.generation import GenerationRecord, GenerationSettings, changed_settings
+from synth.protocols import ProtocolFollowed
 from synth.store import RunStore
 
 #: Called after each batch: the session, the items so far, the references.
@@ -184,6 +186,7 @@ def assess(
     try:
         config = _without_examples(config, examinee)
         generation = _generation_record(examinee)
+        protocol = _protocol_use(pool, examinee)
         store = examinee.checkpoints()
         key = checkpoint_key(name, pool)
         session, log = _start(
@@ -239,6 +242,7 @@ def assess(
             base_url=base_url,
             judge_model=getattr(examinee, "judge_model", None),
             generation=generation,
+            protocol=protocol,
             concurrency=getattr(examinee, "concurrency", None),
             package_version=package_version(),
         ),
@@ -268,10 +272,30 @@ def _without_examples(config: SessionConfig, examinee: Examinee) -> SessionConfi
 
 
 def _generation_record(examinee: Examinee) -> GenerationRecord | None:
-    """How a live examinee is asked (its ``generation`` settings), for RESULT.json and
-    the checkpoint; None for one that makes no call."""
+    """How a live examinee is asked (the settings it follows, after the pool's protocol
+    and its own ``generation``), for RESULT.json and the checkpoint; None for one that
+    makes no call."""
+    followed = getattr(examinee, "followed", None)
+    if isinstance(followed, ProtocolFollowed):
+        return followed.settings.record()
     generation = getattr(examinee, "generation", None)
     return generation.record() if isinstance(generation, GenerationSettings) else None
+
+
+def _protocol_use(pool: LoadedPool, examinee: Examinee) -> ProtocolUse | None:
+    """Whether a live examinee follows ``pool``'s protocol; None for one that makes no
+    call (it is not asked anything)."""
+    followed = getattr(examinee, "followed", None)
+    if not isinstance(followed, ProtocolFollowed):
+        return None
+    spec = pool.protocol.spec
+    return ProtocolUse(
+        name=spec.name,
+        source=spec.source,
+        style=followed.style.value,
+        followed=followed.on_protocol,
+        differs=list(followed.differs),
+    )
 
 
 def _check_examinee(examinee: object) -> None:

@@ -1,5 +1,6 @@
 """A live model as an examinee: each item asked over an OpenAI-compatible endpoint,
-through the run store, under the run's generation settings."""
+through the run store, the way the pool's protocol says (``itempool.protocol``) unless
+the run's generation settings say otherwise."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from synth.grading import GradeStatus
 from synth.judge import JUDGE_PROMPT_VERSION, Judge, judge_messages, parse_judge_score
 from synth.prompter import Prompter
 from synth.prompts import PROMPT_VERSION, Style
+from synth.protocols import ProtocolFollowed, follow_protocol
+from synth.reasoning import split_reasoning
 from synth.scoring import score_reply
 from synth.store import RunStore
 from synth.text_metrics import Language
@@ -47,10 +50,17 @@ class EndpointExaminee:
     ``backend`` replaces the OpenAI client (tests, the demo's local server); without it
     ``start`` checks the key and that ``base_url`` answers before any paid call.
 
-    ``generation`` (``synth.generation.GenerationSettings``) sets how each item is asked:
-    temperature, max tokens, a system prompt, a prompt template, few-shot examples (the
-    test then never asks an item shown as an example: ``example_items``), stop sequences
-    and extra body fields; ``temperature`` alone is kept for callers that set only it.
+    Each item is asked as the pool's protocol says (``pool.json`` ``protocol``: the
+    prompts, few-shot examples, sampling settings and the rule that reads the answer;
+    ``synth.protocols``). ``generation`` (``synth.generation.GenerationSettings``)
+    overrides the fields it sets (``model_fields_set``): temperature, max tokens, a
+    system prompt, a prompt template, few-shot examples (the test then never asks an
+    item shown as an example: ``example_items``), stop sequences, extra body fields, the
+    extractor; ``style`` (None: the protocol's) the built-in prompts' style;
+    ``temperature`` alone is kept for callers that set only it. Once started,
+    ``followed`` holds the settings asked with and the fields that depart from the
+    protocol. A reasoning model's ``<think>`` block is not graded: only the answer after
+    it (``synth.reasoning``).
     ``concurrency`` bounds the calls in flight at once (the items of a batch), or
     ``budget``, one ``synth.budget.RequestBudget`` shared by several examinees
     (``cat.assessment.many``).
@@ -69,8 +79,8 @@ class EndpointExaminee:
     api_key_env: str = "OPENAI_API_KEY"
     timeout: float = 60.0
     max_attempts: int = 6
-    style: Style = Style.DIRECT
-    temperature: float = 0.0
+    style: Style | None = None
+    temperature: float | None = None
     backend: ChatBackend | None = None
     judge_model: str | None = None
     judge_backend: ChatBackend | None = None
@@ -89,6 +99,7 @@ class EndpointExaminee:
     _unparsed_run: int = field(default=0, init=False, repr=False)
     _scored: bool = field(default=False, init=False, repr=False)
     _prompter: Prompter | None = field(default=None, init=False, repr=False)
+    followed: ProtocolFollowed | None = field(default=None, init=False, repr=False)
     _replies: dict[str, tuple[str, str | None]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -102,7 +113,13 @@ class EndpointExaminee:
                 "(or use sim:THETA / replay:FILE#SUBJECT)"
             )
         self.generation = _generation(self.generation, self.temperature)
-        self.temperature = self.generation.temperature
+        if self.style is not None:
+            try:
+                self.style = Style(self.style)
+            except ValueError as exc:
+                raise CatError(
+                    f"style must be one of {', '.join(Style)}, got {self.style!r}"
+                ) from exc
         if self.budget is None:
             self.concurrency = check.whole(self.concurrency, "concurrency", 1)
             self.budget = RequestBudget(self.concurrency)
@@ -126,10 +143,12 @@ class EndpointExaminee:
         self._scored = pool.params is not None and pool.params.scored
         assert self.generation is not None  # set by __post_init__
         try:
-            # Examples from the whole pool with the assessment's seed; every prompt is
-            # rendered now, so that a template's error stops the run before any call.
-            self._prompter = Prompter.for_pool(self.generation, pool.items, self._language, seed)
-            self._prompter.check(pool.items, (self.style,))
+            self.followed = follow_protocol(pool.protocol, self.generation, self.style)
+            settings = self.followed.settings
+            # Examples with the assessment's seed; every prompt is rendered now, so that
+            # a template's error stops the run before any call.
+            self._prompter = Prompter.for_pool(settings, pool.items, self._language, seed)
+            self._prompter.check(pool.items, (self.followed.style,))
         except SynthError as exc:
             raise CatError(str(exc)) from exc
         if self.backend is None:
@@ -233,13 +252,20 @@ class EndpointExaminee:
 
     async def _ask(self, item: PoolItem) -> tuple[float | None, bool]:
         assert self.backend is not None and self._prompter is not None  # set by start
-        assert self._run_store is not None
-        messages = self._prompter.first(item, self.style)
+        assert self._run_store is not None and self.followed is not None
+        messages = self._prompter.first(item, self.followed.style)
         request = self._prompter.request(
             self.model, messages, self._seed, item_id=item.id, stage=ASSESS_STAGE
         )
         text = await self._call(request, self.backend, PROMPT_VERSION)
-        scored = score_reply(text, item, language=cast(Language, self._language))
+        # A reasoning model's thinking is kept in the store; only its answer is graded.
+        final = split_reasoning(text).answer
+        scored = score_reply(
+            final,
+            item,
+            language=cast(Language, self._language),
+            extractor=self.followed.settings.extractor,
+        )
         answer = parsed_answer(scored)
         self._replies[item.id] = (text, answer)
         self._run_store.set_call_grade(
@@ -313,11 +339,14 @@ class EndpointExaminee:
 
 
 def _generation(generation: object, temperature: object) -> GenerationSettings:
-    """The examinee's settings: ``generation``, or the defaults at ``temperature``."""
-    temperature = check.number(temperature, "temperature")
+    """The examinee's settings: ``generation``, or ``temperature`` alone (None: nothing
+    set, the pool's protocol decides)."""
+    if temperature is not None:
+        temperature = check.number(temperature, "temperature")
     if generation is None:
         try:
-            return GenerationSettings(temperature=temperature)
+            given = {} if temperature is None else {"temperature": temperature}
+            return GenerationSettings(**given)
         except ValidationError as exc:
             raise CatError(describe(exc).replace("--temperature", "temperature")) from exc
     if not isinstance(generation, GenerationSettings):
@@ -325,7 +354,7 @@ def _generation(generation: object, temperature: object) -> GenerationSettings:
             "generation must be synth.generation.GenerationSettings, got "
             f"{type(generation).__name__}"
         )
-    if temperature not in (0.0, generation.temperature):
+    if temperature is not None and temperature != generation.temperature:
         raise CatError(
             f"temperature {temperature:g} and generation's {generation.temperature:g} differ: "
             "give it in generation only"

@@ -169,6 +169,35 @@ class PoolReference(_Part):
     scored: bool = False
 
 
+class ProtocolUse(_Part):
+    """How a live model's asking compares with the pool's protocol
+    (``itempool.protocol``): ``followed`` when it was asked and graded exactly as the
+    references were, else ``differs`` names each field that departs (its θ is then on
+    another scale than the references')."""
+
+    name: str
+    source: str | None = None
+    style: str
+    followed: bool
+    differs: list[str] = Field(default_factory=list)
+
+    def label(self) -> str:
+        """The protocol's name, and the fields departed from when not followed."""
+        return (
+            self.name if self.followed else f"{self.name}, departed from: {', '.join(self.differs)}"
+        )
+
+    def warning(self, model: str) -> str | None:
+        """One line saying that ``model`` was asked off the protocol, or None."""
+        if self.followed:
+            return None
+        return (
+            f"warning: {model} was not asked as the pool's protocol {self.name!r} says "
+            f"({', '.join(self.differs)} differ): its θ and predicted accuracy are not on "
+            "the references' scale"
+        )
+
+
 class AssessmentSettings(SessionConfig):
     """The session's settings and the run's own."""
 
@@ -179,6 +208,9 @@ class AssessmentSettings(SessionConfig):
     # How a live model was asked (synth.generation; the template by path and sha256);
     # None for an examinee that makes no call.
     generation: GenerationRecord | None = None
+    # The pool's protocol and whether the live model was asked by it; None for an
+    # examinee that makes no call.
+    protocol: ProtocolUse | None = None
     # The calls in flight at once (shared by every model of one cat assess run).
     concurrency: int | None = None
     package_version: str

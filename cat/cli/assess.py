@@ -13,6 +13,7 @@ from cat.cli.common import check_writable, handle_errors, progress_bar, say, std
 from cat.cli.generation_options import (
     CONCURRENCY,
     EXTRA_BODY,
+    EXTRACTOR,
     MAX_TOKENS,
     STOP,
     SYSTEM_PROMPT,
@@ -31,6 +32,7 @@ from cat.engine.names import (
     EstimatorName,
     PolicyName,
 )
+from synth.names import Style
 
 if TYPE_CHECKING:
     from cat.assessment.result import AssessmentResult, ItemRecord, Rank
@@ -130,13 +132,20 @@ def assess(
         "cat synth --open-grading judge graded the scores the pool was calibrated on; "
         "default: the reference metric, as cat synth grades by default.",
     ),
-    temperature: float = TEMPERATURE,
+    temperature: float | None = TEMPERATURE,
     max_tokens: int | None = MAX_TOKENS,
     system_prompt: str | None = SYSTEM_PROMPT,
     prompt_template: Path | None = _PROMPT_TEMPLATE,
-    few_shot: int = _FEW_SHOT,
+    few_shot: int | None = _FEW_SHOT,
     stop: list[str] | None = STOP,
     extra_body: str | None = EXTRA_BODY,
+    extractor: str | None = EXTRACTOR,
+    style: Style | None = typer.Option(
+        None,
+        "--style",
+        help="The built-in prompts' style: direct (the answer only) or cot (reasoning "
+        "first). Default: the pool's protocol's (direct for a pool that records none).",
+    ),
     concurrency: int = CONCURRENCY,
 ) -> None:
     """Give a model an adaptive test on a calibrated pool: each item the most
@@ -182,6 +191,7 @@ def assess(
         few_shot=few_shot,
         stop=stop,
         extra_body=extra_body,
+        extractor=extractor,
     )
     pool = load_pool(pool_dir)
     endpoint: dict[str, Any] = {
@@ -192,6 +202,7 @@ def assess(
         "max_attempts": max_attempts,
         "generation": generation,
         "concurrency": concurrency,
+        **({} if style is None else {"style": style.value}),
         **({} if judge_model is None else {"judge_model": judge_model}),
     }
     if criterion is not None:
@@ -298,10 +309,15 @@ def _print(result: AssessmentResult) -> None:
             "calls",
             f"{usage.calls} new, {usage.calls_from_store} from the store; {tokens:,} tokens",
         )
+    protocol = result.settings.protocol
+    if protocol is not None:
+        table.add_row("protocol", protocol.label())
     asked = _generation_text(result.settings.generation)
     if asked:
         table.add_row("asked with", asked)
     stdout.print(table)
+    if protocol is not None and not protocol.followed:
+        say(protocol.warning(result.model) or "")
     profile = result.profile
     if profile is not None:
         ranks = []

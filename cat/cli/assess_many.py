@@ -125,3 +125,7 @@ def _print(runs: list[ModelRun]) -> None:
             "—" if usage is None else str(usage.calls),
         )
     stdout.print(table)
+    for run in runs:
+        protocol = None if run.result is None else run.result.settings.protocol
+        if protocol is not None and not protocol.followed:
+            say(protocol.warning(run.model) or "")

@@ -16,7 +16,18 @@ if TYPE_CHECKING:
     from synth.generation import GenerationSettings
 
 TEMPERATURE = typer.Option(
-    0.0, "--temperature", min=0.0, help="Sampling temperature, sent with every request."
+    None,
+    "--temperature",
+    min=0.0,
+    help="Sampling temperature, sent with every request (default: the pool's protocol's, "
+    "0 for a pool that records none).",
+)
+EXTRACTOR = typer.Option(
+    None,
+    "--extractor",
+    help="How the answer is read from a reply: builtin (the last 'Answer: X' or like "
+    "statement), mmlu-pro-official (MMLU-Pro's three rules: the first 'answer is (X)', "
+    "then 'Answer: X', then the last letter A-J). Default: the pool's protocol's.",
 )
 MAX_TOKENS = typer.Option(
     None, "--max-tokens", min=1, help="Longest reply, in tokens (default: the endpoint's)."
@@ -55,26 +66,29 @@ def prompt_template_option(note: str) -> Any:
 def few_shot_option(note: str) -> Any:
     """``--few-shot``, its help ending in ``note``."""
     return typer.Option(
-        0,
+        None,
         "--few-shot",
         min=0,
         help="Show K solved examples before each question, as user/assistant turns: "
         "items of its own scenario (of the whole pool when it has none), drawn with "
-        f"--seed, never the item itself. {note}",
+        "--seed, never the item itself; on a pool whose protocol names worked examples, "
+        f"K of those, chosen as it says (default: the protocol's K, else 0). {note}",
     )
 
 
 def generation_settings(
     *,
-    temperature: float,
+    temperature: float | None,
     max_tokens: int | None,
     system_prompt: str | None,
     prompt_template: Path | None,
-    few_shot: int,
+    few_shot: int | None,
     stop: list[str] | None,
     extra_body: str | None,
+    extractor: str | None = None,
 ) -> GenerationSettings:
-    """The settings the options give (``synth.generation.settings_from_options``)."""
+    """The settings the options give (``synth.generation.settings_from_options``): only
+    the options given are set, and those override a pool's protocol."""
     from synth.generation import settings_from_options
 
     return settings_from_options(
@@ -85,4 +99,5 @@ def generation_settings(
         few_shot=few_shot,
         stop=list(stop) if stop else None,
         extra_body=extra_body,
+        extractor=extractor,
     )

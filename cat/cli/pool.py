@@ -23,6 +23,7 @@ from cat.pools.names import QUESTION_FIELDS, Language
 if TYPE_CHECKING:
     from cat.pools.diff import PoolDiff, PoolSide
     from cat.pools.summary import PoolSummary
+    from itempool import PoolProtocol
 
 pool_app = typer.Typer(
     help="Item pools: check, describe, compare versions, test item fit, import questions "
@@ -137,6 +138,8 @@ def _print_info(summary: PoolSummary) -> None:
                 f"AIC {fit['aic']:,.1f}, BIC {fit['bic']:,.1f} "
                 f"({uni['model'].upper()}: AIC {uni['aic']:,.1f}, BIC {uni['bic']:,.1f})"
             )
+    if summary.protocol is not None:
+        _print_protocol(summary.protocol)
     ref = summary.reference
     if ref is not None:
         # A title wider than the table wraps: the θ range goes below it.
@@ -149,6 +152,33 @@ def _print_info(summary: PoolSummary) -> None:
             accuracy = "-" if r.accuracy is None else f"{r.accuracy:.3f}"
             table.add_row(r.subject_id, f"{r.theta:+.2f}", f"{r.se:.2f}", accuracy)
         stdout.print(table)
+
+
+def _print_protocol(protocol: PoolProtocol) -> None:
+    """How the pool's references were asked and graded, which cat assess follows."""
+    table = Table(title=f"Protocol: {protocol.name} (cat assess asks this way)", show_header=False)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    asked = f"{protocol.mode}, {protocol.style} style"
+    if protocol.system_prompt is not None:
+        asked += "; no system message" if not protocol.system_prompt else "; own system message"
+    table.add_row("asked", asked)
+    if protocol.template is not None:
+        table.add_row("user message", protocol.template)
+    if protocol.few_shot:
+        source = protocol.examples or "pool items"
+        how = "the first of each scenario" if protocol.few_shot_select == "first" else "drawn"
+        table.add_row("examples", f"{protocol.few_shot} from {source} ({how})")
+    sampling = f"temperature {protocol.temperature:g}"
+    if protocol.max_tokens is not None:
+        sampling += f", max tokens {protocol.max_tokens:,}"
+    if protocol.stop:
+        sampling += f", stop {', '.join(map(repr, protocol.stop))}"
+    table.add_row("sampling", sampling)
+    table.add_row("answer read by", f"{protocol.extractor}; no answer counts {protocol.no_answer}")
+    if protocol.source is not None:
+        table.add_row("source", protocol.source)
+    stdout.print(table)
 
 
 def _table(title: str, columns: list[str]) -> Table:

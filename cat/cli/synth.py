@@ -91,11 +91,11 @@ def synth(
         help='Prices per million tokens: {"model": {"input": x, "output": y}}; calls answered '
         'by batches pay "batch_input" and "batch_output", half the online prices unless given.',
     ),
-    temperature: float = TEMPERATURE,
+    temperature: float | None = TEMPERATURE,
     max_tokens: int | None = MAX_TOKENS,
     system_prompt: str | None = SYSTEM_PROMPT,
     prompt_template: Path | None = _PROMPT_TEMPLATE,
-    few_shot: int = _FEW_SHOT,
+    few_shot: int | None = _FEW_SHOT,
     stop: list[str] | None = STOP,
     extra_body: str | None = EXTRA_BODY,
     seed: int = typer.Option(0, "--seed", help="Sent with every request; recorded."),

@@ -21,7 +21,7 @@ from cat.pools.loading import as_pool
 from irt.fit import parameter_summary
 from irt.mixed import MixedParams
 from irt.polytomous import PolytomousParams
-from itempool import ItemType, LoadedPool
+from itempool import ItemType, LoadedPool, PoolProtocol
 
 #: θ where the test information curve is shown.
 CURVE_THETA = tuple(float(t) for t in range(-3, 4))
@@ -137,6 +137,8 @@ class PoolSummary(_Figures):
     information: InformationCurve | None
     reference: ReferenceSummary | None
     multidimensional: MultidimensionalSummary | None = None
+    # How the references were asked and graded; None: the built-in way (no record).
+    protocol: PoolProtocol | None = None
 
 
 @api_errors
@@ -165,6 +167,7 @@ def summarize_pool(pool: LoadedPool | PathArg) -> PoolSummary:
         information=None if params is None else information_curve(params),
         reference=summarize_references(pool) if pool.references else None,
         multidimensional=None if pool.mirt is None else summarize_mirt(pool),
+        protocol=pool.protocol.spec if pool.protocol.recorded else None,
     )
 
 

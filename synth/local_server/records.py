@@ -32,8 +32,9 @@ class RequestRecord:
     The generation parameters as the body gave them, so that a test can check that a
     setting reached the endpoint: ``temperature``, ``max_tokens`` and ``seed`` (None
     when absent or null), ``stop`` (a list; None when absent), ``extra`` (every other
-    body field, e.g. ``reasoning_effort``; None when there is none), and ``system``
-    (the text of the first system message; None when there is none).
+    body field, e.g. ``reasoning_effort``; None when there is none), ``system``
+    (the text of the first system message; None when there is none) and ``messages``
+    (every message as [role, text], so that a test can check the prompt itself).
     """
 
     model: str
@@ -47,6 +48,7 @@ class RequestRecord:
     seed: int | None = None
     extra: dict[str, Any] | None = None
     system: str | None = None
+    messages: list[tuple[str, str]] | None = None
 
 
 def request_parameters(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -56,7 +58,11 @@ def request_parameters(body: Mapping[str, Any]) -> dict[str, Any]:
     extra = {k: v for k, v in body.items() if k not in STANDARD_FIELDS}
     messages = body.get("messages")
     system = None
+    turns = None
     if isinstance(messages, list):
+        turns = [
+            (str(m.get("role")), _text(m.get("content"))) for m in messages if isinstance(m, dict)
+        ]
         for message in messages:
             if isinstance(message, dict) and message.get("role") == "system":
                 content = message.get("content")
@@ -69,7 +75,12 @@ def request_parameters(body: Mapping[str, Any]) -> dict[str, Any]:
         "seed": _whole(body.get("seed")),
         "extra": extra or None,
         "system": system,
+        "messages": turns,
     }
+
+
+def _text(content: Any) -> str:
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
 
 
 def _number(value: Any) -> float | None:

@@ -16,6 +16,11 @@ at all where it has no answer (so it is graded unparsed, as the benchmark's own 
 letter extracted"). Questions that repeat with other options are told apart by their
 options; an item that repeats another one's question and options is that item to the
 server (the first in pool order), since no request could tell them apart.
+
+A model of recorded *replies* (``replies``: name -> {item id: reply text}) sends the
+very text a real model sent (e.g. the official MMLU-Pro outputs), so that a test sees it
+graded as the references' results were; an item it has no reply for gets one naming no
+option.
 """
 
 from __future__ import annotations
@@ -93,15 +98,24 @@ class Simulator:
         irt: Mapping[str, tuple[float, float, float]] | None = None,
         judges: Mapping[str, str] | None = None,
         replay: Mapping[str, Mapping[str, int]] | None = None,
+        replies: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         self.replay: dict[str, dict[str, int]] = _checked_replay(replay or {}, models)
-        if not models and not self.replay:
+        self.replies: dict[str, dict[str, str]] = {
+            name: {str(item): str(text) for item, text in texts.items()}
+            for name, texts in (replies or {}).items()
+        }
+        taken = set(models) | set(self.replay)
+        for name in self.replies:
+            if not name or name in taken:
+                raise SynthError(f"model {name!r} of recorded replies needs a name of its own")
+        if not models and not self.replay and not self.replies:
             raise SynthError("at least one simulated model is needed")
         self.judges: dict[str, str] = dict(judges or {})
         for name, mode in self.judges.items():
             if mode not in JUDGE_MODES:
                 raise SynthError(f"judge {name!r}: mode must be one of {', '.join(JUDGE_MODES)}")
-            if name in models or name in self.replay or not name:
+            if name in models or name in self.replay or name in self.replies or not name:
                 raise SynthError(f"judge {name!r} needs a name of its own, not a model's")
         for name, p in models.items():
             if not name:
@@ -133,11 +147,14 @@ class Simulator:
     def names(self) -> list[str]:
         """Every model the server answers as: the simulated models, the replayed ones,
         then the judges."""
-        return [*self.models, *self.replay, *self.judges]
+        return [*self.models, *self.replay, *self.replies, *self.judges]
 
     def p_right(self, model: str, item_id: str) -> float:
         """The probability that ``model`` answers ``item_id`` right (a replayed model:
-        its recorded answer, 0 where it has none)."""
+        its recorded answer, 0 where it has none; a model of recorded replies: 0, since
+        only grading its reply tells)."""
+        if model in self.replies:
+            return 0.0
         if model in self.replay:
             return float(self.replay[model].get(item_id, 0))
         value = self.models[model]
@@ -167,6 +184,9 @@ class Simulator:
         rng = random.Random(int.from_bytes(digest[:8], "big"))
         if model in self.judges:
             return judge_reply(self.judges[model], info.item, prompt, info.chinese, rng)
+        if model in self.replies:
+            recorded = self.replies[model].get(info.item.id)
+            return _no_answer(info, rng) if recorded is None else recorded
         if model in self.replay and info.item.id not in self.replay[model]:
             return _no_answer(info, rng)
         if info.item.type is ItemType.OPEN:

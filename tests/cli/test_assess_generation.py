@@ -92,6 +92,26 @@ def test_every_setting_reaches_the_endpoint_and_is_recorded(
         "few_shot": 2,
         "stop": ["###"],
         "extra_body": {"reasoning_effort": "low"},
+        "examples": None,
+        "examples_sha256": None,
+        "few_shot_select": "seeded",
+        "extractor": "builtin",
+    }
+    # The pool records no protocol: the built-in one, which every option here leaves.
+    assert settings["protocol"] == {
+        "name": "builtin",
+        "source": None,
+        "style": "direct",
+        "followed": False,
+        "differs": [
+            "temperature",
+            "max_tokens",
+            "system_prompt",
+            "prompt_template",
+            "few_shot",
+            "stop",
+            "extra_body",
+        ],
     }
     assert settings["concurrency"] == 2
     # two examples per scenario, never asked

@@ -87,6 +87,10 @@ def test_every_setting_reaches_the_endpoint_is_recorded_and_asks_anew(
             "few_shot": 2,
             "stop": ["###", "END"],
             "extra_body": {"reasoning_effort": "low", "top_k": 3},
+            "examples": None,
+            "examples_sha256": None,
+            "few_shot_select": "seeded",
+            "extractor": "builtin",
         }
         first = [c for c in calls if c.stage == "generation"]
         debates = [c for c in calls if c.stage == "debate"]

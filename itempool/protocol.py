@@ -1,0 +1,146 @@
+"""A pool's protocol (``pool.json`` ``protocol``): how its references were asked and graded.
+
+A model's θ is comparable with the references' only when it is asked and graded the way
+they were (DESIGN.md, "Item pool"), so ``cat assess`` follows this by default. The keys:
+
+=====================  ===============================================================
+``name``               what the protocol is called ("builtin", "mmlu-pro-official")
+``mode``               ``generate`` (a reply is graded) or ``loglikelihood`` (the
+                       option of highest log-probability is the answer)
+``style``              ``direct`` or ``cot``: the built-in prompts' instruction line
+``system_prompt``      the system message; null: the built-in one; "": none is sent
+``template``           a Jinja2 file in the pool that renders the user message
+                       (``synth.templates``); null: the built-in prompts
+``few_shot``           how many worked examples precede each question (0: none)
+``examples``           a JSONL file in the pool of worked examples
+                       (``itempool.worked_examples``); null: solved pool items
+``few_shot_select``    ``seeded`` (drawn per scenario with the run's seed) or
+                       ``first`` (the first K of the item's scenario, in file order);
+                       a template that uses its ``examples`` field renders them in one
+                       user message, otherwise each is a user and an assistant turn
+``extractor``          the rule that reads the answer (``synth.extractors``)
+``temperature``,       sent with every request (null max tokens: the endpoint's)
+``max_tokens``,
+``stop``
+``no_answer``          how the references' results counted a reply with no answer:
+                       ``wrong`` (0) or ``skipped``
+``source``, ``note``   where the protocol comes from (a URL and commit) and any remark
+=====================  ===============================================================
+
+A pool without the key was calibrated on answers asked the built-in way
+(``BUILTIN_PROTOCOL``): direct style, the built-in system message and prompts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from itempool.errors import PoolFormatError
+from itempool.problems import Problem
+from itempool.worked_examples import WorkedExample, read_worked_examples
+
+__all__ = [
+    "BUILTIN_PROTOCOL",
+    "PROTOCOL_FIELDS",
+    "LoadedProtocol",
+    "PoolProtocol",
+    "check_protocol",
+]
+
+
+class PoolProtocol(BaseModel):
+    """``pool.json``'s ``protocol`` (module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field("builtin", min_length=1)
+    mode: Literal["generate", "loglikelihood"] = "generate"
+    style: Literal["direct", "cot"] = "direct"
+    system_prompt: str | None = None
+    template: str | None = None
+    few_shot: int = Field(0, ge=0)
+    examples: str | None = None
+    few_shot_select: Literal["seeded", "first"] = "seeded"
+    extractor: str = Field("builtin", min_length=1)
+    temperature: float = Field(0.0, ge=0.0)
+    max_tokens: int | None = Field(None, ge=1)
+    stop: tuple[str, ...] | None = None
+    no_answer: Literal["wrong", "skipped"] = "wrong"
+    source: str | None = None
+    note: str | None = None
+
+    @field_validator("template", "examples")
+    @classmethod
+    def _inside_pool(cls, value: str | None) -> str | None:
+        if value is not None:
+            path = Path(value)
+            if path.is_absolute() or ".." in path.parts or not value.strip():
+                raise ValueError(f"{value!r} must be a file inside the pool folder")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PoolProtocol:
+        if self.examples is not None and self.few_shot == 0:
+            raise ValueError("examples names a file of worked examples, but few_shot is 0")
+        if self.few_shot_select == "first" and self.examples is None:
+            raise ValueError("few_shot_select 'first' takes a file's first examples: name it")
+        return self
+
+
+#: The protocol of a pool that records none: how ``cat synth`` asks by default.
+BUILTIN_PROTOCOL = PoolProtocol()
+
+#: The fields that say how a model is asked and graded (not what the protocol is called
+#: or where it comes from): an assessment that differs in one of them is off-protocol.
+PROTOCOL_FIELDS = tuple(
+    name for name in PoolProtocol.model_fields if name not in ("name", "source", "note")
+)
+
+
+@dataclass(frozen=True)
+class LoadedProtocol:
+    """A pool's protocol with its files read: the template's text and the examples."""
+
+    spec: PoolProtocol = BUILTIN_PROTOCOL
+    template_text: str | None = None
+    examples: tuple[WorkedExample, ...] | None = None
+
+    @property
+    def recorded(self) -> bool:
+        """Whether the pool records its protocol (else it is the built-in one)."""
+        return self.spec is not BUILTIN_PROTOCOL
+
+
+#: Where problems of the protocol are reported.
+_WHERE = "pool.json protocol"
+
+
+def check_protocol(
+    folder: Path, spec: PoolProtocol | None, problems: list[Problem]
+) -> LoadedProtocol | None:
+    """The protocol ``spec`` of the pool in ``folder`` with its files read (the built-in
+    one when ``spec`` is None), or None after adding to ``problems`` why a file it names
+    cannot be read."""
+    if spec is None:
+        return LoadedProtocol()
+    template = None
+    if spec.template is not None:
+        path = folder / spec.template
+        try:
+            template = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or exc
+            problems.append(Problem(_WHERE, None, f"template {spec.template}: {reason}"))
+            return None
+    examples = None
+    if spec.examples is not None:
+        try:
+            examples = read_worked_examples(folder / spec.examples)
+        except PoolFormatError as exc:
+            problems.append(Problem(_WHERE, None, f"examples: {exc}"))
+            return None
+    return LoadedProtocol(spec, template, examples)

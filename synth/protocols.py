@@ -1,0 +1,103 @@
+"""Asking a model the way a pool's references were asked (``itempool.protocol``).
+
+``follow_protocol`` turns a pool's protocol into the generation settings and prompt
+style of an assessment, with the fields a user set (``GenerationSettings.model_fields_set``,
+``style``) put over it, and names every field in which the result departs from the
+protocol: a θ estimated off-protocol sits on another scale than the references' θ, and
+the result must say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from itempool.protocol import LoadedProtocol
+from synth.errors import SynthError
+from synth.generation import GenerationRecord, GenerationSettings, describe
+from synth.names import Style
+
+__all__ = ["ProtocolFollowed", "follow_protocol", "settings_from_protocol"]
+
+#: The record's fields compared with the protocol's: a template or examples file
+#: counts by its text (sha256), not by the path it was read from.
+_COMPARED = tuple(
+    name for name in GenerationRecord.model_fields if name not in ("prompt_template", "examples")
+)
+
+
+@dataclass(frozen=True)
+class ProtocolFollowed:
+    """The settings and style an assessment asks with, and how they depart from the
+    pool's protocol (``differs``: field names, empty when on protocol)."""
+
+    settings: GenerationSettings
+    style: Style
+    differs: tuple[str, ...]
+
+    @property
+    def on_protocol(self) -> bool:
+        return not self.differs
+
+
+def settings_from_protocol(protocol: LoadedProtocol) -> GenerationSettings:
+    """The generation settings that ask as ``protocol`` says."""
+    spec = protocol.spec
+    try:
+        return GenerationSettings(
+            temperature=spec.temperature,
+            max_tokens=spec.max_tokens,
+            system_prompt=spec.system_prompt,
+            prompt_template=protocol.template_text,
+            prompt_template_path=spec.template if protocol.template_text is not None else None,
+            few_shot=spec.few_shot,
+            stop=spec.stop,
+            examples=protocol.examples,
+            examples_path=spec.examples,
+            few_shot_select=spec.few_shot_select,
+            extractor=spec.extractor,
+        )
+    except ValidationError as exc:
+        raise SynthError(f"the pool's protocol {spec.name!r}: {describe(exc)}") from exc
+
+
+def follow_protocol(
+    protocol: LoadedProtocol,
+    given: GenerationSettings | None = None,
+    style: Style | str | None = None,
+) -> ProtocolFollowed:
+    """``protocol``'s settings with the fields set in ``given`` (and ``style``, when not
+    None) put over them. A template given replaces the protocol's together with its
+    path; a prompt style or any other field differing from the protocol is named in
+    ``differs``."""
+    base = settings_from_protocol(protocol)
+    chosen = Style(style) if style is not None else Style(protocol.spec.style)
+    if given is None or not given.model_fields_set:
+        settings = base
+    else:
+        update = {name: getattr(given, name) for name in given.model_fields_set}
+        if "prompt_template" in update and "prompt_template_path" not in update:
+            update["prompt_template_path"] = given.prompt_template_path
+        fields = {name: getattr(base, name) for name in GenerationSettings.model_fields}
+        try:
+            settings = GenerationSettings(**{**fields, **update})
+        except ValidationError as exc:
+            raise SynthError(describe(exc)) from exc
+    return ProtocolFollowed(settings, chosen, _differences(base, settings, protocol, chosen))
+
+
+def _differences(
+    base: GenerationSettings,
+    settings: GenerationSettings,
+    protocol: LoadedProtocol,
+    style: Style,
+) -> tuple[str, ...]:
+    before, after = base.record(), settings.record()
+    differs = [name for name in _COMPARED if getattr(before, name) != getattr(after, name)]
+    # One name for a template or examples file, however it differs.
+    renamed = {"prompt_template_sha256": "prompt_template", "examples_sha256": "examples"}
+    named = [renamed.get(name, name) for name in differs]
+    if style.value != protocol.spec.style:
+        named.insert(0, "style")
+    return tuple(dict.fromkeys(named))

@@ -1,0 +1,177 @@
+"""``cat assess --pool mmlu-pro`` asks as MMLU-Pro's official evaluation asked its references.
+
+The shipped pool's protocol (``pool.json`` ``protocol``) is the official 5-shot chain of
+thought of ``evaluate_from_api.py`` (TIGER-AI-Lab/MMLU-Pro). Each request the local
+server receives is compared with the message that script builds, written here from its
+``format_example`` and prompt; replies are read by the official rules, and the official
+outputs of real models (a sample in ``tests/synth/data``) are graded as the official
+script graded them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import cat
+from cat.cli.app import app
+from itempool import PoolItem, WorkedExample
+from synth.local_server import LocalServer
+
+runner = CliRunner()
+REPLIES = Path(__file__).parents[1] / "synth" / "data" / "mmlu_pro_official_replies.jsonl.gz"
+LETTERS = "ABCDEFGHIJ"
+
+
+@pytest.fixture(scope="module")
+def pool() -> Any:
+    return cat.load_pool("mmlu-pro")
+
+
+def _format_example(question: str, options: list[str], cot_content: str = "") -> str:
+    # evaluate_from_api.py's format_example: options after "Options: ", one a line,
+    # then the worked answer (without its "A: ") or "Let's think step by step.".
+    if cot_content == "":
+        cot_content = "Let's think step by step."
+    if cot_content.startswith("A: "):
+        cot_content = cot_content[3:]
+    example = f"Question: {question}\nOptions: "
+    for i, option in enumerate(options):
+        example += f"{LETTERS[i]}. {option}\n"
+    return example + "Answer: " + cot_content + "\n\n"
+
+
+def official_message(item: PoolItem, examples: tuple[WorkedExample, ...]) -> str:
+    """The one user message evaluate_from_api.py sends for ``item`` (stripped, as the
+    pool's template renders it)."""
+    prompt = (
+        f"The following are multiple choice questions (with answers) about {item.scenario}. "
+        'Think step by step and then output the answer in the format of "The answer is (X)" '
+        "at the end.\n\n"
+    )
+    own = [e for e in examples if e.scenario == item.scenario][:5]
+    for e in own:
+        prompt += _format_example(e.question, list(e.options.values()), "A: " + e.worked)
+    prompt += _format_example(item.question, list(item.options.values()))
+    return prompt.strip()
+
+
+def test_the_pool_ships_the_official_worked_examples(pool: Any) -> None:
+    examples = pool.protocol.examples
+    assert examples is not None and len(examples) == 70
+    scenarios = {e.scenario for e in examples}
+    assert scenarios == set(pool.manifest.scenarios) and len(scenarios) == 14
+    for scenario in scenarios:
+        assert sum(e.scenario == scenario for e in examples) == 5
+    for e in examples:
+        assert e.worked.startswith("Let's think step by step.")
+        assert e.worked.endswith(f"The answer is ({e.answer}).")
+        assert "N/A" not in e.options.values()
+
+
+def _assess(server: LocalServer, model: str, tmp_path: Path, *extra: str) -> tuple[int, str, Any]:
+    out = tmp_path / f"{model}.json"
+    result = runner.invoke(
+        app,
+        [
+            "assess",
+            *("--pool", "mmlu-pro", "--model", model, "--length", "6"),
+            *("--base-url", server.base_url, "--store", str(tmp_path / "run.db")),
+            *("--out", str(out), *extra),
+        ],
+    )
+    written = json.loads(out.read_text(encoding="utf-8")) if result.exit_code == 0 else None
+    return result.exit_code, result.output, written
+
+
+def test_every_request_is_the_official_prompt(pool: Any, tmp_path: Path) -> None:
+    with LocalServer(pool.items, {"llm": 0.6}) as server:
+        code, output, result = _assess(server, "llm", tmp_path)
+        records = [r for r in server.records if r.outcome == "ok"]
+    assert code == 0, output
+    items = {item.id: item for item in pool.items}
+    assert len(records) == 6
+    for record in records:
+        assert record.temperature == 0.0 and record.max_tokens == 4000
+        assert record.stop is None and record.system is None
+        assert record.item_id is not None
+        expected = official_message(items[record.item_id], pool.protocol.examples)
+        assert record.messages == [("user", expected)]
+    protocol = result["settings"]["protocol"]
+    assert protocol["name"] == "mmlu-pro-official" and protocol["followed"] is True
+    assert protocol["differs"] == [] and protocol["style"] == "cot"
+    assert result["settings"]["generation"]["extractor"] == "mmlu-pro-official"
+    assert "warning" not in output
+    # The simulated replies end "The answer is (X)." or "Answer: X": the official rules
+    # read every one.
+    assert all(item["answer"] is not None for item in result["items"])
+
+
+def test_an_off_protocol_run_names_the_field_and_warns(pool: Any, tmp_path: Path) -> None:
+    with LocalServer(pool.items, {"llm": 0.6}) as server:
+        code, output, result = _assess(
+            server, "llm", tmp_path, "--temperature", "0.5", "--few-shot", "2"
+        )
+        records = [r for r in server.records if r.outcome == "ok"]
+    assert code == 0, output
+    assert all(r.temperature == 0.5 for r in records)
+    protocol = result["settings"]["protocol"]
+    assert protocol["followed"] is False
+    assert protocol["differs"] == ["temperature", "few_shot"]
+    warnings = [line for line in output.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: llm was not asked as the pool's protocol 'mmlu-pro-official' says "
+        "(temperature, few_shot differ): its θ and predicted accuracy are not on the "
+        "references' scale"
+    ]
+
+
+def _official_replies() -> list[dict[str, Any]]:
+    with gzip.open(REPLIES, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+def test_official_replies_are_graded_as_the_official_script_graded_them(
+    pool: Any, tmp_path: Path
+) -> None:
+    # The replies of models whose stored letters follow today's three rules (the chat
+    # form's runs); the fixture holds a dozen of each model, disputed ones first.
+    rows = [r for r in _official_replies() if r["form"] == "api"]
+    assert len({r["model"] for r in rows}) >= 3
+    # An item asked exactly as an earlier one is that earlier item to the server.
+    first: dict[tuple[str, tuple[str, ...]], str] = {}
+    for item in pool.items:
+        first.setdefault((item.question, tuple(item.options.values())), item.id)
+    ids = set(first.values())
+    rows = [r for r in rows if r["question_id"] in ids]
+    by_model: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        by_model.setdefault(row["model"], {})[row["question_id"]] = row
+    replies = {
+        model: {item: row["reply"] for item, row in answers.items()}
+        for model, answers in by_model.items()
+    }
+    checked = 0
+    with LocalServer(pool.items, {}, replies=replies) as server:
+        for model, answers in by_model.items():
+            examinee = cat.EndpointExaminee(
+                model, base_url=server.base_url, store=tmp_path / f"{model}.db"
+            )
+            examinee.start(pool, 0)
+            try:
+                asked = list(answers)
+                graded = examinee.answer(asked)
+                for item, right in zip(asked, graded, strict=True):
+                    row = answers[item]
+                    _, letter = examinee.reply_of(item) or ("", None)
+                    assert letter == row["pred"], (model, item)
+                    assert right == int(row["pred"] == row["answer"]), (model, item)
+                    checked += 1
+            finally:
+                examinee.close()
+    assert checked >= 30
