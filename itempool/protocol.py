@@ -22,6 +22,8 @@ they were (DESIGN.md, "Item pool"), so ``cat assess`` follows this by default. T
 ``temperature``,       sent with every request (null max tokens: the endpoint's)
 ``max_tokens``,
 ``stop``
+``extra_body``         fields sent beside the standard ones (``{"reasoning_effort":
+                       "low"}``)
 ``no_answer``          how the references' results counted a reply with no answer:
                        ``wrong`` (0) or ``skipped``
 ``source``, ``note``   where the protocol comes from (a URL and commit) and any remark
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -69,6 +71,7 @@ class PoolProtocol(BaseModel):
     temperature: float = Field(0.0, ge=0.0)
     max_tokens: int | None = Field(None, ge=1)
     stop: tuple[str, ...] | None = None
+    extra_body: dict[str, Any] | None = None
     no_answer: Literal["wrong", "skipped"] = "wrong"
     source: str | None = None
     note: str | None = None

@@ -86,13 +86,26 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class ChatReply:
-    """The reply text and what it cost."""
+    """The reply text and what it cost.
+
+    A reasoning model's thinking, where the endpoint sends it apart from the content
+    (``reasoning_content`` or ``reasoning``), is ``reasoning``; ``reasoning_tokens`` is
+    the part of ``completion_tokens`` it took, where the endpoint says. ``finish_reason``
+    is the endpoint's ("stop"; "length" for a reply cut off at the token limit)."""
 
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency: float = 0.0  # seconds, of the successful attempt
     attempts: int = 1
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    reasoning_tokens: int = 0
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the reply was cut off at the token limit."""
+        return self.finish_reason == "length"
 
 
 class ChatBackend(Protocol):
@@ -243,7 +256,8 @@ class OpenAIBackend:
                     extra_body=dict(request.extra_body) if request.extra_body else None,
                     **_optional(request),
                 )
-                text = response.choices[0].message.content or ""
+                choice = response.choices[0]
+                text = choice.message.content or ""
             except _TRANSIENT as exc:
                 last = self._scrub(_describe(exc))
                 if attempt == self.retry.max_attempts:
@@ -269,17 +283,35 @@ class OpenAIBackend:
                 await asyncio.sleep(self.retry.delay(attempt, None, self._rng))
                 continue
             usage = response.usage
+            details = getattr(usage, "completion_tokens_details", None) if usage else None
             return ChatReply(
                 text=text,
                 prompt_tokens=usage.prompt_tokens if usage else 0,
                 completion_tokens=usage.completion_tokens if usage else 0,
                 latency=time.perf_counter() - t0,
                 attempts=attempt,
+                reasoning=reasoning_of(choice.message),
+                finish_reason=getattr(choice, "finish_reason", None),
+                reasoning_tokens=int(getattr(details, "reasoning_tokens", None) or 0),
             )
         raise SynthError(
             f"{request.model}: gave up after {self.retry.max_attempts} "
             f"attempt{'' if self.retry.max_attempts == 1 else 's'} ({last})"
         )
+
+
+def reasoning_of(message: object) -> str | None:
+    """The reasoning a message carries apart from its content: ``reasoning_content``
+    (DeepSeek, vLLM, Qwen) or ``reasoning`` (OpenRouter, gpt-oss on some servers);
+    None without. The client keeps fields it does not know as extra attributes."""
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(message, name, None)
+        if value is None:
+            extra = getattr(message, "model_extra", None) or {}
+            value = extra.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def _optional(request: ChatRequest) -> dict[str, Any]:

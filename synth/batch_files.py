@@ -189,17 +189,26 @@ def _result(raw: str, where: str) -> BatchResult:
 
 def _reply(body: Any, where: str) -> ChatReply:
     try:
-        text = body["choices"][0]["message"]["content"] or ""
+        choice = body["choices"][0]
+        message = choice["message"]
+        text = message["content"] or ""
     except (KeyError, IndexError, TypeError) as exc:
         raise SynthError(f"{where}: the response body has no choices[0].message") from exc
     if not isinstance(text, str):
         raise SynthError(f"{where}: the reply's content is not text")
     usage = body.get("usage") if isinstance(body, dict) else None
     usage = usage if isinstance(usage, dict) else {}
+    details = usage.get("completion_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
     return ChatReply(
         text=text,
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
+        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+        finish_reason=finish if isinstance(finish, str) else None,
+        reasoning_tokens=int(details.get("reasoning_tokens") or 0),
     )
 
 

@@ -42,6 +42,7 @@ from itempool.atomic import atomic_text_file
 from synth.call_grades import answer_grade, item_target, judge_grade, parsed_answer
 from synth.judge import parse_judge_score
 from synth.question_match import QuestionIndex
+from synth.reasoning import split_reasoning
 from synth.scoring import score_reply
 from synth.store import CallRecord, RunStore
 from synth.text_metrics import Language
@@ -95,7 +96,7 @@ class _Items:
     def grade(
         self, record: CallRecord, item: PoolItem, stage: str | None
     ) -> tuple[str | None, dict[str, object]]:
-        text = record.reply.text
+        text = split_reasoning(record.reply.text).answer
         if stage == _JUDGE:
             verdict = parse_judge_score(text, item.max_score)
             points = verdict.points
@@ -159,12 +160,15 @@ def sample_of(
         "item_id": item_id,
         "prompt": messages,
         "reply": record.reply.text,
+        "reasoning": record.reply.reasoning,
+        "finish_reason": record.reply.finish_reason,
         "answer": answer,
         "grade": grade,
         "settings": settings,
         "usage": {
             "prompt_tokens": record.reply.prompt_tokens,
             "completion_tokens": record.reply.completion_tokens,
+            "reasoning_tokens": record.reply.reasoning_tokens,
             "latency": record.reply.latency,
             "attempts": record.reply.attempts,
             "cost": record.cost,

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from itempool import ItemType, PoolFormatError, QuestionSet, read_questions
+from itempool.protocol_bundle import bundle_beside
 from synth.backend import (
     DEFAULT_KEY_ENV,
     ChatBackend,
@@ -44,6 +45,7 @@ from synth.participants import KINDS, Agent, Participant, make_participants, par
 from synth.pricing import Prices
 from synth.prompter import Prompter
 from synth.prompts import PROMPT_VERSION, Style
+from synth.protocols import protocol_of_run
 from synth.report import (
     BatchCalls,
     JudgeAgreement,
@@ -300,6 +302,7 @@ def finish_run(
         open_grading=plan.open_grading if plan.judge is not None else "metric",
         binary=plan.binary,
     )
+    write_protocol(plan)
     totals = run_store.totals()
     result = SynthesisReport(
         batch=batch_calls(run_store, plan.prices),
@@ -333,6 +336,21 @@ def finish_run(
     if plan.report is not None:
         write_text_atomic(plan.report, result.model_dump_json(indent=2) + "\n")
     return result
+
+
+def write_protocol(plan: RunPlan) -> Path:
+    """Write beside the responses how they were asked and graded
+    (``itempool.protocol_bundle``): ``cat calibrate --pool`` gives it to the pool."""
+    styles = list(dict.fromkeys(p.style for p in plan.who))
+    note = None
+    if any(p.second is not None for p in plan.who):
+        note = (
+            "pairs answered by generation, debate and reflection; the protocol asks "
+            "each model alone"
+        )
+    path = bundle_beside(plan.out)
+    protocol_of_run(plan.settings.generation, styles, note).write(path)
+    return path
 
 
 def batch_calls(store: RunStore, prices: Prices | None) -> BatchCalls | None:

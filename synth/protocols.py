@@ -9,16 +9,22 @@ the result must say so.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from itempool.protocol import LoadedProtocol
+from itempool.protocol import LoadedProtocol, PoolProtocol
+from itempool.protocol_bundle import ProtocolBundle
 from synth.errors import SynthError
 from synth.generation import GenerationRecord, GenerationSettings, describe
 from synth.names import Style
 
-__all__ = ["ProtocolFollowed", "follow_protocol", "settings_from_protocol"]
+__all__ = ["ProtocolFollowed", "follow_protocol", "protocol_of_run", "settings_from_protocol"]
+
+#: Where a run's template and worked examples go in a pool (``protocol_of_run``).
+TEMPLATE_FILE = "protocol/template.jinja"
+EXAMPLES_FILE = "protocol/examples.jsonl"
 
 #: The record's fields compared with the protocol's: a template or examples file
 #: counts by its text (sha256), not by the path it was read from.
@@ -53,6 +59,7 @@ def settings_from_protocol(protocol: LoadedProtocol) -> GenerationSettings:
             prompt_template_path=spec.template if protocol.template_text is not None else None,
             few_shot=spec.few_shot,
             stop=spec.stop,
+            extra_body=spec.extra_body,
             examples=protocol.examples,
             examples_path=spec.examples,
             few_shot_select=spec.few_shot_select,
@@ -101,3 +108,36 @@ def _differences(
     if style.value != protocol.spec.style:
         named.insert(0, "style")
     return tuple(dict.fromkeys(named))
+
+
+def protocol_of_run(
+    settings: GenerationSettings, styles: Sequence[Style], note: str | None = None
+) -> ProtocolBundle:
+    """The protocol a ``cat synth`` run asked its participants by (its generation
+    settings, its first prompt style) with the files it names, for the pool calibrated
+    on the run's answers."""
+    files: dict[str, str] = {}
+    if settings.prompt_template is not None:
+        files[TEMPLATE_FILE] = settings.prompt_template
+    if settings.examples is not None:
+        files[EXAMPLES_FILE] = "".join(e.model_dump_json() + "\n" for e in settings.examples)
+    others = [s.value for s in styles[1:]]
+    if others:
+        also = f"also asked in the {', '.join(others)} style (the protocol keeps the first)"
+        note = f"{note}; {also}" if note else also
+    spec = PoolProtocol(
+        name="cat synth",
+        style=styles[0].value if styles else Style.DIRECT.value,
+        system_prompt=settings.system_prompt,
+        template=TEMPLATE_FILE if settings.prompt_template is not None else None,
+        few_shot=settings.few_shot,
+        examples=EXAMPLES_FILE if settings.examples is not None else None,
+        few_shot_select=settings.few_shot_select,
+        extractor=settings.extractor,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+        stop=settings.stop,
+        extra_body=settings.extra_body,
+        note=note,
+    )
+    return ProtocolBundle(protocol=spec, files=files)

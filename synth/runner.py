@@ -32,6 +32,7 @@ from synth.judging import JudgeCounts, JudgePhase
 from synth.participants import Participant
 from synth.pricing import Prices
 from synth.prompter import Prompter
+from synth.reasoning import split_reasoning
 from synth.regrade import graded_result, regrade_stored
 from synth.scoring import ItemScore, score_reply
 from synth.store import Result, RunStore
@@ -207,7 +208,14 @@ class SynthRunner:
         return self.progress
 
     def _score(self, text: str, item: PoolItem) -> ItemScore:
-        return score_reply(text, item, self.settings.order_threshold, language=self.pool.language)
+        final = split_reasoning(text).answer  # a reasoning model's thinking is not graded
+        return score_reply(
+            final,
+            item,
+            self.settings.order_threshold,
+            language=self.pool.language,
+            extractor=self.settings.generation.extractor,
+        )
 
     async def _judge_call(self, request: ChatRequest, base_url: str) -> ChatReply | None:
         try:

@@ -53,7 +53,7 @@ __all__ = [
     "request_from_payload",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -72,7 +72,10 @@ CREATE TABLE IF NOT EXISTS calls (
     item_id TEXT,
     stage TEXT,
     answer TEXT,
-    grade TEXT
+    grade TEXT,
+    reasoning TEXT,
+    finish_reason TEXT,
+    reasoning_tokens INTEGER
 );
 CREATE TABLE IF NOT EXISTS failures (
     key TEXT PRIMARY KEY,
@@ -155,10 +158,21 @@ _ADDED_IN_3 = (
     ("calls", "grade", "TEXT"),
     ("batch_requests", "item_id", "TEXT"),
 )
-_MIGRATIONS = {1: _ADDED_IN_2 + _ADDED_IN_3, 2: _ADDED_IN_3}
+# Schema 4: a reasoning model's thinking, why a reply ended, the tokens it thought.
+_ADDED_IN_4 = (
+    ("calls", "reasoning", "TEXT"),
+    ("calls", "finish_reason", "TEXT"),
+    ("calls", "reasoning_tokens", "INTEGER"),
+)
+_MIGRATIONS = {
+    1: _ADDED_IN_2 + _ADDED_IN_3 + _ADDED_IN_4,
+    2: _ADDED_IN_3 + _ADDED_IN_4,
+    3: _ADDED_IN_4,
+}
 _CALL_COLUMNS = (
     "key, model, request, reply, prompt_tokens, completion_tokens, latency, attempts, cost, "
-    "prompt_version, created, item_id, stage, answer, grade"
+    "prompt_version, created, item_id, stage, answer, grade, reasoning, finish_reason, "
+    "reasoning_tokens"
 )
 _JUDGEMENT_COLUMNS = (
     "item_id, participant, reply_hash, judge_model, prompt_version, status, points, "
@@ -206,7 +220,16 @@ def _call_record(row: Sequence[Any]) -> CallRecord:
         key=row[0],
         model=row[1],
         request=json.loads(row[2]),
-        reply=ChatReply(row[3], row[4], row[5], row[6], row[7]),
+        reply=ChatReply(
+            row[3],
+            row[4],
+            row[5],
+            row[6],
+            row[7],
+            reasoning=row[15],
+            finish_reason=row[16],
+            reasoning_tokens=row[17] or 0,
+        ),
         cost=row[8],
         prompt_version=row[9],
         created=row[10],
@@ -232,7 +255,7 @@ class RunStore:
             found = self._db.execute("SELECT value FROM meta WHERE name='schema'").fetchone()
             if found is None:
                 self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif found[0] in ("1", "2"):
+            elif found[0] in ("1", "2", "3"):
                 self._migrate(int(found[0]))
             elif found[0] != str(SCHEMA_VERSION):
                 raise SynthError(
@@ -298,13 +321,22 @@ class RunStore:
 
     def get_call(self, key: str) -> StoredCall | None:
         row = self._db.execute(
-            "SELECT reply, prompt_tokens, completion_tokens, latency, attempts, cost "
-            "FROM calls WHERE key=?",
+            "SELECT reply, prompt_tokens, completion_tokens, latency, attempts, cost, "
+            "reasoning, finish_reason, reasoning_tokens FROM calls WHERE key=?",
             (key,),
         ).fetchone()
         if row is None:
             return None
-        reply = ChatReply(row[0], row[1], row[2], row[3], row[4])
+        reply = ChatReply(
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            reasoning=row[6],
+            finish_reason=row[7],
+            reasoning_tokens=row[8] or 0,
+        )
         return StoredCall(key, reply, row[5])
 
     def put_call(
@@ -315,7 +347,8 @@ class RunStore:
         payload = json.dumps(request.payload(), ensure_ascii=False)
         # One autocommitted statement per call: it is on disk before the next call starts.
         self._db.execute(
-            f"INSERT INTO calls ({_CALL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,NULL,NULL) "
+            f"INSERT INTO calls ({_CALL_COLUMNS}) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,NULL,NULL,?,?,?) "
             "ON CONFLICT(key) DO UPDATE SET item_id=COALESCE(calls.item_id, excluded.item_id), "
             "stage=COALESCE(calls.stage, excluded.stage)",
             (
@@ -332,6 +365,9 @@ class RunStore:
                 _now(),
                 request.item_id,
                 request.stage,
+                reply.reasoning,
+                reply.finish_reason,
+                reply.reasoning_tokens,
             ),
         )
         self._db.execute("DELETE FROM failures WHERE key=?", (request.key,))
@@ -394,20 +430,20 @@ class RunStore:
         (mark,) = self._db.execute("SELECT COALESCE(MAX(rowid), 0) FROM calls").fetchone()
         return int(mark)
 
-    def call_rows(self, keys: Iterable[str]) -> dict[str, tuple[int, int, int]]:
-        """Per stored call among ``keys``: its row number (``call_mark``), prompt tokens
-        and completion tokens."""
+    def call_rows(self, keys: Iterable[str]) -> dict[str, tuple[int, int, int, int, str | None]]:
+        """Per stored call among ``keys``: its row number (``call_mark``), prompt tokens,
+        completion tokens, reasoning tokens and finish reason."""
         wanted = list(dict.fromkeys(keys))
-        rows: dict[str, tuple[int, int, int]] = {}
+        rows: dict[str, tuple[int, int, int, int, str | None]] = {}
         # In slices: SQLite caps the parameters of one statement (999 in older builds).
         for start in range(0, len(wanted), 500):
             part = wanted[start : start + 500]
             found = self._db.execute(
-                "SELECT key, rowid, prompt_tokens, completion_tokens FROM calls "
-                f"WHERE key IN ({','.join('?' * len(part))})",
+                "SELECT key, rowid, prompt_tokens, completion_tokens, reasoning_tokens, "
+                f"finish_reason FROM calls WHERE key IN ({','.join('?' * len(part))})",
                 part,
             ).fetchall()
-            rows.update({key: (rowid, p, c) for key, rowid, p, c in found})
+            rows.update({key: (rowid, p, c, r or 0, f) for key, rowid, p, c, r, f in found})
         return rows
 
     def put_failure(self, request: ChatRequest, error: str) -> None:

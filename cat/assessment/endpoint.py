@@ -17,7 +17,7 @@ from cat.arguments import PathArg
 from cat.errors import CatError
 from cat.pools.loading import check_output_folders
 from itempool import ItemType, LoadedPool, PoolItem
-from synth.backend import ChatBackend, ChatRequest
+from synth.backend import ChatBackend, ChatReply, ChatRequest
 from synth.budget import RequestBudget
 from synth.call_grades import answer_grade, judge_grade, parsed_answer
 from synth.errors import SynthError
@@ -94,7 +94,10 @@ class EndpointExaminee:
     _language: str = field(default="en", init=False, repr=False)
     _seed: int = field(default=0, init=False, repr=False)
     _runner: asyncio.Runner = field(default_factory=asyncio.Runner, init=False, repr=False)
-    _tokens: list[int] = field(default_factory=lambda: [0, 0, 0, 0], init=False, repr=False)
+    # prompt, completion and reasoning tokens paid, calls paid, calls from the store
+    _tokens: list[int] = field(default_factory=lambda: [0, 0, 0, 0, 0], init=False, repr=False)
+    # The answers cut off at the token limit (finish reason "length"), by item.
+    _truncated: set[str] = field(default_factory=set, init=False, repr=False)
     _keys: list[str] = field(default_factory=list, init=False, repr=False)
     _unparsed_run: int = field(default=0, init=False, repr=False)
     _scored: bool = field(default=False, init=False, repr=False)
@@ -232,23 +235,24 @@ class EndpointExaminee:
     async def _ask_all(self, item_ids: Sequence[str]) -> list[tuple[float | None, bool]]:
         return list(await asyncio.gather(*(self._ask(self._items[i]) for i in item_ids)))
 
-    async def _call(self, request: ChatRequest, backend: ChatBackend, version: str) -> str:
-        """The reply's text, from the store or else asked (within the budget of calls in
+    async def _call(self, request: ChatRequest, backend: ChatBackend, version: str) -> ChatReply:
+        """The reply, from the store or else asked (within the budget of calls in
         flight) and stored at once."""
         assert self._run_store is not None and self.budget is not None  # set by start
         stored = self._run_store.get_call(request.key)
         if stored is not None:
-            self._tokens[3] += 1
+            self._tokens[4] += 1
             self._keys.append(request.key)
-            return stored.reply.text
+            return stored.reply
         async with self.budget.slot():
             reply = await backend.complete(request)
         self._run_store.put_call(request, reply, None, version)
         self._keys.append(request.key)
         self._tokens[0] += reply.prompt_tokens
         self._tokens[1] += reply.completion_tokens
-        self._tokens[2] += 1
-        return reply.text
+        self._tokens[2] += reply.reasoning_tokens
+        self._tokens[3] += 1
+        return reply
 
     async def _ask(self, item: PoolItem) -> tuple[float | None, bool]:
         assert self.backend is not None and self._prompter is not None  # set by start
@@ -257,7 +261,10 @@ class EndpointExaminee:
         request = self._prompter.request(
             self.model, messages, self._seed, item_id=item.id, stage=ASSESS_STAGE
         )
-        text = await self._call(request, self.backend, PROMPT_VERSION)
+        reply = await self._call(request, self.backend, PROMPT_VERSION)
+        text = reply.text
+        if reply.truncated:
+            self._truncated.add(item.id)
         # A reasoning model's thinking is kept in the store; only its answer is graded.
         final = split_reasoning(text).answer
         scored = score_reply(
@@ -293,7 +300,7 @@ class EndpointExaminee:
                 item_id=item.id,
                 stage=JUDGE_STAGE,
             )
-            text = await self._call(request, self.judge_backend, JUDGE_PROMPT_VERSION)
+            text = (await self._call(request, self.judge_backend, JUDGE_PROMPT_VERSION)).text
             verdict = parse_judge_score(text, item.max_score)
             self._run_store.set_call_grade(
                 request.key,
@@ -316,12 +323,14 @@ class EndpointExaminee:
         return list(self._keys)
 
     def usage(self) -> dict[str, int]:
-        prompt, completion, calls, stored = self._tokens
+        prompt, completion, reasoning, calls, stored = self._tokens
         return {
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "calls": calls,
             "calls_from_store": stored,
+            "reasoning_tokens": reasoning,
+            "truncated": len(self._truncated),
         }
 
     def close(self) -> None:

@@ -230,6 +230,10 @@ class Usage(_Part):
     calls: int
     calls_from_store: int
     pool_items: int
+    # The part of completion_tokens a reasoning model thought (where the endpoint says).
+    reasoning_tokens: int = 0
+    # Answers cut off at the token limit (finish reason "length"): graded as they came.
+    truncated: int = 0
 
 
 class _Header(_Part):

@@ -105,7 +105,14 @@ class RunCalls:
         keys = self._keys()
         rows = self._store.call_rows(keys)
         paid: set[str] = set()
-        usage = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "calls_from_store": 0}
+        usage = dict.fromkeys(
+            ("prompt_tokens", "completion_tokens", "calls", "calls_from_store"), 0
+        )
+        usage["reasoning_tokens"] = 0
+        # Replies cut off at the token limit, each call once (a judge's are not asked).
+        usage["truncated"] = sum(
+            1 for key in dict.fromkeys(keys) if key in rows and rows[key][4] == "length"
+        )
         for key in keys:
             row = rows.get(key)
             if row is None or row[0] <= self._mark or key in paid:
@@ -114,5 +121,6 @@ class RunCalls:
             paid.add(key)
             usage["prompt_tokens"] += row[1]
             usage["completion_tokens"] += row[2]
+            usage["reasoning_tokens"] += row[3]
             usage["calls"] += 1
         return usage

@@ -305,10 +305,12 @@ def _print(result: AssessmentResult) -> None:
     usage = result.usage
     if usage is not None:
         tokens = usage.prompt_tokens + usage.completion_tokens
-        table.add_row(
-            "calls",
-            f"{usage.calls} new, {usage.calls_from_store} from the store; {tokens:,} tokens",
-        )
+        calls = f"{usage.calls} new, {usage.calls_from_store} from the store; {tokens:,} tokens"
+        if usage.reasoning_tokens:
+            calls += f" ({usage.reasoning_tokens:,} reasoning)"
+        if usage.truncated:
+            calls += f"; {usage.truncated} cut off at the token limit"
+        table.add_row("calls", calls)
     protocol = result.settings.protocol
     if protocol is not None:
         table.add_row("protocol", protocol.label())

@@ -52,6 +52,11 @@ def render(
         say(f"parameters written to {written if outcome.family == 'mixed' else out}")
     if pool is not None:
         say(f"pool {pool} {_POOL_FILES[outcome.family](outcome)}")
+    if outcome.protocol is not None:
+        say(
+            f"protocol {outcome.protocol.name} ({outcome.protocol.style} style) from "
+            f"{outcome.protocol_source}: cat assess asks the way the references were asked"
+        )
 
 
 def _pool_files(outcome: CalibrationOutcome) -> str:

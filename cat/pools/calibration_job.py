@@ -15,7 +15,7 @@ parameters and abilities are the outcome's.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -49,8 +49,9 @@ from irt.polytomous_responses import PolytomousResponses
 from irt.priors import ItemPriors
 from irt.responses import ResponseMatrix
 from irt.scoring import Abilities
-from itempool import PredictionErrors
+from itempool import PoolFormatError, PoolProtocol, PredictionErrors
 from itempool.formats.params import write_abilities
+from itempool.protocol_bundle import bundle_beside, install_protocol, read_bundle
 
 __all__ = ["CalibrationOutcome", "CalibrationReport", "calibrate"]
 
@@ -85,6 +86,10 @@ class CalibrationOutcome:
     #: The family that fitted it ("binary", "multidimensional", "graded",
     #: "continuous", "mixed"; ``cat.pools.calibration_registry``).
     family: str = "binary"
+    #: The protocol given to the pool (``itempool.protocol_bundle``: the one ``cat
+    #: synth`` wrote beside the responses), and where it came from; None: none given.
+    protocol: PoolProtocol | None = None
+    protocol_source: Path | None = None
 
     def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         """The fit report's dump, REPORT.json with ``mode="json"`` (``kwargs`` as
@@ -230,7 +235,28 @@ def calibrate(
         score_subjects=check.flag(score_subjects, "score_subjects"),
         device=_device(device),
     )
-    return _run(request)
+    outcome = _run(request)
+    if request.pool is not None:
+        return _give_protocol(outcome, request.pool, request.source)
+    return outcome
+
+
+def _give_protocol(
+    outcome: CalibrationOutcome, pool: Path, source: Path | None
+) -> CalibrationOutcome:
+    """Give ``pool`` the protocol ``cat synth`` wrote beside the responses ``source``
+    (``responses.protocol.json``), when there is one: a pool keeps how its references
+    were asked, and ``cat assess`` asks the same way."""
+    if source is None:
+        return outcome
+    path = bundle_beside(source)
+    if not path.is_file():
+        return outcome
+    try:
+        protocol = install_protocol(pool, read_bundle(path))
+    except PoolFormatError as exc:
+        raise CatError(str(exc)) from exc
+    return replace(outcome, protocol=protocol, protocol_source=path)
 
 
 def _run(request: CalibrationRequest) -> CalibrationOutcome:

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from synth.local_server.faults import FaultPlan
 from synth.local_server.records import RequestLog, RequestRecord, request_parameters
-from synth.local_server.simulator import Simulator
+from synth.local_server.simulator import Simulator, thinking_about
 
 __all__ = ["ChatCompletions", "Reply", "error_body"]
 
@@ -153,7 +153,24 @@ class ChatCompletions:
             )
         prompt = self.simulator.last_user_text(messages)
         text = self.simulator.answer_text(model, info, key, prompt)
-        completion = _completion_json(model, key, text, len(canonical))
+        reasoning = None
+        mode = self.simulator.thinking.get(model)
+        if mode is not None:
+            thought = thinking_about(info, key, self.simulator.seed, text)
+            if mode == "inline":
+                text = f"<think>\n{thought}\n</think>\n\n{text}"
+            else:
+                reasoning = thought
+        limit = body.get("max_tokens")
+        finish = "stop"
+        # A word a token: a reply longer than max_tokens words is cut there, as a real
+        # server cuts one at its token limit ("length").
+        words = text.split(" ")
+        if isinstance(limit, int) and not isinstance(limit, bool) and len(words) > limit:
+            text, finish = " ".join(words[:limit]), "length"
+        completion = _completion_json(
+            model, key, text, len(canonical), reasoning=reasoning, finish=finish
+        )
         if fault == "malformed":
             # Cut the text, not the bytes: the client then fails on JSON, not on UTF-8.
             completion = completion[: max(1, len(completion) // 2)]
@@ -195,9 +212,21 @@ def _request_problem(body: Any) -> str | None:
     return None
 
 
-def _completion_json(model: str, key: str, text: str, prompt_chars: int) -> str:
+def _completion_json(
+    model: str,
+    key: str,
+    text: str,
+    prompt_chars: int,
+    *,
+    reasoning: str | None = None,
+    finish: str = "stop",
+) -> str:
     prompt_tokens = max(1, prompt_chars // 4)
-    completion_tokens = max(1, len(text) // 4)
+    thought_tokens = 0 if reasoning is None else max(1, len(reasoning) // 4)
+    completion_tokens = max(1, len(text) // 4) + thought_tokens
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
     payload = {
         "id": f"chatcmpl-{key[:24]}",
         "object": "chat.completion",
@@ -206,14 +235,15 @@ def _completion_json(model: str, key: str, text: str, prompt_chars: int) -> str:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": finish,
             }
         ],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
+            "completion_tokens_details": {"reasoning_tokens": thought_tokens},
         },
     }
     return json.dumps(payload, ensure_ascii=False)

@@ -38,7 +38,9 @@ class LocalServer:
     a replayed model's name to its recorded answers (item id -> 0/1: the key where 1, a
     wrong option where 0, a reply naming no option for an item it lacks; ``read_replay``
     reads them from a response matrix); ``replies`` maps a model's name to the very
-    texts it sends (item id -> reply: recorded outputs of a real model); ``judges`` maps
+    texts it sends (item id -> reply: recorded outputs of a real model); ``thinking`` maps
+    a simulated model's name to where it reasons ("inline": a ``<think>`` block in the
+    reply; "field": ``reasoning_content``), after weighing a wrong option; ``judges`` maps
     a judge model's name to its mode (``synth.local_server.open_answers``); ``faults``
     sets the per-request fault rates; ``seed`` fixes answers and faults; ``log_path`` (optional)
     receives one JSON line per request as it happens. Use as a context manager or call
@@ -60,8 +62,9 @@ class LocalServer:
         batch_faults: BatchFaults | None = None,
         replay: Mapping[str, Mapping[str, int]] | None = None,
         replies: Mapping[str, Mapping[str, str]] | None = None,
+        thinking: Mapping[str, str] | None = None,
     ) -> None:
-        self._simulator = Simulator(items, models, seed, irt, judges, replay, replies)
+        self._simulator = Simulator(items, models, seed, irt, judges, replay, replies, thinking)
         self._log = RequestLog()
         self._api = ChatCompletions(self._simulator, faults, self._log)
         #: The Batch API's files and batches (``/v1/files``, ``/v1/batches``).

@@ -17,6 +17,11 @@ letter extracted"). Questions that repeat with other options are told apart by t
 options; an item that repeats another one's question and options is that item to the
 server (the first in pool order), since no request could tell them apart.
 
+A *thinking* model (``thinking``: name -> "inline" or "field") first weighs a wrong
+option, in a ``<think>`` block inside its reply or in the message's
+``reasoning_content`` field, as reasoning models do, then answers as a simulated model:
+only its final answer may be graded.
+
 A model of recorded *replies* (``replies``: name -> {item id: reply text}) sends the
 very text a real model sent (e.g. the official MMLU-Pro outputs), so that a test sees it
 graded as the references' results were; an item it has no reply for gets one naming no
@@ -38,7 +43,10 @@ from synth.errors import SynthError
 from synth.local_server.open_answers import JUDGE_MODES, draw_quality, judge_reply, open_reply
 from synth.question_match import QuestionIndex, message_text, normalise
 
-__all__ = ["ItemInfo", "Simulator"]
+__all__ = ["THINKING_MODES", "ItemInfo", "Simulator"]
+
+#: Where a thinking model's reasoning goes: inside the reply, or in its own field.
+THINKING_MODES: Final = ("inline", "field")
 
 _CJK: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -99,6 +107,7 @@ class Simulator:
         judges: Mapping[str, str] | None = None,
         replay: Mapping[str, Mapping[str, int]] | None = None,
         replies: Mapping[str, Mapping[str, str]] | None = None,
+        thinking: Mapping[str, str] | None = None,
     ) -> None:
         self.replay: dict[str, dict[str, int]] = _checked_replay(replay or {}, models)
         self.replies: dict[str, dict[str, str]] = {
@@ -111,6 +120,13 @@ class Simulator:
                 raise SynthError(f"model {name!r} of recorded replies needs a name of its own")
         if not models and not self.replay and not self.replies:
             raise SynthError("at least one simulated model is needed")
+        self.thinking: dict[str, str] = dict(thinking or {})
+        for name, mode in self.thinking.items():
+            if mode not in THINKING_MODES or name not in models:
+                raise SynthError(
+                    f"thinking model {name!r}: a simulated model, thinking "
+                    f"{' or '.join(THINKING_MODES)}"
+                )
         self.judges: dict[str, str] = dict(judges or {})
         for name, mode in self.judges.items():
             if mode not in JUDGE_MODES:
@@ -270,3 +286,20 @@ def _render(info: ItemInfo, answer: str, rng: random.Random) -> str:
         # either; the bracketed letter is what the model would write to be understood.
         statement = f"The answer is ({answer})."
     return prefix + statement
+
+
+def thinking_about(info: ItemInfo | None, key: str, seed: int, final: str) -> str:
+    """A reasoning model's thinking about ``info`` before its ``final`` reply: it weighs
+    another option first ("the answer is (X)": neither the key nor the one it settles
+    on), then doubts it; the same request always thinks the same."""
+    if info is None or not info.letters:
+        return "Let me think about this question carefully."
+    digest = hashlib.sha256(f"{seed}\x00think\x00{key}".encode()).digest()
+    rng = random.Random(int.from_bytes(digest[:8], "big"))
+    settled = set(re.findall(r"\b[A-Z]\b", final[-40:]))
+    others = [x for x in info.letters if x != info.item.answer and x not in settled]
+    wrong = rng.choice(others) if others else info.letters[0]
+    return (
+        f"At first sight the answer is ({wrong}). But that reading does not hold up; "
+        "checking each option again settles it."
+    )

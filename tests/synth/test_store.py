@@ -93,11 +93,11 @@ def test_a_schema_1_store_is_migrated_in_place(tmp_path: Path) -> None:
         assert all(r.credit is None and r.points is None and r.reply_hash is None for r in results)
         assert store.totals()["calls"] == 72 and store.judgements("j", "1") == []
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT value FROM meta WHERE name='schema'").fetchone() == ("3",)
+        assert db.execute("SELECT value FROM meta WHERE name='schema'").fetchone() == ("4",)
         columns = {row[1] for row in db.execute("PRAGMA table_info(results)")}
     assert {"credit", "points", "max_score", "reply_hash"} <= columns
-    with RunStore(path) as again:  # a second opening finds schema 3: nothing to do
-        assert again.opened_schema == 3 and len(again.results()) == before[0]
+    with RunStore(path) as again:  # a second opening finds schema 4: nothing to do
+        assert again.opened_schema == 4 and len(again.results()) == before[0]
 
 
 def test_a_store_from_a_newer_version_is_refused(tmp_path: Path) -> None:
@@ -105,7 +105,7 @@ def test_a_store_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     RunStore(path).close()
     with sqlite3.connect(path) as db:
         db.execute("UPDATE meta SET value='9' WHERE name='schema'")
-    with pytest.raises(SynthError, match="run store schema 9, expected 3"):
+    with pytest.raises(SynthError, match="run store schema 9, expected 4"):
         RunStore(path)
 
 

@@ -1,5 +1,6 @@
-"""Run store schema 3: what each call was for, its grade, reading every call back, and
-the migration of a store written by the code before it (schema 2)."""
+"""Run store schemas 3 and 4: what each call was for, its grade, a reasoning model's
+thinking and finish reason, reading every call back, and the migration of a store
+written by the code before them (schema 2)."""
 
 from __future__ import annotations
 
@@ -107,8 +108,27 @@ def test_a_schema_2_store_is_migrated_in_place(tmp_path: Path) -> None:
         )
         for table in ("calls", "batch_requests", "results", "judgements", "batches"):
             assert _columns(old, table) == _columns(new, table), table
-    with RunStore(path) as again:  # a second opening finds schema 3: nothing to do
-        assert again.opened_schema == 3 and again.count_calls() == 33
+    with RunStore(path) as again:  # a second opening finds schema 4: nothing to do
+        assert again.opened_schema == 4 and again.count_calls() == 33
+        # calls stored before schema 4 have no reasoning, no finish reason
+        assert all(c.reply.reasoning is None and c.reply.finish_reason is None for c in calls)
+
+
+def test_a_reasoning_reply_keeps_its_thinking_and_why_it_ended(tmp_path: Path) -> None:
+    reply = ChatReply(
+        "The answer is (B).",
+        10,
+        90,
+        reasoning="A looks right... no, B.",
+        finish_reason="length",
+        reasoning_tokens=70,
+    )
+    with RunStore(tmp_path / "run.db") as store:
+        store.put_call(REQUEST, reply, None, "2")
+        stored = store.get_call(REQUEST.key)
+        assert stored is not None and stored.reply == reply and stored.reply.truncated
+        (record,) = list(store.iter_calls())
+        assert record.reply == reply
 
 
 def test_a_migration_cut_short_leaves_the_store_as_it_was(tmp_path: Path) -> None:
