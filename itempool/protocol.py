@@ -6,7 +6,10 @@ they were (DESIGN.md, "Item pool"), so ``cat assess`` follows this by default. T
 =====================  ===============================================================
 ``name``               what the protocol is called ("builtin", "mmlu-pro-official")
 ``mode``               ``generate`` (a reply is graded) or ``loglikelihood`` (the
-                       option of highest log-probability is the answer)
+                       option of highest log-probability is the answer: the extractor
+                       ``loglikelihood``, or ``loglikelihood-norm`` per character)
+``choices``            in loglikelihood mode, what follows the prompt: each option's
+                       ``texts`` (" Paris") or ``letters`` (" B")
 ``style``              ``direct`` or ``cot``: the built-in prompts' instruction line
 ``system_prompt``      the system message; null: the built-in one; "": none is sent
 ``template``           a Jinja2 file in the pool that renders the user message
@@ -61,6 +64,7 @@ class PoolProtocol(BaseModel):
 
     name: str = Field("builtin", min_length=1)
     mode: Literal["generate", "loglikelihood"] = "generate"
+    choices: Literal["texts", "letters"] = "texts"
     style: Literal["direct", "cot"] = "direct"
     system_prompt: str | None = None
     template: str | None = None
@@ -89,6 +93,12 @@ class PoolProtocol(BaseModel):
     def _consistent(self) -> PoolProtocol:
         if self.examples is not None and self.few_shot == 0:
             raise ValueError("examples names a file of worked examples, but few_shot is 0")
+        loglik = self.extractor.startswith("loglikelihood")
+        if (self.mode == "loglikelihood") != loglik:
+            raise ValueError(
+                "mode loglikelihood goes with the extractor loglikelihood or "
+                "loglikelihood-norm, and they with it"
+            )
         if self.few_shot_select == "first" and self.examples is None:
             raise ValueError("few_shot_select 'first' takes a file's first examples: name it")
         return self

@@ -23,7 +23,7 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 from urllib.parse import urlparse
 
 import openai
@@ -298,6 +298,67 @@ class OpenAIBackend:
             f"{request.model}: gave up after {self.retry.max_attempts} "
             f"attempt{'' if self.retry.max_attempts == 1 else 's'} ({last})"
         )
+
+
+async def loglikelihood_reply(backend: OpenAIBackend, request: ChatRequest) -> ChatReply:
+    """The options' log-likelihoods (``synth.loglikelihood``) for ``request``: its one
+    message is the prompt, its ``extra_body`` holds the continuations; one completions
+    request with ``echo`` and ``logprobs`` scores them all."""
+    from synth.loglikelihood import CONTINUATIONS, OptionScores, option_loglikelihoods
+
+    prompt = request.messages[-1][1]
+    extra = dict(request.extra_body or {})
+    listed = cast(list[tuple[str, str]], extra.pop(CONTINUATIONS))
+    pairs = [(str(letter), str(text)) for letter, text in listed]
+    client = backend._get_client()
+    last = ""
+    for attempt in range(1, backend.retry.max_attempts + 1):
+        t0 = time.perf_counter()
+        try:
+            response = await client.completions.create(
+                model=request.model,
+                prompt=[prompt + text for _, text in pairs],
+                max_tokens=1,
+                temperature=0.0,
+                echo=True,
+                logprobs=1,
+                seed=request.seed,
+                extra_body=extra or None,
+            )
+            by_index = sorted(response.choices, key=lambda c: c.index)
+            sums = [
+                option_loglikelihoods(choice.logprobs, len(prompt), len(text))
+                for choice, (_, text) in zip(by_index, pairs, strict=True)
+            ]
+        except _TRANSIENT as exc:
+            last = backend._scrub(_describe(exc))
+            if attempt == backend.retry.max_attempts:
+                break
+            await asyncio.sleep(backend.retry.delay(attempt, _retry_after(exc), backend._rng))
+            continue
+        except openai.NotFoundError as exc:
+            raise await backend._not_found(request.model, exc) from exc
+        except openai.APIStatusError as exc:
+            raise SynthError(f"{request.model}: {backend._scrub(_describe(exc))}") from exc
+        except ValueError as exc:  # fewer choices than prompts
+            raise SynthError(f"{request.model}: {exc}") from exc
+        scores = OptionScores(
+            tuple(letter for letter, _ in pairs),
+            tuple(sums),
+            tuple(len(text) for _, text in pairs),
+        )
+        usage = response.usage
+        return ChatReply(
+            text=scores.to_text(),
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            latency=time.perf_counter() - t0,
+            attempts=attempt,
+        )
+    raise SynthError(
+        f"{request.model}: gave up after {backend.retry.max_attempts} "
+        f"attempt{'' if backend.retry.max_attempts == 1 else 's'} ({last})"
+    )
 
 
 def reasoning_of(message: object) -> str | None:

@@ -33,6 +33,7 @@ from synth.grading import extract_answer
 __all__ = [
     "BUILTIN",
     "EXTRACTORS",
+    "LOGLIKELIHOOD_RULES",
     "MMLU_PRO_OFFICIAL",
     "check_extractor",
     "extract_with",
@@ -108,15 +109,20 @@ EXTRACTORS: dict[str, Extractor] = {
     MMLU_PRO_TWO_RULES: _two_rules,
 }
 
+#: How an answer is chosen in log-likelihood mode (``synth.loglikelihood``): the option
+#: of highest log-likelihood, or of highest log-likelihood per character.
+LOGLIKELIHOOD_RULES = ("loglikelihood", "loglikelihood-norm")
+
 #: Extractors that read a single letter, whatever the item's type.
-_SINGLE_ONLY = frozenset({MMLU_PRO_OFFICIAL, MMLU_PRO_TWO_RULES})
+_SINGLE_ONLY = frozenset({MMLU_PRO_OFFICIAL, MMLU_PRO_TWO_RULES, *LOGLIKELIHOOD_RULES})
 
 
 def check_extractor(name: str, item_type: ItemType | None = None) -> str:
     """``name`` if it names an extractor (that can read ``item_type``'s answers), else
     ``SynthError`` naming the known ones."""
-    if name not in EXTRACTORS:
-        raise SynthError(f"unknown answer extractor {name!r}; known: {', '.join(EXTRACTORS)}")
+    if name not in EXTRACTORS and name not in LOGLIKELIHOOD_RULES:
+        known = ", ".join((*EXTRACTORS, *LOGLIKELIHOOD_RULES))
+        raise SynthError(f"unknown answer extractor {name!r}; known: {known}")
     if item_type is not None and name in _SINGLE_ONLY and item_type is not ItemType.SINGLE:
         raise SynthError(f"the {name} extractor reads single-choice answers, not {item_type}")
     return name
@@ -128,4 +134,6 @@ def extract_with(
     """The answer extractor ``name`` reads from ``text`` (the builtin one returns only
     letters among ``options``; the official ones any letter A–J, which is then wrong
     when the item has no such option), or None."""
-    return EXTRACTORS[check_extractor(name)](text, item_type, options)
+    if check_extractor(name) in LOGLIKELIHOOD_RULES:
+        raise SynthError(f"{name} chooses by log-probabilities: there is no reply to read")
+    return EXTRACTORS[name](text, item_type, options)

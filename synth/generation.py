@@ -71,6 +71,8 @@ class GenerationRecord(BaseModel):
     examples_sha256: str | None = None
     few_shot_select: Literal["seeded", "first"] = "seeded"
     extractor: str = "builtin"
+    mode: Literal["generate", "loglikelihood"] = "generate"
+    choices: Literal["texts", "letters"] = "texts"
 
 
 def _sha256(text: str) -> str:
@@ -106,6 +108,8 @@ class GenerationSettings(BaseModel):
     examples_path: str | None = None
     few_shot_select: Literal["seeded", "first"] = "seeded"
     extractor: str = "builtin"
+    mode: Literal["generate", "loglikelihood"] = "generate"
+    choices: Literal["texts", "letters"] = "texts"
 
     @field_validator("extractor")
     @classmethod
@@ -173,6 +177,11 @@ class GenerationSettings(BaseModel):
             raise ValueError("prompt_template_path names a template: give its text too")
         if self.few_shot_select == "first" and self.examples is None:
             raise ValueError("few_shot_select 'first' takes the first worked examples: give them")
+        if (self.mode == "loglikelihood") != self.extractor.startswith("loglikelihood"):
+            raise ValueError(
+                "mode loglikelihood goes with the extractor loglikelihood or "
+                "loglikelihood-norm, and they with it"
+            )
         return self
 
     @property
@@ -205,6 +214,8 @@ class GenerationSettings(BaseModel):
             examples_sha256=examples_sha,
             few_shot_select=self.few_shot_select,
             extractor=self.extractor,
+            mode=self.mode,
+            choices=self.choices,
         )
 
 

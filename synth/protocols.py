@@ -64,6 +64,8 @@ def settings_from_protocol(protocol: LoadedProtocol) -> GenerationSettings:
             examples_path=spec.examples,
             few_shot_select=spec.few_shot_select,
             extractor=spec.extractor,
+            mode=spec.mode,
+            choices=spec.choices,
         )
     except ValidationError as exc:
         raise SynthError(f"the pool's protocol {spec.name!r}: {describe(exc)}") from exc
@@ -134,6 +136,8 @@ def protocol_of_run(
         examples=EXAMPLES_FILE if settings.examples is not None else None,
         few_shot_select=settings.few_shot_select,
         extractor=settings.extractor,
+        mode=settings.mode,
+        choices=settings.choices,
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,
         stop=settings.stop,

@@ -17,18 +17,25 @@ from cat.arguments import PathArg
 from cat.errors import CatError
 from cat.pools.loading import check_output_folders
 from itempool import ItemType, LoadedPool, PoolItem
-from synth.backend import ChatBackend, ChatReply, ChatRequest
+from synth.backend import (
+    ChatBackend,
+    ChatReply,
+    ChatRequest,
+    OpenAIBackend,
+    loglikelihood_reply,
+)
 from synth.budget import RequestBudget
 from synth.call_grades import answer_grade, judge_grade, parsed_answer
 from synth.errors import SynthError
 from synth.generation import GenerationSettings, describe
 from synth.grading import GradeStatus
 from synth.judge import JUDGE_PROMPT_VERSION, Judge, judge_messages, parse_judge_score
+from synth.loglikelihood import CONTINUATIONS, OptionScores, continuations, prompt_text
 from synth.prompter import Prompter
 from synth.prompts import PROMPT_VERSION, Style
 from synth.protocols import ProtocolFollowed, follow_protocol
 from synth.reasoning import split_reasoning
-from synth.scoring import score_reply
+from synth.scoring import ItemScore, score_reply
 from synth.store import RunStore
 from synth.text_metrics import Language
 
@@ -235,9 +242,12 @@ class EndpointExaminee:
     async def _ask_all(self, item_ids: Sequence[str]) -> list[tuple[float | None, bool]]:
         return list(await asyncio.gather(*(self._ask(self._items[i]) for i in item_ids)))
 
-    async def _call(self, request: ChatRequest, backend: ChatBackend, version: str) -> ChatReply:
+    async def _call(
+        self, request: ChatRequest, backend: ChatBackend, version: str, *, loglik: bool = False
+    ) -> ChatReply:
         """The reply, from the store or else asked (within the budget of calls in
-        flight) and stored at once."""
+        flight) and stored at once; ``loglik``: the options' log-likelihoods
+        (``synth.loglikelihood``) from a completions endpoint."""
         assert self._run_store is not None and self.budget is not None  # set by start
         stored = self._run_store.get_call(request.key)
         if stored is not None:
@@ -245,7 +255,12 @@ class EndpointExaminee:
             self._keys.append(request.key)
             return stored.reply
         async with self.budget.slot():
-            reply = await backend.complete(request)
+            if loglik:
+                if not isinstance(backend, OpenAIBackend):
+                    raise SynthError("log-likelihood scoring needs an OpenAI-compatible endpoint")
+                reply = await loglikelihood_reply(backend, request)
+            else:
+                reply = await backend.complete(request)
         self._run_store.put_call(request, reply, None, version)
         self._keys.append(request.key)
         self._tokens[0] += reply.prompt_tokens
@@ -258,6 +273,9 @@ class EndpointExaminee:
         assert self.backend is not None and self._prompter is not None  # set by start
         assert self._run_store is not None and self.followed is not None
         messages = self._prompter.first(item, self.followed.style)
+        settings = self.followed.settings
+        if settings.mode == "loglikelihood":
+            return await self._ask_loglikelihood(item, messages)
         request = self._prompter.request(
             self.model, messages, self._seed, item_id=item.id, stage=ASSESS_STAGE
         )
@@ -284,6 +302,44 @@ class EndpointExaminee:
             return await self._judged(item, text), scored.status is GradeStatus.OK
         points = scored.points if self._scored else int(scored.correct)
         return points, scored.status is GradeStatus.OK
+
+    async def _ask_loglikelihood(
+        self, item: PoolItem, messages: tuple[tuple[str, str], ...]
+    ) -> tuple[float | None, bool]:
+        """``item`` scored by the log-likelihood of each option after the prompt."""
+        assert self.backend is not None and self._run_store is not None
+        assert self.followed is not None and self._prompter is not None
+        settings = self.followed.settings
+        pairs = continuations(item, settings.choices)
+        extra = {**(settings.extra_body or {}), CONTINUATIONS: [list(p) for p in pairs]}
+        request = ChatRequest(
+            self.model,
+            (("user", prompt_text(messages)),),
+            0.0,
+            self._seed,
+            1,
+            extra_body=extra,
+            item_id=item.id,
+            stage=ASSESS_STAGE,
+        )
+        reply = await self._call(request, self.backend, PROMPT_VERSION, loglik=True)
+        letter = OptionScores.from_text(reply.text).choice(settings.extractor)
+        right = letter == item.answer
+        credit = float(right)
+        scored = ItemScore(
+            GradeStatus.OK,
+            letter,
+            credit,
+            right,
+            credit,
+            int(right) * item.max_score,
+            item.max_score,
+        )
+        self._replies[item.id] = (reply.text, letter)
+        self._run_store.set_call_grade(
+            request.key, letter, answer_grade(scored, item), item_id=item.id, stage=ASSESS_STAGE
+        )
+        return scored.points if self._scored else int(right), True
 
     async def _judged(self, item: PoolItem, reply: str) -> int | None:
         """The judge's points for ``reply`` (a second ask, with the next seed, when the

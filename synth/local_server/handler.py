@@ -22,6 +22,7 @@ from synth.local_server.protocol import ChatCompletions, error_body
 __all__ = ["CompletionsHTTPServer"]
 
 _COMPLETIONS_PATHS: Final = frozenset({"/v1/chat/completions", "/chat/completions"})
+_TEXT_COMPLETIONS_PATHS: Final = frozenset({"/v1/completions", "/completions"})
 _MODELS_PATHS: Final = frozenset({"/v1/models", "/models"})
 # A non-blocking peek tells whether a client hung up; MSG_DONTWAIT is POSIX-only.
 _PEEK_FLAGS: Final = (
@@ -135,10 +136,15 @@ class _Handler(BaseHTTPRequestHandler):
         if path.startswith(("/v1/files", "/v1/batches")):
             self._batch_post(path, raw)
             return
+        api = self.server.api
+        if path in _TEXT_COMPLETIONS_PATHS:
+            reply = api.text_complete(raw)
+            api.record(reply)
+            self._send(reply.status, reply.body, reply.headers)
+            return
         if path not in _COMPLETIONS_PATHS:
             self._send(404, error_body(f"no route for POST {path}", "invalid_request_error"))
             return
-        api = self.server.api
         reply = api.complete(raw)
         if reply.outcome == "ok" and self._client_gone():
             # A client killed mid-request must not find its request counted as completed

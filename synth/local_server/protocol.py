@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
+from synth.local_server import logprobs
 from synth.local_server.faults import FaultPlan
 from synth.local_server.records import RequestLog, RequestRecord, request_parameters
 from synth.local_server.simulator import Simulator, thinking_about
@@ -181,6 +182,47 @@ class ChatCompletions:
             model=model,
             item_id=item_id,
             key=key,
+        )
+
+    def text_complete(self, raw: bytes) -> Reply:
+        """The reply to a ``POST /v1/completions`` body (``synth.local_server.logprobs``:
+        with ``echo`` and ``logprobs``, the prompt's log-probabilities)."""
+        try:
+            body = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return self._bad_request(raw, f"the request body is not valid JSON ({exc})")
+        problem = logprobs.request_problem(body)
+        if problem is not None:
+            model = body.get("model") if isinstance(body, dict) else None
+            return self._bad_request(raw, problem, model if isinstance(model, str) else "")
+        model = cast(str, body["model"])
+        key = logprobs.body_key(body)
+        if model not in self.simulator.names:
+            return Reply(
+                outcome="unknown_model",
+                status=404,
+                body=error_body(
+                    f"The model `{model}` does not exist or you do not have access to it.",
+                    "invalid_request_error",
+                    "model_not_found",
+                ),
+                model=model,
+                item_id=None,
+                key=key,
+            )
+        prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
+        info = self.simulator.find_item([{"role": "user", "content": prompts[0]}])
+        payload = logprobs.completion_body(self.simulator, body, key)
+        parameters = request_parameters(body)
+        parameters["messages"] = [("user", prompt) for prompt in prompts]
+        return Reply(
+            outcome="ok",
+            status=200,
+            body=json.dumps(payload, ensure_ascii=False).encode("utf-8"),
+            model=model,
+            item_id=None if info is None else info.item.id,
+            key=key,
+            parameters=tuple(parameters.items()),
         )
 
     def _bad_request(self, raw: bytes, message: str, model: str = "") -> Reply:
