@@ -186,7 +186,7 @@ def assess(
     try:
         config = _without_examples(config, examinee)
         generation = _generation_record(examinee)
-        protocol = _protocol_use(pool, examinee)
+        protocol = protocol_use(pool, examinee)
         store = examinee.checkpoints()
         key = checkpoint_key(name, pool)
         session, log = _start(
@@ -282,7 +282,7 @@ def _generation_record(examinee: Examinee) -> GenerationRecord | None:
     return generation.record() if isinstance(generation, GenerationSettings) else None
 
 
-def _protocol_use(pool: LoadedPool, examinee: Examinee) -> ProtocolUse | None:
+def protocol_use(pool: LoadedPool, examinee: object) -> ProtocolUse | None:
     """Whether a live examinee follows ``pool``'s protocol; None for one that makes no
     call (it is not asked anything)."""
     followed = getattr(examinee, "followed", None)

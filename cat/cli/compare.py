@@ -11,12 +11,27 @@ import typer
 from rich.table import Table
 
 from cat.cli.common import check_writable, fail, handle_errors, progress_bar, say, stdout
+from cat.cli.generation_options import (
+    EXTRA_BODY,
+    EXTRACTOR,
+    MAX_TOKENS,
+    STOP,
+    SYSTEM_PROMPT,
+    TEMPERATURE,
+    few_shot_option,
+    generation_settings,
+    prompt_template_option,
+)
+from synth.names import Style
 
 if TYPE_CHECKING:
     from cat.assessment.examinees import Examinee
     from cat.comparison.paired import PairedTest
     from cat.comparison.result import CompareResult, ModelSide
     from synth.store import RunStore
+
+_PROMPT_TEMPLATE = prompt_template_option("Live models only, both asked alike.")
+_FEW_SHOT = few_shot_option("The test never asks an item shown as an example. Live models only.")
 
 #: MODEL@URL: a model at its own endpoint.
 _AT_URL = re.compile(r"^(?P<model>.+)@(?P<url>https?://\S+)$")
@@ -76,6 +91,19 @@ def compare(
     ),
     timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds per request."),
     max_attempts: int = typer.Option(6, "--max-attempts", min=1, help="Tries per call."),
+    temperature: float | None = TEMPERATURE,
+    max_tokens: int | None = MAX_TOKENS,
+    system_prompt: str | None = SYSTEM_PROMPT,
+    prompt_template: Path | None = _PROMPT_TEMPLATE,
+    few_shot: int | None = _FEW_SHOT,
+    stop: list[str] | None = STOP,
+    extra_body: str | None = EXTRA_BODY,
+    extractor: str | None = EXTRACTOR,
+    style: Style | None = typer.Option(
+        None,
+        "--style",
+        help="The built-in prompts' style, direct or cot (default: the pool's protocol's).",
+    ),
 ) -> None:
     """Compare two models on the same items: each item the one that most narrows the
     predicted accuracy difference Δ = A − B, until its 95% interval excludes 0 (A or B
@@ -85,6 +113,8 @@ def compare(
     Prints the decision, Δ with its interval, the smallest difference the test could
     detect, each model's predicted accuracy and the items used. A rerun with the same
     --store asks nothing twice. --results compares two finished cat assess runs.
+    Live models are asked as the pool's protocol says (as cat assess asks them) unless
+    the generation options say otherwise; a model asked otherwise is marked.
 
     Examples:
 
@@ -118,12 +148,29 @@ def compare(
         if pool_dir is None:
             raise fail("give --pool, the pool both models are tested on")
         assert models is not None
+        generation = generation_settings(
+            temperature=temperature,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            prompt_template=prompt_template,
+            few_shot=few_shot,
+            stop=stop,
+            extra_body=extra_body,
+            extractor=extractor,
+        )
+        endpoint: dict[str, object] = {
+            "api_key_env": api_key_env,
+            "timeout": timeout,
+            "max_attempts": max_attempts,
+            "generation": generation,
+            **({} if style is None else {"style": style.value}),
+        }
         result = _adaptive(
             pool_dir,
             (models[0], models[1]),
             base_url,
             store_path,
-            {"api_key_env": api_key_env, "timeout": timeout, "max_attempts": max_attempts},
+            endpoint,
             margin=margin,
             max_length=max_length,
             min_length=min_length,
@@ -135,6 +182,9 @@ def compare(
     if out is not None:
         result.write_json(out)
     _print(result)
+    for each in (result.a, result.b):
+        if each.protocol is not None and not each.protocol.followed:
+            say(each.protocol.warning(each.model) or "")
     if out is not None:
         say(f"result written to {out}")
 

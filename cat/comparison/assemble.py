@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cat.assessment.result import Usage
+from cat.assessment.result import ProtocolUse, Usage
 from cat.comparison.context import PoolContext
 from cat.comparison.interval import detectable_difference, paired_mean
 from cat.comparison.plugin import A_BETTER, B_BETTER, Difference, ModelAccuracy
@@ -124,6 +124,7 @@ def side(
     truth: float | None = None,
     usage: dict[str, int] | None = None,
     result: str | None = None,
+    protocol: ProtocolUse | None = None,
 ) -> ModelSide:
     """One model's side of COMPARE.json."""
     return ModelSide(
@@ -137,6 +138,7 @@ def side(
         truth=truth,
         usage=None if usage is None else Usage(**usage, pool_items=context.params.n_items),
         result=result,
+        protocol=protocol,
     )
 
 

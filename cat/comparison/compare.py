@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from cat import arguments as check
 from cat.arguments import PathArg, api_errors
+from cat.assessment.assess import protocol_use
 from cat.assessment.examinees import Examinee, SimulatedExaminee
 from cat.comparison.assemble import assemble, side
 from cat.comparison.context import PoolContext
@@ -121,6 +122,7 @@ def compare(
         test.exclude(_examples((a, b), context))
         _run(test, (a, b), context, items, on_step)
         truths, usages = (a.truth(), b.truth()), (a.usage(), b.usage())
+        protocols = (protocol_use(context.pool, a), protocol_use(context.pool, b))
     finally:
         for examinee in started:
             examinee.close()
@@ -133,6 +135,7 @@ def compare(
             context,
             truths[m],
             usages[m],
+            protocol=protocols[m],
         )
         for m in (0, 1)
     )

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cat import arguments as check
 from cat.arguments import PathArg, api_errors
+from cat.assessment.result import ProtocolUse
 from cat.comparison.assemble import assemble, side
 from cat.comparison.context import PoolContext
 from cat.comparison.plugin import (
@@ -64,6 +65,10 @@ class _Truth(_Loose):
     accuracy: float
 
 
+class _Settings(_Loose):
+    protocol: ProtocolUse | None = None
+
+
 class _Result(_Loose):
     """The part of a RESULT.json a comparison reads."""
 
@@ -71,6 +76,7 @@ class _Result(_Loose):
     pool: _Pool
     items: list[_Item]
     truth: _Truth | None = None
+    settings: _Settings = _Settings()
 
 
 def read_result(path: Path) -> _Result:
@@ -177,6 +183,7 @@ def compare_results(
             context,
             truth=_truth(results[m]),
             result=str(paths[m]),
+            protocol=results[m].settings.protocol,
         )
         for m in (0, 1)
     )

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from cat.assessment.result import PoolReference, Usage
+from cat.assessment.result import PoolReference, ProtocolUse, Usage
 from cat.comparison.settings import CompareSettings
 from cat.results import ResultModel
 
@@ -30,7 +30,7 @@ class PredictedAccuracy(_Part):
 class ModelSide(ResultModel):
     """One of the two models: its θ, predicted accuracy and the items it answered."""
 
-    omit_if_none: ClassVar[tuple[str, ...]] = ("usage", "result")
+    omit_if_none: ClassVar[tuple[str, ...]] = ("usage", "result", "protocol")
 
     model: str
     theta: float
@@ -43,6 +43,9 @@ class ModelSide(ResultModel):
     usage: Usage | None = None
     # The RESULT.json it was read from (``cat compare --results``).
     result: str | None = None
+    # A live model's asking against the pool's protocol (RESULT.json's
+    # settings.protocol); absent for a simulated or replayed one.
+    protocol: ProtocolUse | None = None
 
 
 class DifferenceInterval(ResultModel):

@@ -194,7 +194,22 @@ def _summary(result: AssessmentResult) -> list[tuple[str, str]]:
         )
         if usage.calls_from_store:
             tokens += f" ({usage.calls_from_store:,} more answered from the store)"
+        if usage.reasoning_tokens:
+            tokens += f"; {usage.reasoning_tokens:,} of them reasoning"
+        if usage.truncated:
+            tokens += f"; {usage.truncated:,} answers cut off at the token limit"
         rows.append(("Tokens", _e(tokens)))
+    protocol = result.settings.protocol
+    if protocol is not None:
+        if protocol.followed:
+            asked = f"{protocol.name}: asked and graded as the references were"
+        else:
+            asked = (
+                f"OFF PROTOCOL: not asked as {protocol.name} says "
+                f"({', '.join(protocol.differs)} differ); θ and the prediction are not on "
+                "the references' scale"
+            )
+        rows.append(("Protocol", _e(asked)))
     rows.append(("Stop reason", _e(result.stop_reason or _DASH)))
     return rows
 
