@@ -5,6 +5,8 @@ serves in its own process until SIGTERM or SIGINT."""
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
 import signal
 import sys
 import threading
@@ -23,7 +25,7 @@ from synth.local_server.open_answers import JUDGE_MODES
 from synth.local_server.protocol import ChatCompletions
 from synth.local_server.records import RequestLog, RequestRecord
 from synth.local_server.replay import read_replay
-from synth.local_server.simulator import Simulator
+from synth.local_server.simulator import THINKING_MODES, Simulator
 
 __all__ = ["LocalServer", "main"]
 
@@ -192,6 +194,41 @@ def _names(text: str) -> list[str]:
     return names
 
 
+def _thinking(text: str) -> dict[str, str]:
+    """``--thinking NAME=inline|field,...``."""
+    modes: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        name, sep, mode = part.partition("=")
+        if not sep or mode not in THINKING_MODES or not name:
+            raise argparse.ArgumentTypeError(f"expected NAME=inline or NAME=field, got {part!r}")
+        modes[name] = mode
+    return modes
+
+
+def read_replies(path: Path) -> dict[str, dict[str, str]]:
+    """``--replies FILE``: each model's recorded reply per item, from JSON lines of
+    ``model``, ``item_id`` and ``reply`` (``.gz`` read as gzip)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    replies: dict[str, dict[str, str]] = {}
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                row = json.loads(line)
+                try:
+                    replies.setdefault(str(row["model"]), {})[str(row["item_id"])] = str(
+                        row["reply"]
+                    )
+                except (KeyError, TypeError) as exc:
+                    raise SynthError(
+                        f"--replies {path}:{number}: needs model, item_id and reply"
+                    ) from exc
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SynthError(f"--replies {path}: cannot read it ({exc})") from exc
+    return replies
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m synth.local_server",
@@ -226,6 +263,21 @@ def _parser() -> argparse.ArgumentParser:
         default={},
         help="NAME=MODE,... scripted judges of open answers (MODE: " + ", ".join(JUDGE_MODES) + ")",
     )
+    parser.add_argument(
+        "--thinking",
+        type=_thinking,
+        default={},
+        metavar="NAME=inline|field,...",
+        help="simulated models that reason first, weighing a wrong option: in a <think> "
+        "block of the reply (inline) or in the reasoning_content field (field)",
+    )
+    parser.add_argument(
+        "--replies",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="recorded replies to send word for word: JSON lines of model, item_id, reply",
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--seed", type=int, default=0)
@@ -253,8 +305,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Serve until SIGTERM or SIGINT; print ``READY <base_url>`` once listening."""
     parser = _parser()
     args = parser.parse_args(argv)
-    if not args.models and args.replay is None:
-        parser.error("give --models NAME=P,... or --replay RESPONSES (or both)")
+    if not args.models and args.replay is None and args.replies is None:
+        parser.error("give --models NAME=P,..., --replay RESPONSES or --replies FILE")
     if args.replay_subjects is not None and args.replay is None:
         parser.error("--replay-subjects picks subjects of --replay RESPONSES: give that too")
     stop = threading.Event()
@@ -271,6 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         replay = None
         if args.replay is not None:
             replay = read_replay(args.replay, args.replay_subjects)
+        replies = None if args.replies is None else read_replies(args.replies)
         server = LocalServer(
             pool.items,
             args.models,
@@ -282,6 +335,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             judges=args.judges,
             batch_faults=batch_faults,
             replay=replay,
+            replies=replies,
+            thinking=args.thinking,
         )
         # Handlers first: a SIGTERM right after READY must still stop cleanly.
         signal.signal(signal.SIGTERM, on_signal)
