@@ -19,7 +19,13 @@ from itempool.errors import PoolFormatError
 from itempool.problems import describe_errors
 from itempool.protocol import PoolProtocol
 
-__all__ = ["ProtocolBundle", "bundle_beside", "install_protocol", "read_bundle"]
+__all__ = [
+    "ProtocolBundle",
+    "bundle_beside",
+    "install_protocol",
+    "read_bundle",
+    "read_protocol_file",
+]
 
 #: What the bundle beside ``responses.jsonl`` is called: ``responses.protocol.json``.
 SUFFIX = ".protocol.json"
@@ -70,3 +76,27 @@ def install_protocol(pool_dir: Path, bundle: ProtocolBundle) -> PoolProtocol:
     manifest["protocol"] = bundle.protocol.model_dump(mode="json", exclude_defaults=True)
     write_text_atomic(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return bundle.protocol
+
+
+def read_protocol_file(path: Path) -> ProtocolBundle:
+    """``--protocol FILE``: a bundle (``{"protocol": ..., "files": ...}``, as ``cat synth``
+    writes one), or a protocol alone whose ``template`` and ``examples`` are files
+    beside ``path`` (read into the bundle, to go into the pool under the same names)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PoolFormatError(f"{path}: cannot read the protocol ({exc})") from exc
+    if isinstance(data, dict) and "protocol" in data:
+        return read_bundle(path)
+    try:
+        protocol = PoolProtocol.model_validate(data)
+    except ValidationError as exc:
+        raise PoolFormatError(f"{path}: {describe_errors(exc)}") from exc
+    files: dict[str, str] = {}
+    for name in (protocol.template, protocol.examples):
+        if name is not None:
+            try:
+                files[name] = (path.parent / name).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise PoolFormatError(f"{path}: cannot read {name} beside it ({exc})") from exc
+    return ProtocolBundle(protocol=protocol, files=files)

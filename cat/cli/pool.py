@@ -210,6 +210,13 @@ def import_questions_cmd(
     language: Language = typer.Option(..., "--language", help="Language of the questions."),
     name: str | None = typer.Option(None, "--name", help="Pool name (default: the folder's)."),
     maps: list[str] = typer.Option([], "--map", help=_MAP_HELP),
+    protocol: Path | None = typer.Option(
+        None,
+        "--protocol",
+        help="How the benchmark's reference results were asked and graded (pool.json's "
+        "protocol: JSON, its template and examples files beside it, or the "
+        "RESPONSES.protocol.json of cat synth); cat assess then asks the same way.",
+    ),
 ) -> None:
     r"""Make a pool (items.jsonl, pool.json) from a benchmark's questions. The folder
     is created, with its parents; it must not hold a pool already.
@@ -223,10 +230,20 @@ def import_questions_cmd(
       cat pool import questions items.csv.gz --out pools/mmlu-pro --language en \
           --map id=question_id --map scenario=category
     """
+    from cat.errors import CatError
     from cat.pools.importer import import_questions
+    from itempool import PoolFormatError
+    from itempool.protocol_bundle import install_protocol, read_protocol_file
 
     check_writable(folders={"--out": out})
-    count = import_questions(file, _mapping(maps), out, name or out.name, language)
+    try:
+        bundle = None if protocol is None else read_protocol_file(protocol)  # before writing
+        count = import_questions(file, _mapping(maps), out, name or out.name, language)
+        if bundle is not None:
+            install_protocol(out, bundle)
+            say(f"protocol {bundle.protocol.name} from {protocol}")
+    except PoolFormatError as exc:
+        raise CatError(str(exc)) from exc
     imported = counted(count, "question")
     say(f"imported {imported} from {file} into {out}; next: cat pool validate {out}")
 

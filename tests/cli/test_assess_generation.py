@@ -96,6 +96,8 @@ def test_every_setting_reaches_the_endpoint_and_is_recorded(
         "examples_sha256": None,
         "few_shot_select": "seeded",
         "extractor": "builtin",
+        "mode": "generate",
+        "choices": "texts",
     }
     # The pool records no protocol: the built-in one, which every option here leaves.
     assert settings["protocol"] == {

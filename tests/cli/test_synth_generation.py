@@ -91,6 +91,8 @@ def test_every_setting_reaches_the_endpoint_is_recorded_and_asks_anew(
             "examples_sha256": None,
             "few_shot_select": "seeded",
             "extractor": "builtin",
+            "mode": "generate",
+            "choices": "texts",
         }
         first = [c for c in calls if c.stage == "generation"]
         debates = [c for c in calls if c.stage == "debate"]
