@@ -156,9 +156,13 @@ def assess(
     predicted accuracy on the whole pool, the rank among the pool's reference models
     with P(above) for the neighbours, and per-scenario predictions.
 
-    A live model is asked as --temperature, --max-tokens, --system-prompt,
-    --prompt-template, --few-shot, --stop and --extra-body say; RESULT.json records them
-    under settings.generation, and a changed one never reuses a stored reply.
+    A live model is asked and graded as the pool's protocol says (pool.json: the prompt,
+    worked examples, sampling settings, answer extractor; cat pool info shows it), each
+    of --temperature, --max-tokens, --system-prompt, --prompt-template, --few-shot,
+    --stop, --extra-body, --extractor and --style overriding its field; RESULT.json
+    records them under settings.generation, and under settings.protocol the fields the
+    run departed from the protocol in (a warning says so too). A changed setting never
+    reuses a stored reply.
 
     Examples:
 
