@@ -42,7 +42,9 @@ class LocalServer:
     reads them from a response matrix); ``replies`` maps a model's name to the very
     texts it sends (item id -> reply: recorded outputs of a real model); ``thinking`` maps
     a simulated model's name to where it reasons ("inline": a ``<think>`` block in the
-    reply; "field": ``reasoning_content``), after weighing a wrong option; ``judges`` maps
+    reply; "field": ``reasoning_content``), after weighing a wrong option;
+    ``reasoning_gain`` maps a simulated model's name to what it loses (in θ, or in
+    probability) when a request does not ask it to think step by step; ``judges`` maps
     a judge model's name to its mode (``synth.local_server.open_answers``); ``faults``
     sets the per-request fault rates; ``seed`` fixes answers and faults; ``log_path`` (optional)
     receives one JSON line per request as it happens. Use as a context manager or call
@@ -65,8 +67,11 @@ class LocalServer:
         replay: Mapping[str, Mapping[str, int]] | None = None,
         replies: Mapping[str, Mapping[str, str]] | None = None,
         thinking: Mapping[str, str] | None = None,
+        reasoning_gain: Mapping[str, float] | None = None,
     ) -> None:
-        self._simulator = Simulator(items, models, seed, irt, judges, replay, replies, thinking)
+        self._simulator = Simulator(
+            items, models, seed, irt, judges, replay, replies, thinking, reasoning_gain
+        )
         self._log = RequestLog()
         self._api = ChatCompletions(self._simulator, faults, self._log)
         #: The Batch API's files and batches (``/v1/files``, ``/v1/batches``).

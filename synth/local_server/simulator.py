@@ -22,6 +22,11 @@ option, in a ``<think>`` block inside its reply or in the message's
 ``reasoning_content`` field, as reasoning models do, then answers as a simulated model:
 only its final answer may be graded.
 
+A model that gains from reasoning (``reasoning_gain``: name -> gain) answers as
+simulated when the request asks it to think "step by step", and worse otherwise: its θ
+lower by the gain (with ``irt``), or its probability of a right answer lower by it. So a
+test can show that asking off the references' chain-of-thought protocol moves θ.
+
 A model of recorded *replies* (``replies``: name -> {item id: reply text}) sends the
 very text a real model sent (e.g. the official MMLU-Pro outputs), so that a test sees it
 graded as the references' results were; an item it has no reply for gets one naming no
@@ -108,6 +113,7 @@ class Simulator:
         replay: Mapping[str, Mapping[str, int]] | None = None,
         replies: Mapping[str, Mapping[str, str]] | None = None,
         thinking: Mapping[str, str] | None = None,
+        reasoning_gain: Mapping[str, float] | None = None,
     ) -> None:
         self.replay: dict[str, dict[str, int]] = _checked_replay(replay or {}, models)
         self.replies: dict[str, dict[str, str]] = {
@@ -120,6 +126,10 @@ class Simulator:
                 raise SynthError(f"model {name!r} of recorded replies needs a name of its own")
         if not models and not self.replay and not self.replies:
             raise SynthError("at least one simulated model is needed")
+        self.reasoning_gain: dict[str, float] = dict(reasoning_gain or {})
+        for name in self.reasoning_gain:
+            if name not in models:
+                raise SynthError(f"reasoning gain of {name!r}: not a simulated model")
         self.thinking: dict[str, str] = dict(thinking or {})
         for name, mode in self.thinking.items():
             if mode not in THINKING_MODES or name not in models:
@@ -165,17 +175,20 @@ class Simulator:
         then the judges."""
         return [*self.models, *self.replay, *self.replies, *self.judges]
 
-    def p_right(self, model: str, item_id: str) -> float:
+    def p_right(self, model: str, item_id: str, *, reasoning: bool = True) -> float:
         """The probability that ``model`` answers ``item_id`` right (a replayed model:
         its recorded answer, 0 where it has none; a model of recorded replies: 0, since
-        only grading its reply tells)."""
+        only grading its reply tells); ``reasoning`` False: when not asked to reason
+        (``reasoning_gain``)."""
         if model in self.replies:
             return 0.0
         if model in self.replay:
             return float(self.replay[model].get(item_id, 0))
         value = self.models[model]
+        if not reasoning:
+            value -= self.reasoning_gain.get(model, 0.0)
         if self.irt is None:
-            return value
+            return min(max(value, 0.0), 1.0)
         a, b, c = self.irt[item_id]
         return c + (1.0 - c) / (1.0 + math.exp(-a * (value - b)))
 
@@ -208,11 +221,9 @@ class Simulator:
         if info.item.type is ItemType.OPEN:
             quality = draw_quality(self.p_right(model, info.item.id), rng)
             return open_reply(info.item, quality, info.chinese, rng)
-        answer = (
-            info.item.answer
-            if rng.random() < self.p_right(model, info.item.id)
-            else _wrong(info, rng)
-        )
+        asked_to_reason = "step by step" in prompt.lower()
+        p = self.p_right(model, info.item.id, reasoning=asked_to_reason)
+        answer = info.item.answer if rng.random() < p else _wrong(info, rng)
         return _render(info, answer, rng)
 
 

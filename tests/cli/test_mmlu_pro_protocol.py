@@ -75,14 +75,15 @@ def test_the_pool_ships_the_official_worked_examples(pool: Any) -> None:
 
 
 def _assess(server: LocalServer, model: str, tmp_path: Path, *extra: str) -> tuple[int, str, Any]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     out = tmp_path / f"{model}.json"
     result = runner.invoke(
         app,
         [
             "assess",
-            *("--pool", "mmlu-pro", "--model", model, "--length", "6"),
+            *("--pool", "mmlu-pro", "--model", model),
             *("--base-url", server.base_url, "--store", str(tmp_path / "run.db")),
-            *("--out", str(out), *extra),
+            *("--out", str(out), "--length", "6", *extra),
         ],
     )
     written = json.loads(out.read_text(encoding="utf-8")) if result.exit_code == 0 else None
@@ -175,3 +176,40 @@ def test_official_replies_are_graded_as_the_official_script_graded_them(
             finally:
                 examinee.close()
     assert checked >= 30
+
+
+def test_asking_off_protocol_moves_theta_and_is_flagged(pool: Any, tmp_path: Path) -> None:
+    # The simulated model answers right 80% of the time when asked to think step by
+    # step, as every reference was, and 20% of the time when asked for the letter alone.
+    direct = tmp_path / "direct.j2"
+    direct.write_text(
+        "{{ question }}\n{% for letter, text in choices %}{{ letter }}. {{ text }}\n"
+        "{% endfor %}Reply with the letter only, as 'Answer: X'.",
+        encoding="utf-8",
+    )
+    runs = {}
+    with LocalServer(pool.items, {"llm": 0.8}, reasoning_gain={"llm": 0.6}) as server:
+        for label, extra in (("on", ()), ("off", ("--prompt-template", str(direct)))):
+            code, output, result = _assess(
+                server, "llm", tmp_path / label, "--length", "40", *extra
+            )
+            assert code == 0, output
+            runs[label] = result
+    on, off = runs["on"], runs["off"]
+    assert on["settings"]["protocol"]["followed"] is True
+    assert off["settings"]["protocol"]["differs"] == ["prompt_template"]
+    assert off["theta"] < on["theta"] - 1.0
+    assert off["predicted_accuracy"]["value"] < on["predicted_accuracy"]["value"] - 0.2
+    table = tmp_path / "board.json"
+    board = runner.invoke(
+        app,
+        [
+            "leaderboard",
+            *(str(tmp_path / label / "llm.json") for label in ("on", "off")),
+            *("--out", str(table)),
+        ],
+    )
+    assert board.exit_code == 0, board.output
+    rows = json.loads(table.read_text(encoding="utf-8"))["rows"]
+    flags = {row["source"].split("/")[-2]: row["flags"] for row in rows}
+    assert "off protocol" in flags["off"] and "off protocol" not in flags["on"]
