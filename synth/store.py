@@ -214,22 +214,30 @@ def _models_clause(models: Sequence[str] | None) -> tuple[str, list[str]]:
     return f" WHERE model IN ({','.join('?' * len(models))})", list(models)
 
 
+def _reply(columns: Sequence[Any], reasoning: Sequence[Any]) -> ChatReply:
+    """A stored reply from its columns: text, prompt and completion tokens, latency,
+    attempts; then reasoning, finish reason and reasoning tokens (schema 4)."""
+    text, prompt, completion, latency, attempts = columns
+    thought, finish, thought_tokens = reasoning
+    return ChatReply(
+        text,
+        prompt,
+        completion,
+        latency,
+        attempts,
+        reasoning=thought,
+        finish_reason=finish,
+        reasoning_tokens=thought_tokens or 0,
+    )
+
+
 def _call_record(row: Sequence[Any]) -> CallRecord:
     grade = None if row[14] is None else json.loads(row[14])
     return CallRecord(
         key=row[0],
         model=row[1],
         request=json.loads(row[2]),
-        reply=ChatReply(
-            row[3],
-            row[4],
-            row[5],
-            row[6],
-            row[7],
-            reasoning=row[15],
-            finish_reason=row[16],
-            reasoning_tokens=row[17] or 0,
-        ),
+        reply=_reply(row[3:8], row[15:18]),
         cost=row[8],
         prompt_version=row[9],
         created=row[10],
@@ -327,16 +335,7 @@ class RunStore:
         ).fetchone()
         if row is None:
             return None
-        reply = ChatReply(
-            row[0],
-            row[1],
-            row[2],
-            row[3],
-            row[4],
-            reasoning=row[6],
-            finish_reason=row[7],
-            reasoning_tokens=row[8] or 0,
-        )
+        reply = _reply(row[0:5], row[6:9])
         return StoredCall(key, reply, row[5])
 
     def put_call(

@@ -110,18 +110,7 @@ class ChatCompletions:
         )
         key = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
         if model not in self.simulator.names:
-            return Reply(
-                outcome="unknown_model",
-                status=404,
-                body=error_body(
-                    f"The model `{model}` does not exist or you do not have access to it.",
-                    "invalid_request_error",
-                    "model_not_found",
-                ),
-                model=model,
-                item_id=None,
-                key=key,
-            )
+            return _unknown_model(model, key)
         info = self.simulator.find_item(messages)
         item_id = info.item.id if info is not None else None
         with self._fault_lock:
@@ -198,18 +187,7 @@ class ChatCompletions:
         model = cast(str, body["model"])
         key = logprobs.body_key(body)
         if model not in self.simulator.names:
-            return Reply(
-                outcome="unknown_model",
-                status=404,
-                body=error_body(
-                    f"The model `{model}` does not exist or you do not have access to it.",
-                    "invalid_request_error",
-                    "model_not_found",
-                ),
-                model=model,
-                item_id=None,
-                key=key,
-            )
+            return _unknown_model(model, key)
         prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
         info = self.simulator.find_item([{"role": "user", "content": prompts[0]}])
         payload = logprobs.completion_body(self.simulator, body, key)
@@ -234,6 +212,22 @@ class ChatCompletions:
             item_id=None,
             key=hashlib.sha256(raw).hexdigest(),
         )
+
+
+def _unknown_model(model: str, key: str) -> Reply:
+    """The 404 of a request for a model the server does not play, as OpenAI words it."""
+    return Reply(
+        outcome="unknown_model",
+        status=404,
+        body=error_body(
+            f"The model `{model}` does not exist or you do not have access to it.",
+            "invalid_request_error",
+            "model_not_found",
+        ),
+        model=model,
+        item_id=None,
+        key=key,
+    )
 
 
 def _request_problem(body: Any) -> str | None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from itempool import ItemType, PoolItem
@@ -11,22 +9,10 @@ from synth.errors import SynthError
 from synth.extractors import check_extractor, extract_with, mmlu_pro_official
 from synth.reasoning import split_reasoning
 from synth.scoring import score_reply
+from tests.synth.official_rules import official_letter
 
 OPTIONS = {letter: f"option {letter.lower()}" for letter in "ABCDEFGHIJ"}
 ITEM = PoolItem(id="q1", question="Which?", options=OPTIONS, answer="C")
-
-
-def _official_reference(text: str) -> str | None:
-    """MMLU-Pro's three rules as its evaluate_from_api.py writes them, lookahead and all."""
-    text = text.replace("**", "")
-    match = re.search(r"answer is \(?([A-J])\)?", text)
-    if match:
-        return match.group(1)
-    match = re.search(r".*[aA]nswer:\s*([A-J])", text)
-    if match:
-        return match.group(1)
-    match = re.search(r"\b[A-J]\b(?!.*\b[A-J]\b)", text, re.DOTALL)
-    return match.group(0) if match else None
 
 
 REPLIES = [
@@ -51,7 +37,7 @@ REPLIES = [
 
 @pytest.mark.parametrize("reply", REPLIES)
 def test_the_official_rules_read_what_the_official_regexes_read(reply: str) -> None:
-    assert mmlu_pro_official(reply) == _official_reference(reply)
+    assert mmlu_pro_official(reply) == official_letter(reply.replace("**", ""))
 
 
 def test_the_first_answer_statement_wins_under_the_official_rules() -> None:

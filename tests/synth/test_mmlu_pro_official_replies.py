@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from synth.extractors import mmlu_pro_official
+from tests.synth.official_rules import official_letter
 
 FIXTURE = Path(__file__).parent / "data" / "mmlu_pro_official_replies.jsonl.gz"
 
@@ -27,21 +27,6 @@ def _rows() -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh]
 
 
-def _regexes(text: str, rules: int) -> str | None:
-    """The official regexes as written in TIGER-AI-Lab/MMLU-Pro (quadratic, but these
-    replies are short)."""
-    match = re.search(r"answer is \(?([A-J])\)?", text)
-    if match:
-        return match.group(1)
-    match = re.search(r".*[aA]nswer:\s*([A-J])", text)
-    if match:
-        return match.group(1)
-    if rules < 3:
-        return None
-    match = re.search(r"\b[A-J]\b(?!.*\b[A-J]\b)", text, re.DOTALL)
-    return match.group(0) if match else None
-
-
 ROWS = _rows()
 
 
@@ -49,7 +34,7 @@ ROWS = _rows()
 def test_the_rules_read_what_the_official_regexes_read(rules: int) -> None:
     for row in ROWS:
         mine = mmlu_pro_official(row["reply"], rules=rules, strip_bold=False)
-        assert mine == _regexes(row["reply"], rules), (row["model"], row["question_id"])
+        assert mine == official_letter(row["reply"], rules), (row["model"], row["question_id"])
 
 
 def test_every_stored_letter_that_a_rule_reads_is_read() -> None:
@@ -61,7 +46,11 @@ def test_every_stored_letter_that_a_rule_reads_is_read() -> None:
             mmlu_pro_official(text),
             mmlu_pro_official(text, rules=2, strip_bold=False),
         }
-        official = {_regexes(text, 3), _regexes(text.replace("**", ""), 3), _regexes(text, 2)}
+        official = {
+            official_letter(text, 3),
+            official_letter(text.replace("**", ""), 3),
+            official_letter(text, 2),
+        }
         assert readings == official
         if row["pred"] in readings:
             derived += 1
