@@ -83,8 +83,10 @@ def test_info_table_and_json(tmp_path: Path) -> None:
         "information",
         "reference",
         "multidimensional",
+        "protocol",
     }
     assert figures["multidimensional"] is None
+    assert figures["protocol"] is None  # the pool records none: the built-in one
     assert figures["items"]["by_scenario"]["units"] == {
         "single": 2,
         "multi": 1,
