@@ -249,15 +249,28 @@ def replay(model: str, folder: Path, folds: int, length: int, seed: int) -> dict
             )
             result = cat.assess(pool, examinee, length=length, seed=seed)
     asked = [item for item in result.items if item.id in rows]
-    same = sum(
-        int(item.response == (rows[item.id].get("pred") == rows[item.id]["answer"]))
+    official = {
+        item.id: int(rows[item.id].get("pred") == rows[item.id]["answer"]) for item in asked
+    }
+    same = sum(int(item.response == official[item.id]) for item in asked)
+    # Each item graded otherwise: the stored letter, the one read, and whether the
+    # stored letter follows from the reply by today's rules at all.
+    differing = [
+        {
+            "item": item.id,
+            "stored": rows[item.id].get("pred"),
+            "read": item.answer,
+            "rules_read": mmlu_pro_official(reply_of(rows[item.id])),
+        }
         for item in asked
-    )
+        if item.response != official[item.id]
+    ]
     acc = result.predicted_accuracy
     return {
         "model": model,
         "asked": len(result.items),
         "graded_as_official": same,
+        "graded_otherwise": differing,
         "truth": truth,
         "predicted": acc.value,
         "low": acc.low,
