@@ -30,7 +30,9 @@ def test_the_pool_loads_by_name_and_assesses(shipped: LoadedPool) -> None:
     manifest = shipped.manifest
     assert manifest.language == "en" and len(manifest.scenarios) == 14
     assert manifest.license == "MIT AND Apache-2.0"
-    assert [s.license for s in manifest.sources] == ["MIT", "Apache-2.0"]
+    # the questions, the references' results, the worked examples of the protocol
+    assert [s.license for s in manifest.sources] == ["MIT", "Apache-2.0", "MIT"]
+    assert manifest.protocol is not None and manifest.protocol.name == "mmlu-pro-official"
     assert manifest.design_errors is not None and set(manifest.design_errors) >= {"irt"}
     assert manifest.calibration is not None and manifest.calibration["seed"] == manifest.seed
     result = cat.assess(shipped, cat.SimulatedExaminee(0.5, seed=1), length=6)
