@@ -88,8 +88,10 @@ def test_dump_is_what_cat_pool_info_writes(tmp_path: Path, calibrated: bool) -> 
         "information",
         "reference",
         "multidimensional",
+        "protocol",
     }
     assert dumped["multidimensional"] is None  # a 3PL pool has no multidimensional model
+    assert dumped["protocol"] is None  # nor a recorded protocol
     assert set(dumped["pool"]) == {
         "dir",
         "name",
