@@ -6,11 +6,12 @@ Whitespace is collapsed on both sides, since prompt templates re-wrap questions.
 Questions of at least ``ANCHOR`` characters are indexed by their first ``ANCHOR``
 characters, so that a prompt is scanned with one dict lookup per position; the few
 shorter ones are searched for directly (``str.find`` runs in C). The user messages are
-searched latest first, then the others; in a message the question found last wins
-(few-shot examples come before the question asked), and a question found inside a
-longer one that is found too does not count. A stem that several items share with other
-options (a benchmark may repeat one) goes to the item whose option texts the rest of the
-prompt holds most of; items asked exactly alike go to the first of them.
+searched latest first, then the others. In a message the question followed by most of
+its own options wins (a stem that several items share with other options, as a
+benchmark may repeat one, goes to the item whose options follow it; a question quoted
+inside another item's options does not count), then the one found last (few-shot
+examples come before the question asked); a question found inside a longer one that is
+found too does not count; items asked exactly alike go to the first of them.
 """
 
 from __future__ import annotations
@@ -53,6 +54,19 @@ class _Entry:
     question: str  # normalised
     bodies: tuple[str, ...]  # the option texts, normalised
     item: PoolItem
+
+
+def _option_score(entry: _Entry, rest: str) -> tuple[float, float]:
+    """The share of ``entry``'s options the prompt after its question holds: as "letter.
+    text" (how the prompts letter them, which tells apart items whose option texts lie
+    inside each other's), then as texts; (1, 1) for an item without options."""
+    if not entry.bodies:
+        return 1.0, 1.0
+    letters = entry.item.options.keys()
+    pairs = zip(letters, entry.bodies, strict=True)
+    lettered = sum(f"{k}. {body}" in rest for k, body in pairs)
+    plain = sum(body in rest for body in entry.bodies)
+    return lettered / len(entry.bodies), plain / len(entry.bodies)
 
 
 class QuestionIndex:
@@ -102,10 +116,15 @@ class QuestionIndex:
             for m in matches
             if not any(o[0] <= m[0] and m[1] <= o[1] and o[1] - o[0] > m[1] - m[0] for o in matches)
         ]
-        last = max(outer, key=lambda m: (m[0], m[1]))
-        twins = [m[2] for m in outer if m[:2] == last[:2]]
-        if len(twins) == 1:
-            return last[2].item
-        rest = text[last[1] :]
-        # max keeps the first of equals: items asked exactly alike go to the first.
-        return max(twins, key=lambda e: sum(body in rest for body in e.bodies)).item
+
+        # The question followed by its own options wins: a stem that several items share
+        # goes to the one whose options follow it, and a question quoted in another
+        # item's options does not count. Among equals the question found last wins
+        # (few-shot examples come before the question asked), and max keeps the first
+        # of items asked exactly alike; of two items on one stem whose options all follow
+        # it, the one with more (another's options may be the first of its own).
+        def rank(m: tuple[int, int, _Entry]) -> tuple[float, float, int, int, int]:
+            lettered, plain = _option_score(m[2], text[m[1] :])
+            return lettered, plain, m[0], m[1], len(m[2].bodies)
+
+        return max(outer, key=rank)[2].item

@@ -213,3 +213,24 @@ def test_asking_off_protocol_moves_theta_and_is_flagged(pool: Any, tmp_path: Pat
     rows = json.loads(table.read_text(encoding="utf-8"))["rows"]
     flags = {row["source"].split("/")[-2]: row["flags"] for row in rows}
     assert "off protocol" in flags["off"] and "off protocol" not in flags["on"]
+
+
+@pytest.mark.parametrize("item_id", ["1138", "1391", "6361", "11085", "7028"])
+def test_the_server_tells_apart_questions_that_share_a_stem_or_quote_another(
+    pool: Any, item_id: str
+) -> None:
+    # 1137/1138 share a stem with other options; 1390's options are the first nine of
+    # 1391's; 11085's options quote another item's question.
+    from synth.local_server.simulator import Simulator
+    from synth.names import Style
+    from synth.prompter import Prompter
+    from synth.protocols import follow_protocol
+
+    followed = follow_protocol(pool.protocol)
+    prompter = Prompter.for_pool(followed.settings, pool.items, "en", 0)
+    item = next(i for i in pool.items if i.id == item_id)
+    messages = prompter.first(item, Style.COT)
+    found = Simulator(pool.items, {"x": 0.5}, 0).find_item(
+        [{"role": role, "content": text} for role, text in messages]
+    )
+    assert found is not None and found.item.id == item_id

@@ -103,7 +103,7 @@ def _pool(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        ([], "give --models NAME=P,... or --replay RESPONSES"),
+        ([], "give --models NAME=P,..., --replay RESPONSES or --replies FILE"),
         (["--models", "m=0.5", "--replay-subjects", "s1"], "--replay-subjects picks subjects"),
     ],
 )
