@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 import cat
 from cat.cli.app import app
@@ -28,6 +28,13 @@ def _questions(path: Path) -> Path:
     return path
 
 
+def _import(tmp_path: Path, out: Path, *extra: str) -> Result:
+    """``cat pool import questions`` of four questions into ``out``."""
+    questions = str(_questions(tmp_path / "q.jsonl"))
+    args = ["pool", "import", "questions", questions, "--out", str(out), "--language", "en"]
+    return runner.invoke(app, [*args, *extra])
+
+
 def test_a_protocol_file_and_its_template_go_into_the_pool(tmp_path: Path) -> None:
     template = (
         "{{ question }}\n{% for letter, text in choices %}{{ letter }}) {{ text }}\n{% endfor %}"
@@ -36,21 +43,7 @@ def test_a_protocol_file_and_its_template_go_into_the_pool(tmp_path: Path) -> No
     protocol = {"name": "harness", "style": "cot", "template": "user.jinja", "max_tokens": 512}
     (tmp_path / "protocol.json").write_text(json.dumps(protocol), encoding="utf-8")
     out = tmp_path / "pool"
-    result = runner.invoke(
-        app,
-        [
-            "pool",
-            "import",
-            "questions",
-            str(_questions(tmp_path / "q.jsonl")),
-            "--out",
-            str(out),
-            "--language",
-            "en",
-            "--protocol",
-            str(tmp_path / "protocol.json"),
-        ],
-    )
+    result = _import(tmp_path, out, "--protocol", str(tmp_path / "protocol.json"))
     assert result.exit_code == 0, result.output
     assert "protocol harness from" in result.output
     pool = cat.load_pool(out)
@@ -63,21 +56,7 @@ def test_a_protocol_file_and_its_template_go_into_the_pool(tmp_path: Path) -> No
 def test_a_bad_protocol_writes_no_pool(tmp_path: Path) -> None:
     (tmp_path / "protocol.json").write_text(json.dumps({"mode": "telepathy"}), encoding="utf-8")
     out = tmp_path / "pool"
-    result = runner.invoke(
-        app,
-        [
-            "pool",
-            "import",
-            "questions",
-            str(_questions(tmp_path / "q.jsonl")),
-            "--out",
-            str(out),
-            "--language",
-            "en",
-            "--protocol",
-            str(tmp_path / "protocol.json"),
-        ],
-    )
+    result = _import(tmp_path, out, "--protocol", str(tmp_path / "protocol.json"))
     assert result.exit_code == 2
     assert "protocol.json: mode" in result.output
     assert not (out / "pool.json").exists()
@@ -85,19 +64,7 @@ def test_a_bad_protocol_writes_no_pool(tmp_path: Path) -> None:
 
 def test_a_protocol_naming_a_missing_file_is_a_pool_problem(tmp_path: Path) -> None:
     pool = tmp_path / "pool"
-    runner.invoke(
-        app,
-        [
-            "pool",
-            "import",
-            "questions",
-            str(_questions(tmp_path / "q.jsonl")),
-            "--out",
-            str(pool),
-            "--language",
-            "en",
-        ],
-    )
+    assert _import(tmp_path, pool).exit_code == 0
     manifest = json.loads((pool / "pool.json").read_text(encoding="utf-8"))
     manifest["protocol"] = {"template": "protocol/gone.jinja"}
     (pool / "pool.json").write_text(json.dumps(manifest), encoding="utf-8")
