@@ -225,10 +225,22 @@ categories as scenarios, calibrated on the official per-question results of
 | the reference models' answers (`reference_answers.csv.gz`) and what is fitted \
 to them (`params.csv`, `reference.jsonl`, `low_rank.csv`, the errors in `pool.json`) \
 | [TIGER-AI-Lab/MMLU-Pro, `eval_results/`]({RESULTS_URL}) | Apache-2.0 |
+| the worked examples of the official prompt (`protocol/examples.jsonl`, the \
+validation split's `cot_content`) | [TIGER-Lab/MMLU-Pro]({QUESTIONS_URL}) | MIT |
 
-`pool.json` records both (`license`, `sources`). The results are the models' chain-of-
+`pool.json` records them (`license`, `sources`). The results are the models' chain-of-
 thought answers scored 1 where the letter extracted from the reply equals the key (no
 letter extracted: 0); an item a model has no result for is not answered.
+
+## Protocol
+
+The references were asked by MMLU-Pro's official evaluation, and `cat assess` asks a new
+model the same way (`pool.json` `protocol`, shown by `cat pool info mmlu-pro`): one user
+message with the official instruction for the question's category, the category's first
+five worked examples (`protocol/examples.jsonl`) and the question
+(`protocol/chat.jinja`, after `evaluate_from_api.py`); temperature 0, at most 4,000
+tokens; the letter read by the official three rules. `item_pools/mmlu_pro_protocol.py`
+writes these files from the validation split.
 
 ## Contents
 
