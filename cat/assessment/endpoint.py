@@ -143,7 +143,7 @@ class EndpointExaminee:
         return self.model
 
     def start(self, pool: LoadedPool, seed: int) -> None:
-        from synth.backend import OpenAIBackend, RetryPolicy, api_key, check_reachable
+        from synth.backend import RetryPolicy, api_key, check_reachable
 
         self._items = {item.id: item for item in pool.items}
         self._language = pool.manifest.language
@@ -182,7 +182,7 @@ class EndpointExaminee:
             self._run_store, self._owns_store = RunStore(path), True
 
     def _start_judge(self, seed: int) -> None:
-        from synth.backend import OpenAIBackend, RetryPolicy, api_key, check_reachable
+        from synth.backend import RetryPolicy, api_key, check_reachable
         from synth.participants import parse_agents
 
         assert self.judge_model is not None

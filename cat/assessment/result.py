@@ -187,10 +187,8 @@ class ProtocolUse(_Part):
             self.name if self.followed else f"{self.name}, departed from: {', '.join(self.differs)}"
         )
 
-    def warning(self, model: str) -> str | None:
-        """One line saying that ``model`` was asked off the protocol, or None."""
-        if self.followed:
-            return None
+    def warning(self, model: str) -> str:
+        """One line saying that ``model`` was asked off the protocol."""
         return (
             f"warning: {model} was not asked as the pool's protocol {self.name!r} says "
             f"({', '.join(self.differs)} differ): its θ and predicted accuracy are not on "

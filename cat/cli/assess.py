@@ -9,13 +9,21 @@ import typer
 from rich.table import Table
 
 from cat.cli.assess_many import assess_models, model_specs
-from cat.cli.common import check_writable, handle_errors, progress_bar, say, stdout
+from cat.cli.common import (
+    check_writable,
+    handle_errors,
+    progress_bar,
+    say,
+    stdout,
+    warn_off_protocol,
+)
 from cat.cli.generation_options import (
     CONCURRENCY,
     EXTRA_BODY,
     EXTRACTOR,
     MAX_TOKENS,
     STOP,
+    STYLE,
     SYSTEM_PROMPT,
     TEMPERATURE,
     few_shot_option,
@@ -140,12 +148,7 @@ def assess(
     stop: list[str] | None = STOP,
     extra_body: str | None = EXTRA_BODY,
     extractor: str | None = EXTRACTOR,
-    style: Style | None = typer.Option(
-        None,
-        "--style",
-        help="The built-in prompts' style: direct (the answer only) or cot (reasoning "
-        "first). Default: the pool's protocol's (direct for a pool that records none).",
-    ),
+    style: Style | None = STYLE,
     concurrency: int = CONCURRENCY,
 ) -> None:
     """Give a model an adaptive test on a calibrated pool: each item the most
@@ -322,8 +325,7 @@ def _print(result: AssessmentResult) -> None:
     if asked:
         table.add_row("asked with", asked)
     stdout.print(table)
-    if protocol is not None and not protocol.followed:
-        say(protocol.warning(result.model) or "")
+    warn_off_protocol(protocol, result.model)
     profile = result.profile
     if profile is not None:
         ranks = []

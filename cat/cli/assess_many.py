@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.table import Table
 
-from cat.cli.common import EXIT_BAD_INPUT, fail, print_error, progress_bar, say, stdout
+from cat.cli.common import (
+    EXIT_BAD_INPUT,
+    fail,
+    print_error,
+    progress_bar,
+    say,
+    stdout,
+    warn_off_protocol,
+)
 
 if TYPE_CHECKING:
     from cat.assessment.many import ModelRun
@@ -126,6 +134,5 @@ def _print(runs: list[ModelRun]) -> None:
         )
     stdout.print(table)
     for run in runs:
-        protocol = None if run.result is None else run.result.settings.protocol
-        if protocol is not None and not protocol.followed:
-            say(protocol.warning(run.model) or "")
+        if run.result is not None:
+            warn_off_protocol(run.result.settings.protocol, run.model)

@@ -24,6 +24,7 @@ from irt.errors import IRTError
 from synth.errors import SynthError
 
 if TYPE_CHECKING:
+    from cat.assessment.result import ProtocolUse
     from itempool import PredictionErrors
 
 P = ParamSpec("P")
@@ -97,6 +98,12 @@ def say(text: str) -> None:
     read as markup; and a line must stay one line at any terminal width, for scripts
     that read it."""
     stdout.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def warn_off_protocol(protocol: ProtocolUse | None, model: str) -> None:
+    """The one warning line of a live model asked off its pool's protocol."""
+    if protocol is not None and not protocol.followed:
+        say(protocol.warning(model))
 
 
 def check_writable(

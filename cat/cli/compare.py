@@ -10,12 +10,21 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from cat.cli.common import check_writable, fail, handle_errors, progress_bar, say, stdout
+from cat.cli.common import (
+    check_writable,
+    fail,
+    handle_errors,
+    progress_bar,
+    say,
+    stdout,
+    warn_off_protocol,
+)
 from cat.cli.generation_options import (
     EXTRA_BODY,
     EXTRACTOR,
     MAX_TOKENS,
     STOP,
+    STYLE,
     SYSTEM_PROMPT,
     TEMPERATURE,
     few_shot_option,
@@ -99,11 +108,7 @@ def compare(
     stop: list[str] | None = STOP,
     extra_body: str | None = EXTRA_BODY,
     extractor: str | None = EXTRACTOR,
-    style: Style | None = typer.Option(
-        None,
-        "--style",
-        help="The built-in prompts' style, direct or cot (default: the pool's protocol's).",
-    ),
+    style: Style | None = STYLE,
 ) -> None:
     """Compare two models on the same items: each item the one that most narrows the
     predicted accuracy difference Δ = A − B, until its 95% interval excludes 0 (A or B
@@ -183,8 +188,7 @@ def compare(
         result.write_json(out)
     _print(result)
     for each in (result.a, result.b):
-        if each.protocol is not None and not each.protocol.followed:
-            say(each.protocol.warning(each.model) or "")
+        warn_off_protocol(each.protocol, each.model)
     if out is not None:
         say(f"result written to {out}")
 

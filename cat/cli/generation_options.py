@@ -46,6 +46,12 @@ EXTRA_BODY = typer.Option(
     help="Fields the endpoint takes beside the standard ones, as JSON or @FILE, e.g. '{\""
     'reasoning_effort": "low"}\'; they are part of each call\'s key in the store.',
 )
+STYLE = typer.Option(
+    None,
+    "--style",
+    help="The built-in prompts' style: direct (the answer only) or cot (reasoning first). "
+    "Default: the pool's protocol's (direct for a pool that records none).",
+)
 CONCURRENCY = typer.Option(8, "--concurrency", min=1, help="Calls in flight at once.")
 
 #: What a template sees (synth.templates).
