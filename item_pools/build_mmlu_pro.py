@@ -239,8 +239,12 @@ model the same way (`pool.json` `protocol`, shown by `cat pool info mmlu-pro`): 
 message with the official instruction for the question's category, the category's first
 five worked examples (`protocol/examples.jsonl`) and the question
 (`protocol/chat.jinja`, after `evaluate_from_api.py`); temperature 0, at most 4,000
-tokens; the letter read by the official three rules. `item_pools/mmlu_pro_protocol.py`
-writes these files from the validation split.
+tokens; the letter read by the official three rules. Its raw form
+(`cat assess --protocol-form raw`, `protocol/raw.jinja`, after `evaluate_from_local.py`)
+sends the same examples as one raw prompt to a completions endpoint, stop at
+"Question:", at most 2,048 tokens, the letter read by the first two rules, as the
+open-weight references were asked and graded; each form lists its references.
+`item_pools/mmlu_pro_protocol.py` writes these files from the validation split.
 
 ## Contents
 

@@ -19,12 +19,19 @@ tokens; the letter read by the official three rules (``synth.extractors``), a re
 none counted wrong, as the references' accuracies count it. The message is sent without
 the official prompt's two closing newlines (a rendered template is stripped).
 
-Open-weight references were run through ``evaluate_from_local.py`` instead: the same
-examples as one raw prompt for a completions endpoint (instruction
-``cot_prompt_lib/initial_prompt.txt``, stop at "Question:", 2,048 new tokens), and their
-stored letters were read by the first two rules only (the third was added on
-2024-07-09, after those runs). The pool's protocol records the chat form, which is what
-``cat assess`` asks a chat endpoint; ``note`` says which references were asked which way.
+Open-weight references were run through ``evaluate_from_local.py`` instead: the raw
+form (``forms.raw``, ``protocol/raw.jinja``), the same examples in one prompt for a
+completions endpoint without a chat template (instruction
+``cot_prompt_lib/initial_prompt.txt``, ``format_cot_example``'s layout: "Question:" and
+"Options:" on lines of their own, each worked answer opening "Answer: Let's think step
+by step."), stop at "Question:", 2,048 new tokens; 20 of those 25 references' stored
+letters were read by the first two rules only (the third was added on 2024-07-09, after
+their runs), so the raw form grades by those two (``mmlu-pro-official-2rule``). The
+local script scores a reply with no letter as a seeded guess in the accuracy it prints,
+but stores no letter, and the pool's references count it wrong. It also drops worked
+examples while the prompt is longer than 2,048 tokens of the model's tokenizer, which an
+endpoint cannot know: the raw form always shows five. ``references`` lists which
+reference was asked in which form, as the official outputs tell.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ OFFICIAL_REPO = "https://github.com/TIGER-AI-Lab/MMLU-Pro"
 OFFICIAL_COMMIT = "f418b116db00b065c2aea046518d8fcf74d39872"
 EXAMPLES = "protocol/examples.jsonl"
 TEMPLATE = "protocol/chat.jinja"
+RAW_TEMPLATE = "protocol/raw.jinja"
 
 #: The user message of ``evaluate_from_api.py``: the instruction, the examples as its
 #: ``format_example`` writes them, the question ending "Answer: Let's think step by step."
@@ -58,18 +66,73 @@ CHAT_TEMPLATE = (
     "Answer: Let's think step by step.\n"
 )
 
-#: Which references were asked which way, where the official outputs say.
-LOCAL_REFERENCES = (
-    "As the official outputs tell (model_outputs, written by evaluate_from_api.py, or "
-    "generated_text, by evaluate_from_local.py): DeepSeek-Coder-V2, gemini-1.5-flash-002, "
-    "gemini-1.5-pro-002 and jamba-1.5-large were asked in this chat form; the 21 "
-    "open-weight models (Llama, Mistral, Mixtral, Qwen, Yi, Phi-3, gemma, c4ai, "
-    "mathstral) through evaluate_from_local.py: the same examples in one raw prompt "
-    "(instruction cot_prompt_lib/initial_prompt.txt), no chat template, stop at "
-    '"Question:", 2,048 new tokens, their letters read by the first two rules only '
-    "(mmlu-pro-official-2rule) except the Llama-3.1 runs; the outputs of repo_deepseek, "
-    "repo_gpt4o and repo_merged are not in the repository. A reply with no letter "
-    "counts as wrong in every reference's accuracy."
+#: The prompt of ``evaluate_from_local.py``'s ``generate_cot_prompt``: the instruction file
+#: (three newlines at its end) and one more newline, the examples as
+#: ``format_cot_example`` writes them (the worked answer's "A: Let's think step by step."
+#: made "Answer: Let's think step by step."), the question ending "Answer: Let's think
+#: step by step.".
+RAW_TEMPLATE_TEXT = (
+    "The following are multiple choice questions (with answers) about {{ scenario }}. "
+    'Think step by step and then finish your answer with "the answer is (X)" where X is '
+    "the correct letter choice.\n\n\n\n"
+    "{% for e in examples %}Question:\n{{ e.question }}\nOptions:\n"
+    "{% for letter, text in e.choices %}{{ letter }}. {{ text }}\n{% endfor %}"
+    "Answer: {{ e.worked }}\n\n{% endfor %}"
+    "Question:\n{{ question }}\nOptions:\n"
+    "{% for letter, text in choices %}{{ letter }}. {{ text }}\n{% endfor %}"
+    "Answer: Let's think step by step.\n"
+)
+
+#: The references asked in the chat form (their outputs hold ``model_outputs``, as
+#: ``evaluate_from_api.py`` writes them) and in the raw form (``generated_text``, from
+#: ``evaluate_from_local.py``); the outputs of repo_deepseek, repo_gpt4o and repo_merged
+#: are not in the official repository.
+CHAT_REFERENCES = (
+    "DeepSeek-Coder-V2",
+    "gemini-1.5-flash-002",
+    "gemini-1.5-pro-002",
+    "jamba-1.5-large",
+)
+RAW_REFERENCES = (
+    "Llama-2-13b-hf",
+    "Llama-2-70b-hf",
+    "Llama-2-7b-hf",
+    "Meta-Llama-3-70B",
+    "Meta-Llama-3-8B",
+    "Meta-Llama-3_1-70B-Instruct",
+    "Meta-Llama-3_1-70B",
+    "Meta-Llama-3_1-8B-Instruct",
+    "Meta-Llama-3_1-8B",
+    "Mistral-7B-Instruct-v0.1",
+    "Mistral-7B-Instruct-v0.2",
+    "Mistral-7B-v0.1",
+    "Mistral-7B-v0.2-hf",
+    "Mixtral-8x7B-Instruct-v0.1",
+    "Mixtral-8x7B-v0.1",
+    "Phi-3-mini-4k-instruct",
+    "Qwen1.5-110B",
+    "Qwen1.5-72B-Chat",
+    "Qwen1.5-7B-Chat",
+    "Yi-34B",
+    "Yi-6B",
+    "Yi-6b-Chat",
+    "c4ai-command-r-v01",
+    "gemma-7b",
+    "mathstral-7B",
+)
+
+CHAT_NOTE = (
+    "The chat form of evaluate_from_api.py. The references were asked in two forms, "
+    "as the official outputs tell (references: this form's; forms.raw.references: the "
+    "raw form's); repo_deepseek, repo_gpt4o and repo_merged left no outputs in the "
+    "repository. A reply with no letter counts as wrong in every reference's accuracy."
+)
+RAW_NOTE = (
+    "The raw prompt of evaluate_from_local.py for a completions endpoint (no chat "
+    "template). Its references' letters were read by the first two official rules "
+    "(the Llama-3.1 runs and mathstral-7B by all three, as the pool's main form reads "
+    "them); the official script also drops worked examples from a prompt longer than "
+    "2,048 tokens of the model's tokenizer, which this form does not."
 )
 
 SOURCE = {
@@ -81,10 +144,13 @@ SOURCE = {
 
 
 def protocol_entry() -> dict[str, Any]:
-    """``pool.json``'s ``protocol``."""
+    """``pool.json``'s ``protocol``: the chat form, and the raw form among its forms."""
+    local = f"{OFFICIAL_REPO}/blob/{OFFICIAL_COMMIT}/evaluate_from_local.py"
     return {
         "name": "mmlu-pro-official",
+        "form": "chat",
         "mode": "generate",
+        "endpoint": "chat",
         "style": "cot",
         "system_prompt": "",
         "template": TEMPLATE,
@@ -97,7 +163,20 @@ def protocol_entry() -> dict[str, Any]:
         "stop": None,
         "no_answer": "wrong",
         "source": f"{OFFICIAL_REPO}/blob/{OFFICIAL_COMMIT}/evaluate_from_api.py",
-        "note": LOCAL_REFERENCES,
+        "note": CHAT_NOTE,
+        "references": list(CHAT_REFERENCES),
+        "forms": {
+            "raw": {
+                "endpoint": "completions",
+                "template": RAW_TEMPLATE,
+                "extractor": "mmlu-pro-official-2rule",
+                "max_tokens": 2048,
+                "stop": ["Question:"],
+                "source": local,
+                "note": RAW_NOTE,
+                "references": list(RAW_REFERENCES),
+            }
+        },
     }
 
 
@@ -150,6 +229,7 @@ def write_protocol(pool: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
     text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in examples)
     (pool / EXAMPLES).write_text(text, encoding="utf-8")
     (pool / TEMPLATE).write_text(CHAT_TEMPLATE, encoding="utf-8")
+    (pool / RAW_TEMPLATE).write_text(RAW_TEMPLATE_TEXT, encoding="utf-8")
     return protocol_entry()
 
 
@@ -172,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     manifest = json.loads(path.read_text(encoding="utf-8"))
     updated = with_protocol(manifest)
     path.write_text(json.dumps(updated, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{len(rows)} worked examples and the official template written into {args.pool}")
+    print(f"{len(rows)} worked examples and the official templates written into {args.pool}")
     return 0
 
 

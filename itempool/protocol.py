@@ -8,6 +8,10 @@ they were (DESIGN.md, "Item pool"), so ``cat assess`` follows this by default. T
 ``mode``               ``generate`` (a reply is graded) or ``loglikelihood`` (the
                        option of highest log-probability is the answer: the extractor
                        ``loglikelihood``, or ``loglikelihood-norm`` per character)
+``endpoint``           in generate mode, ``chat`` (``/v1/chat/completions``, the
+                       messages) or ``completions`` (``/v1/completions``: one raw
+                       prompt, the messages' texts a blank line apart, no chat
+                       template: how base models are run by vLLM or lm-eval)
 ``choices``            in loglikelihood mode, what follows the prompt: each option's
                        ``texts`` (" Paris") or ``letters`` (" B")
 ``style``              ``direct`` or ``cot``: the built-in prompts' instruction line
@@ -30,7 +34,18 @@ they were (DESIGN.md, "Item pool"), so ``cat assess`` follows this by default. T
 ``no_answer``          how the references' results counted a reply with no answer:
                        ``wrong`` (0) or ``skipped``
 ``source``, ``note``   where the protocol comes from (a URL and commit) and any remark
+``form``               what this way of asking is called ("chat"; "default" unnamed)
+``references``         the references that were asked this way, where known
+``forms``              other ways the references were asked, by name: each the fields
+                       that differ from this one (``{"raw": {"endpoint":
+                       "completions", "template": ..., "references": [...]}}``).
+                       ``cat assess --protocol-form NAME`` asks in one of them
 =====================  ===============================================================
+
+A benchmark's official evaluation often has two forms, one for chat endpoints and one
+raw prompt for base models behind a completions endpoint (MMLU-Pro's
+``evaluate_from_api.py`` and ``evaluate_from_local.py``): both are the references'
+protocol, and a model asked in either is on protocol.
 
 A pool without the key was calibrated on answers asked the built-in way
 (``BUILTIN_PROTOCOL``): direct style, the built-in system message and prompts.
@@ -38,14 +53,22 @@ A pool without the key was calibrated on answers asked the built-in way
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from itempool.errors import PoolFormatError
-from itempool.problems import Problem
+from itempool.problems import Problem, describe_errors
 from itempool.worked_examples import WorkedExample, read_worked_examples
 
 __all__ = [
@@ -56,6 +79,9 @@ __all__ = [
     "check_protocol",
 ]
 
+#: What a form of a protocol may not set: what names and holds the forms.
+_NOT_IN_FORM = frozenset({"name", "form", "forms"})
+
 
 class PoolProtocol(BaseModel):
     """``pool.json``'s ``protocol`` (module docstring)."""
@@ -64,6 +90,7 @@ class PoolProtocol(BaseModel):
 
     name: str = Field("builtin", min_length=1)
     mode: Literal["generate", "loglikelihood"] = "generate"
+    endpoint: Literal["chat", "completions"] = "chat"
     choices: Literal["texts", "letters"] = "texts"
     style: Literal["direct", "cot"] = "direct"
     system_prompt: str | None = None
@@ -79,6 +106,9 @@ class PoolProtocol(BaseModel):
     no_answer: Literal["wrong", "skipped"] = "wrong"
     source: str | None = None
     note: str | None = None
+    form: str = Field("default", min_length=1)
+    references: tuple[str, ...] | None = None
+    forms: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @field_validator("template", "examples")
     @classmethod
@@ -101,7 +131,40 @@ class PoolProtocol(BaseModel):
             )
         if self.few_shot_select == "first" and self.examples is None:
             raise ValueError("few_shot_select 'first' takes a file's first examples: name it")
+        if self.form in self.forms:
+            raise ValueError(f"forms names {self.form!r}, which is this form's own name")
+        for name in self.forms:
+            self.in_form(name)  # each form a valid protocol of its own
         return self
+
+    @property
+    def form_names(self) -> tuple[str, ...]:
+        """This form's name and the other forms'."""
+        return (self.form, *self.forms)
+
+    def in_form(self, name: str | None) -> PoolProtocol:
+        """The protocol as form ``name`` asks (None or this form's name: this one),
+        without the other forms; ``ValueError`` naming the forms there are."""
+        if name is None or name == self.form:
+            return self
+        if name not in self.forms:
+            raise ValueError(
+                f"the protocol {self.name!r} has no form {name!r}; its forms: "
+                + ", ".join(self.form_names)
+            )
+        changes = self.forms[name]
+        wrong = sorted(set(changes) & _NOT_IN_FORM)
+        if wrong:
+            raise ValueError(f"form {name!r} must not set {', '.join(wrong)}")
+        # A form keeps the protocol's source unless it names its own, not its note or
+        # its references.
+        fields = self.model_dump(exclude={"forms", "references", "note"})
+        try:
+            return PoolProtocol.model_validate(
+                {**fields, "references": None, **changes, "form": name}
+            )
+        except ValidationError as exc:
+            raise ValueError(f"form {name!r}: {describe_errors(exc)}") from exc
 
 
 #: The protocol of a pool that records none: how ``cat synth`` asks by default.
@@ -110,22 +173,35 @@ BUILTIN_PROTOCOL = PoolProtocol()
 #: The fields that say how a model is asked and graded (not what the protocol is called
 #: or where it comes from): an assessment that differs in one of them is off-protocol.
 PROTOCOL_FIELDS = tuple(
-    name for name in PoolProtocol.model_fields if name not in ("name", "source", "note")
+    name
+    for name in PoolProtocol.model_fields
+    if name not in ("name", "source", "note", "form", "references", "forms")
 )
 
 
 @dataclass(frozen=True)
 class LoadedProtocol:
-    """A pool's protocol with its files read: the template's text and the examples."""
+    """A pool's protocol with its files read: the template's text and the examples;
+    ``forms`` the other forms, loaded likewise."""
 
     spec: PoolProtocol = BUILTIN_PROTOCOL
     template_text: str | None = None
     examples: tuple[WorkedExample, ...] | None = None
+    forms: Mapping[str, LoadedProtocol] = field(default_factory=dict)
 
     @property
     def recorded(self) -> bool:
         """Whether the pool records its protocol (else it is the built-in one)."""
         return self.spec is not BUILTIN_PROTOCOL
+
+    def in_form(self, name: str | None) -> LoadedProtocol:
+        """The protocol as form ``name`` asks (None: the pool's main form);
+        ``ValueError`` naming the forms there are."""
+        if name is None or name == self.spec.form:
+            return self
+        if name not in self.forms:
+            self.spec.in_form(name)  # raises, naming the forms
+        return self.forms[name]
 
 
 #: Where problems of the protocol are reported.
@@ -140,6 +216,23 @@ def check_protocol(
     cannot be read."""
     if spec is None:
         return LoadedProtocol()
+    forms: dict[str, LoadedProtocol] = {}
+    for name in spec.forms:
+        where = f"{_WHERE} form {name!r}"
+        loaded = _load_files(folder, spec.in_form(name), where, problems)
+        if loaded is None:
+            return None
+        forms[name] = loaded
+    main = _load_files(folder, spec, _WHERE, problems)
+    if main is None:
+        return None
+    return LoadedProtocol(main.spec, main.template_text, main.examples, forms)
+
+
+def _load_files(
+    folder: Path, spec: PoolProtocol, where: str, problems: list[Problem]
+) -> LoadedProtocol | None:
+    """``spec`` with the files it names read from ``folder`` (not its forms' files)."""
     template = None
     if spec.template is not None:
         path = folder / spec.template
@@ -147,13 +240,13 @@ def check_protocol(
             template = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             reason = getattr(exc, "strerror", None) or exc
-            problems.append(Problem(_WHERE, None, f"template {spec.template}: {reason}"))
+            problems.append(Problem(where, None, f"template {spec.template}: {reason}"))
             return None
     examples = None
     if spec.examples is not None:
         try:
             examples = read_worked_examples(folder / spec.examples)
         except PoolFormatError as exc:
-            problems.append(Problem(_WHERE, None, f"examples: {exc}"))
+            problems.append(Problem(where, None, f"examples: {exc}"))
             return None
     return LoadedProtocol(spec, template, examples)

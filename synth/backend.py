@@ -20,8 +20,8 @@ import random
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Protocol, cast
 from urllib.parse import urlparse
@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 #: Sent when a local server needs no key (the client insists on one).
 _NO_KEY = "not-needed"
 
+#: ``ChatRequest.endpoint`` of a request sent to ``/v1/completions`` as one raw prompt.
+COMPLETIONS = "completions"
+
 
 class CallDeferred(Exception):  # noqa: N818 (not an error: the call is answered later)
     """Raised by a backend that does not answer now: the request goes into a batch
@@ -51,7 +54,10 @@ class ChatRequest:
     ``{"reasoning_effort": "low"}``) are part of the key when set; left unset they are
     left out of it, so that a store written before they existed keeps its keys.
     ``item_id`` and ``stage`` only say what the call was for (the run store keeps them
-    for ``cat export``): the same request asked for another reason is the same call."""
+    for ``cat export``): the same request asked for another reason is the same call.
+    ``endpoint`` "completions" sends the messages' texts as one raw prompt to
+    ``/v1/completions`` (``synth.loglikelihood.prompt_text``); it enters the key only
+    then."""
 
     model: str
     messages: tuple[Message, ...]
@@ -60,6 +66,7 @@ class ChatRequest:
     max_tokens: int | None = None
     stop: tuple[str, ...] | None = None
     extra_body: Mapping[str, object] | None = None
+    endpoint: str = "chat"
     item_id: str | None = field(default=None, compare=False)
     stage: str | None = field(default=None, compare=False)
 
@@ -76,6 +83,8 @@ class ChatRequest:
             payload["stop"] = list(self.stop)
         if self.extra_body is not None:
             payload["extra_body"] = dict(self.extra_body)
+        if self.endpoint != "chat":
+            payload["endpoint"] = self.endpoint
         return payload
 
     @cached_property
@@ -242,62 +251,89 @@ class OpenAIBackend:
             self._client = None
 
     async def complete(self, request: ChatRequest) -> ChatReply:
+        """The reply to ``request``: a chat completion, or a text completion of its
+        messages as one prompt when its ``endpoint`` is "completions"."""
         client = self._get_client()
+        if request.endpoint == COMPLETIONS:
+            return await self._retrying(request.model, lambda: _text_completion(client, request))
+        return await self._retrying(request.model, lambda: _chat_completion(client, request))
+
+    async def _retrying(self, model: str, once: Callable[[], Awaitable[ChatReply]]) -> ChatReply:
+        """``once()``'s reply, asked again after a failure a later attempt may not
+        repeat (with backoff, up to the retry budget); ``SynthError`` at once for one it
+        would (a 4xx), naming ``model``."""
         last = ""
         for attempt in range(1, self.retry.max_attempts + 1):
             t0 = time.perf_counter()
             try:
-                response = await client.chat.completions.create(
-                    model=request.model,
-                    messages=[{"role": r, "content": c} for r, c in request.messages],  # type: ignore[misc]
-                    temperature=request.temperature,
-                    seed=request.seed,
-                    max_tokens=request.max_tokens,
-                    extra_body=dict(request.extra_body) if request.extra_body else None,
-                    **_optional(request),
-                )
-                choice = response.choices[0]
-                text = choice.message.content or ""
+                reply = await once()
             except _TRANSIENT as exc:
                 last = self._scrub(_describe(exc))
-                if attempt == self.retry.max_attempts:
-                    break
-                wait = self.retry.delay(attempt, _retry_after(exc), self._rng)
-                log.debug(
-                    "%s: attempt %d failed (%s); retrying in %.2fs",
-                    request.model,
-                    attempt,
-                    last,
-                    wait,
-                )
-                await asyncio.sleep(wait)
-                continue
+                retry_after = _retry_after(exc)
             except openai.NotFoundError as exc:
-                raise await self._not_found(request.model, exc) from exc
+                raise await self._not_found(model, exc) from exc
             except openai.APIStatusError as exc:
-                raise SynthError(f"{request.model}: {self._scrub(_describe(exc))}") from exc
+                raise SynthError(f"{model}: {self._scrub(_describe(exc))}") from exc
             except (IndexError, AttributeError) as exc:
-                last = f"reply without a message ({exc})"
-                if attempt == self.retry.max_attempts:
-                    break
-                await asyncio.sleep(self.retry.delay(attempt, None, self._rng))
-                continue
-            usage = response.usage
-            details = getattr(usage, "completion_tokens_details", None) if usage else None
-            return ChatReply(
-                text=text,
-                prompt_tokens=usage.prompt_tokens if usage else 0,
-                completion_tokens=usage.completion_tokens if usage else 0,
-                latency=time.perf_counter() - t0,
-                attempts=attempt,
-                reasoning=reasoning_of(choice.message),
-                finish_reason=getattr(choice, "finish_reason", None),
-                reasoning_tokens=int(getattr(details, "reasoning_tokens", None) or 0),
-            )
+                last, retry_after = f"reply without a message ({exc})", None
+            else:
+                return replace(reply, latency=time.perf_counter() - t0, attempts=attempt)
+            if attempt == self.retry.max_attempts:
+                break
+            wait = self.retry.delay(attempt, retry_after, self._rng)
+            log.debug("%s: attempt %d failed (%s); retrying in %.2fs", model, attempt, last, wait)
+            await asyncio.sleep(wait)
         raise SynthError(
-            f"{request.model}: gave up after {self.retry.max_attempts} "
+            f"{model}: gave up after {self.retry.max_attempts} "
             f"attempt{'' if self.retry.max_attempts == 1 else 's'} ({last})"
         )
+
+
+async def _chat_completion(client: openai.AsyncOpenAI, request: ChatRequest) -> ChatReply:
+    """One chat completion (no retry)."""
+    response = await client.chat.completions.create(
+        model=request.model,
+        messages=[{"role": r, "content": c} for r, c in request.messages],  # type: ignore[misc]
+        temperature=request.temperature,
+        seed=request.seed,
+        max_tokens=request.max_tokens,
+        extra_body=dict(request.extra_body) if request.extra_body else None,
+        **_optional(request),
+    )
+    choice = response.choices[0]
+    usage = response.usage
+    details = getattr(usage, "completion_tokens_details", None) if usage else None
+    return ChatReply(
+        text=choice.message.content or "",
+        prompt_tokens=usage.prompt_tokens if usage else 0,
+        completion_tokens=usage.completion_tokens if usage else 0,
+        reasoning=reasoning_of(choice.message),
+        finish_reason=getattr(choice, "finish_reason", None),
+        reasoning_tokens=int(getattr(details, "reasoning_tokens", None) or 0),
+    )
+
+
+async def _text_completion(client: openai.AsyncOpenAI, request: ChatRequest) -> ChatReply:
+    """One text completion of the request's messages as one raw prompt (no retry)."""
+    from synth.loglikelihood import prompt_text
+
+    response = await client.completions.create(
+        model=request.model,
+        prompt=prompt_text(request.messages),
+        temperature=request.temperature,
+        seed=request.seed,
+        max_tokens=request.max_tokens,
+        extra_body=dict(request.extra_body) if request.extra_body else None,
+        **_optional(request),
+    )
+    choice = response.choices[0]
+    usage = response.usage
+    return ChatReply(
+        text=choice.text or "",
+        prompt_tokens=usage.prompt_tokens if usage else 0,
+        completion_tokens=usage.completion_tokens if usage else 0,
+        finish_reason=getattr(choice, "finish_reason", None),
+    )
 
 
 async def loglikelihood_reply(backend: OpenAIBackend, request: ChatRequest) -> ChatReply:
@@ -311,37 +347,27 @@ async def loglikelihood_reply(backend: OpenAIBackend, request: ChatRequest) -> C
     listed = cast(list[tuple[str, str]], extra.pop(CONTINUATIONS))
     pairs = [(str(letter), str(text)) for letter, text in listed]
     client = backend._get_client()
-    last = ""
-    for attempt in range(1, backend.retry.max_attempts + 1):
-        t0 = time.perf_counter()
-        try:
-            response = await client.completions.create(
-                model=request.model,
-                prompt=[prompt + text for _, text in pairs],
-                max_tokens=1,
-                temperature=0.0,
-                echo=True,
-                logprobs=1,
-                seed=request.seed,
-                extra_body=extra or None,
+
+    async def once() -> ChatReply:
+        response = await client.completions.create(
+            model=request.model,
+            prompt=[prompt + text for _, text in pairs],
+            max_tokens=1,
+            temperature=0.0,
+            echo=True,
+            logprobs=1,
+            seed=request.seed,
+            extra_body=extra or None,
+        )
+        by_index = sorted(response.choices, key=lambda c: c.index)
+        if len(by_index) != len(pairs):
+            raise SynthError(
+                f"{request.model}: {len(by_index)} choices came back for {len(pairs)} options"
             )
-            by_index = sorted(response.choices, key=lambda c: c.index)
-            sums = [
-                option_loglikelihoods(choice.logprobs, len(prompt), len(text))
-                for choice, (_, text) in zip(by_index, pairs, strict=True)
-            ]
-        except _TRANSIENT as exc:
-            last = backend._scrub(_describe(exc))
-            if attempt == backend.retry.max_attempts:
-                break
-            await asyncio.sleep(backend.retry.delay(attempt, _retry_after(exc), backend._rng))
-            continue
-        except openai.NotFoundError as exc:
-            raise await backend._not_found(request.model, exc) from exc
-        except openai.APIStatusError as exc:
-            raise SynthError(f"{request.model}: {backend._scrub(_describe(exc))}") from exc
-        except ValueError as exc:  # fewer choices than prompts
-            raise SynthError(f"{request.model}: {exc}") from exc
+        sums = [
+            option_loglikelihoods(choice.logprobs, len(prompt), len(text))
+            for choice, (_, text) in zip(by_index, pairs, strict=True)
+        ]
         scores = OptionScores(
             tuple(letter for letter, _ in pairs),
             tuple(sums),
@@ -352,13 +378,9 @@ async def loglikelihood_reply(backend: OpenAIBackend, request: ChatRequest) -> C
             text=scores.to_text(),
             prompt_tokens=usage.prompt_tokens if usage else 0,
             completion_tokens=usage.completion_tokens if usage else 0,
-            latency=time.perf_counter() - t0,
-            attempts=attempt,
         )
-    raise SynthError(
-        f"{request.model}: gave up after {backend.retry.max_attempts} "
-        f"attempt{'' if backend.retry.max_attempts == 1 else 's'} ({last})"
-    )
+
+    return await backend._retrying(request.model, once)
 
 
 def reasoning_of(message: object) -> str | None:

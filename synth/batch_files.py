@@ -59,6 +59,11 @@ class BatchResult:
 
 def request_line(request: ChatRequest) -> str:
     """The request as one batch line (unset sampling fields are left out of the body)."""
+    if request.endpoint != "chat":
+        raise SynthError(
+            f"{request.model}: batches carry chat requests only, not raw prompts to "
+            f"/v1/{request.endpoint}: ask without the batch API"
+        )
     body = {k: v for k, v in request.payload().items() if v is not None}
     # The endpoint reads extra_body's fields at the top level of the body, as the
     # openai client sends them over /chat/completions.

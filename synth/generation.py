@@ -73,6 +73,7 @@ class GenerationRecord(BaseModel):
     extractor: str = "builtin"
     mode: Literal["generate", "loglikelihood"] = "generate"
     choices: Literal["texts", "letters"] = "texts"
+    endpoint: Literal["chat", "completions"] = "chat"
 
 
 def _sha256(text: str) -> str:
@@ -92,7 +93,9 @@ class GenerationSettings(BaseModel):
     examples before each question (``synth.few_shot``): solved pool items, or the
     ``examples`` (worked examples of a protocol, named ``examples_path``) chosen as
     ``few_shot_select`` says. ``extractor`` names how an answer is read from a reply
-    (``synth.extractors``)."""
+    (``synth.extractors``). ``endpoint`` "completions" sends each question as one raw
+    prompt to ``/v1/completions`` (the messages' texts a blank line apart), as base
+    models are run without a chat template."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -110,6 +113,7 @@ class GenerationSettings(BaseModel):
     extractor: str = "builtin"
     mode: Literal["generate", "loglikelihood"] = "generate"
     choices: Literal["texts", "letters"] = "texts"
+    endpoint: Literal["chat", "completions"] = "chat"
 
     @field_validator("extractor")
     @classmethod
@@ -216,6 +220,7 @@ class GenerationSettings(BaseModel):
             extractor=self.extractor,
             mode=self.mode,
             choices=self.choices,
+            endpoint=self.endpoint,
         )
 
 

@@ -151,6 +151,7 @@ class Prompter:
             s.max_tokens,
             stop=s.stop,
             extra_body=s.extra_body,
+            endpoint=s.endpoint,
             item_id=item_id,
             stage=stage,
         )

@@ -36,11 +36,13 @@ _COMPARED = tuple(
 @dataclass(frozen=True)
 class ProtocolFollowed:
     """The settings and style an assessment asks with, and how they depart from the
-    pool's protocol (``differs``: field names, empty when on protocol)."""
+    pool's protocol in the ``form`` followed (``differs``: field names, empty when on
+    protocol)."""
 
     settings: GenerationSettings
     style: Style
     differs: tuple[str, ...]
+    form: str = "default"
 
     @property
     def on_protocol(self) -> bool:
@@ -66,6 +68,7 @@ def settings_from_protocol(protocol: LoadedProtocol) -> GenerationSettings:
             extractor=spec.extractor,
             mode=spec.mode,
             choices=spec.choices,
+            endpoint=spec.endpoint,
         )
     except ValidationError as exc:
         raise SynthError(f"the pool's protocol {spec.name!r}: {describe(exc)}") from exc
@@ -75,11 +78,16 @@ def follow_protocol(
     protocol: LoadedProtocol,
     given: GenerationSettings | None = None,
     style: Style | str | None = None,
+    form: str | None = None,
 ) -> ProtocolFollowed:
-    """``protocol``'s settings with the fields set in ``given`` (and ``style``, when not
-    None) put over them. A template given replaces the protocol's together with its
-    path; a prompt style or any other field differing from the protocol is named in
-    ``differs``."""
+    """``protocol``'s settings, in its ``form`` (None: its main one), with the fields
+    set in ``given`` (and ``style``, when not None) put over them. A template given
+    replaces the protocol's together with its path; a prompt style or any other field
+    differing from the protocol is named in ``differs``."""
+    try:
+        protocol = protocol.in_form(form)
+    except ValueError as exc:
+        raise SynthError(str(exc)) from exc
     base = settings_from_protocol(protocol)
     chosen = Style(style) if style is not None else Style(protocol.spec.style)
     if given is None or not given.model_fields_set:
@@ -93,7 +101,8 @@ def follow_protocol(
             settings = GenerationSettings(**{**fields, **update})
         except ValidationError as exc:
             raise SynthError(describe(exc)) from exc
-    return ProtocolFollowed(settings, chosen, _differences(base, settings, protocol, chosen))
+    differs = _differences(base, settings, protocol, chosen)
+    return ProtocolFollowed(settings, chosen, differs, protocol.spec.form)
 
 
 def _differences(
@@ -137,6 +146,7 @@ def protocol_of_run(
         few_shot_select=settings.few_shot_select,
         extractor=settings.extractor,
         mode=settings.mode,
+        endpoint=settings.endpoint,
         choices=settings.choices,
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,

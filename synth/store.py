@@ -202,6 +202,7 @@ def request_from_payload(
         payload["max_tokens"],
         stop=None if stop is None else tuple(stop),
         extra_body=extra,
+        endpoint=payload.get("endpoint", "chat"),
         item_id=item_id,
         stage=stage,
     )

@@ -288,13 +288,14 @@ def protocol_use(pool: LoadedPool, examinee: object) -> ProtocolUse | None:
     followed = getattr(examinee, "followed", None)
     if not isinstance(followed, ProtocolFollowed):
         return None
-    spec = pool.protocol.spec
+    spec = pool.protocol.in_form(followed.form).spec
     return ProtocolUse(
         name=spec.name,
         source=spec.source,
         style=followed.style.value,
         followed=followed.on_protocol,
         differs=list(followed.differs),
+        form=followed.form,
     )
 
 

@@ -64,6 +64,8 @@ class EndpointExaminee:
     system prompt, a prompt template, few-shot examples (the test then never asks an
     item shown as an example: ``example_items``), stop sequences, extra body fields, the
     extractor; ``style`` (None: the protocol's) the built-in prompts' style;
+    ``protocol_form`` one of the protocol's other forms (``itempool.protocol``: e.g. the
+    raw prompt for a completions endpoint) instead of its main one;
     ``temperature`` alone is kept for callers that set only it. Once started,
     ``followed`` holds the settings asked with and the fields that depart from the
     protocol. A reasoning model's ``<think>`` block is not graded: only the answer after
@@ -92,6 +94,7 @@ class EndpointExaminee:
     judge_model: str | None = None
     judge_backend: ChatBackend | None = None
     generation: GenerationSettings | None = None
+    protocol_form: str | None = None
     concurrency: int = 8
     budget: RequestBudget | None = None
     _judge: Judge | None = field(default=None, init=False, repr=False)
@@ -153,7 +156,9 @@ class EndpointExaminee:
         self._scored = pool.params is not None and pool.params.scored
         assert self.generation is not None  # set by __post_init__
         try:
-            self.followed = follow_protocol(pool.protocol, self.generation, self.style)
+            self.followed = follow_protocol(
+                pool.protocol, self.generation, self.style, self.protocol_form
+            )
             settings = self.followed.settings
             # Examples with the assessment's seed; every prompt is rendered now, so that
             # a template's error stops the run before any call.

@@ -180,12 +180,14 @@ class ProtocolUse(_Part):
     style: str
     followed: bool
     differs: list[str] = Field(default_factory=list)
+    # Which of the protocol's forms was followed (pool.json protocol.form and forms).
+    form: str = "default"
 
     def label(self) -> str:
-        """The protocol's name, and the fields departed from when not followed."""
-        return (
-            self.name if self.followed else f"{self.name}, departed from: {', '.join(self.differs)}"
-        )
+        """The protocol's name (and form), and the fields departed from when not
+        followed."""
+        name = self.name if self.form == "default" else f"{self.name} ({self.form} form)"
+        return name if self.followed else f"{name}, departed from: {', '.join(self.differs)}"
 
     def warning(self, model: str) -> str:
         """One line saying that ``model`` was asked off the protocol."""

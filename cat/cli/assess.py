@@ -22,6 +22,7 @@ from cat.cli.generation_options import (
     EXTRA_BODY,
     EXTRACTOR,
     MAX_TOKENS,
+    PROTOCOL_FORM,
     STOP,
     STYLE,
     SYSTEM_PROMPT,
@@ -149,6 +150,7 @@ def assess(
     extra_body: str | None = EXTRA_BODY,
     extractor: str | None = EXTRACTOR,
     style: Style | None = STYLE,
+    protocol_form: str | None = PROTOCOL_FORM,
     concurrency: int = CONCURRENCY,
 ) -> None:
     """Give a model an adaptive test on a calibrated pool: each item the most
@@ -162,10 +164,12 @@ def assess(
     A live model is asked and graded as the pool's protocol says (pool.json: the prompt,
     worked examples, sampling settings, answer extractor; cat pool info shows it), each
     of --temperature, --max-tokens, --system-prompt, --prompt-template, --few-shot,
-    --stop, --extra-body, --extractor and --style overriding its field; RESULT.json
-    records them under settings.generation, and under settings.protocol the fields the
-    run departed from the protocol in (a warning says so too). A changed setting never
-    reuses a stored reply.
+    --stop, --extra-body, --extractor and --style overriding its field, and
+    --protocol-form asking in another of its forms (on mmlu-pro, raw: the official raw
+    prompt for a base model behind a completions endpoint); RESULT.json records them
+    under settings.generation, and under settings.protocol the fields the run departed
+    from the protocol in (a warning says so too). A changed setting never reuses a
+    stored reply.
 
     Examples:
 
@@ -210,6 +214,7 @@ def assess(
         "generation": generation,
         "concurrency": concurrency,
         **({} if style is None else {"style": style.value}),
+        **({} if protocol_form is None else {"protocol_form": protocol_form}),
         **({} if judge_model is None else {"judge_model": judge_model}),
     }
     if criterion is not None:
@@ -383,6 +388,8 @@ def _generation_text(record: GenerationRecord | None) -> str:
         parts.append(f"{len(record.stop)} stop sequence{'s' if len(record.stop) > 1 else ''}")
     if record.extra_body:
         parts.append(f"extra body {', '.join(record.extra_body)}")
+    if record.endpoint == "completions":
+        parts.append("raw prompt to /v1/completions")
     return "; ".join(parts)
 
 

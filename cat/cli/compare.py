@@ -23,6 +23,7 @@ from cat.cli.generation_options import (
     EXTRA_BODY,
     EXTRACTOR,
     MAX_TOKENS,
+    PROTOCOL_FORM,
     STOP,
     STYLE,
     SYSTEM_PROMPT,
@@ -109,6 +110,7 @@ def compare(
     extra_body: str | None = EXTRA_BODY,
     extractor: str | None = EXTRACTOR,
     style: Style | None = STYLE,
+    protocol_form: str | None = PROTOCOL_FORM,
 ) -> None:
     """Compare two models on the same items: each item the one that most narrows the
     predicted accuracy difference Δ = A − B, until its 95% interval excludes 0 (A or B
@@ -169,6 +171,7 @@ def compare(
             "max_attempts": max_attempts,
             "generation": generation,
             **({} if style is None else {"style": style.value}),
+            **({} if protocol_form is None else {"protocol_form": protocol_form}),
         }
         result = _adaptive(
             pool_dir,

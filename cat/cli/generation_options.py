@@ -52,6 +52,13 @@ STYLE = typer.Option(
     help="The built-in prompts' style: direct (the answer only) or cot (reasoning first). "
     "Default: the pool's protocol's (direct for a pool that records none).",
 )
+PROTOCOL_FORM = typer.Option(
+    None,
+    "--protocol-form",
+    help="Ask in another form of the pool's protocol (cat pool info lists them), e.g. raw "
+    "on mmlu-pro: its official raw prompt for a base model behind a completions "
+    "endpoint (/v1/completions). Default: the protocol's main form.",
+)
 CONCURRENCY = typer.Option(8, "--concurrency", min=1, help="Calls in flight at once.")
 
 #: What a template sees (synth.templates).

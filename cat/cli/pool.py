@@ -155,11 +155,24 @@ def _print_info(summary: PoolSummary) -> None:
 
 
 def _print_protocol(protocol: PoolProtocol) -> None:
-    """How the pool's references were asked and graded, which cat assess follows."""
-    table = Table(title=f"Protocol: {protocol.name} (cat assess asks this way)", show_header=False)
+    """How the pool's references were asked and graded, which cat assess follows: one
+    table for each form of the protocol."""
+    for name in protocol.form_names:
+        form = protocol.in_form(name)
+        title = f"Protocol: {protocol.name}"
+        if len(protocol.form_names) > 1:
+            title += f", {name} form"
+        how = "cat assess asks this way" if name == protocol.form else f"--protocol-form {name}"
+        _print_form(form, f"{title} ({how})")
+
+
+def _print_form(protocol: PoolProtocol, title: str) -> None:
+    table = Table(title=title, show_header=False)
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     asked = f"{protocol.mode}, {protocol.style} style"
+    if protocol.mode == "generate" and protocol.endpoint == "completions":
+        asked += "; one raw prompt to /v1/completions"
     if protocol.system_prompt is not None:
         asked += "; no system message" if not protocol.system_prompt else "; own system message"
     table.add_row("asked", asked)
@@ -176,6 +189,8 @@ def _print_protocol(protocol: PoolProtocol) -> None:
         sampling += f", stop {', '.join(map(repr, protocol.stop))}"
     table.add_row("sampling", sampling)
     table.add_row("answer read by", f"{protocol.extractor}; no answer counts {protocol.no_answer}")
+    if protocol.references:
+        table.add_row("references", f"{len(protocol.references)}: {', '.join(protocol.references)}")
     if protocol.source is not None:
         table.add_row("source", protocol.source)
     stdout.print(table)

@@ -116,8 +116,9 @@ def completion_body(simulator: Simulator, body: dict[str, Any], key: str) -> dic
             )
         else:
             text = simulator.answer_text(model, info, key, normalise(prompt))
+            text, finish = _ended(text, body.get("stop"), body.get("max_tokens"))
             choices.append(
-                {"index": index, "text": text, "logprobs": None, "finish_reason": "stop"}
+                {"index": index, "text": text, "logprobs": None, "finish_reason": finish}
             )
     return {
         "id": f"cmpl-{key[:24]}",
@@ -127,6 +128,20 @@ def completion_body(simulator: Simulator, body: dict[str, Any], key: str) -> dic
         "choices": choices,
         "usage": {"prompt_tokens": used, "completion_tokens": 0, "total_tokens": used},
     }
+
+
+def _ended(text: str, stop: Any, limit: Any) -> tuple[str, str]:
+    """``text`` cut where a real server would end it, and why: before the first stop
+    sequence (left out of the text, as vLLM and OpenAI do), else after ``limit`` tokens
+    (a word a token here; "length")."""
+    sequences = [stop] if isinstance(stop, str) else list(stop or [])
+    cuts = [text.find(s) for s in sequences if isinstance(s, str) and s and s in text]
+    if cuts:
+        text = text[: min(cuts)]
+    words = text.split(" ")
+    if isinstance(limit, int) and not isinstance(limit, bool) and len(words) > limit:
+        return " ".join(words[:limit]), "length"
+    return text, "stop"
 
 
 def request_problem(body: Any) -> str | None:

@@ -193,6 +193,7 @@ class ChatCompletions:
         payload = logprobs.completion_body(self.simulator, body, key)
         parameters = request_parameters(body)
         parameters["messages"] = [("user", prompt) for prompt in prompts]
+        parameters["route"] = "completions"
         return Reply(
             outcome="ok",
             status=200,

@@ -34,7 +34,9 @@ class RequestRecord:
     when absent or null), ``stop`` (a list; None when absent), ``extra`` (every other
     body field, e.g. ``reasoning_effort``; None when there is none), ``system``
     (the text of the first system message; None when there is none) and ``messages``
-    (every message as [role, text], so that a test can check the prompt itself).
+    (every message as [role, text], so that a test can check the prompt itself; a
+    completions request's prompts as user messages). ``route`` is "chat" for
+    ``/v1/chat/completions`` and "completions" for ``/v1/completions``.
     """
 
     model: str
@@ -49,6 +51,7 @@ class RequestRecord:
     extra: dict[str, Any] | None = None
     system: str | None = None
     messages: list[tuple[str, str]] | None = None
+    route: str = "chat"
 
 
 def request_parameters(body: Mapping[str, Any]) -> dict[str, Any]:

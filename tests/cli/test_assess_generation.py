@@ -98,6 +98,7 @@ def test_every_setting_reaches_the_endpoint_and_is_recorded(
         "extractor": "builtin",
         "mode": "generate",
         "choices": "texts",
+        "endpoint": "chat",
     }
     # The pool records no protocol: the built-in one, which every option here leaves.
     assert settings["protocol"] == {
@@ -114,6 +115,7 @@ def test_every_setting_reaches_the_endpoint_and_is_recorded(
             "stop",
             "extra_body",
         ],
+        "form": "default",
     }
     assert settings["concurrency"] == 2
     # two examples per scenario, never asked

@@ -1,9 +1,11 @@
 """``cat assess --pool mmlu-pro`` asks as MMLU-Pro's official evaluation asked its references.
 
 The shipped pool's protocol (``pool.json`` ``protocol``) is the official 5-shot chain of
-thought of ``evaluate_from_api.py`` (TIGER-AI-Lab/MMLU-Pro). Each request the local
-server receives is compared with the message that script builds, written here from its
-``format_example`` and prompt; replies are read by the official rules, and the official
+thought of ``evaluate_from_api.py`` (TIGER-AI-Lab/MMLU-Pro), and in its raw form
+(``--protocol-form raw``) the one prompt of ``evaluate_from_local.py`` for a completions
+endpoint. Each request the local server receives is compared with what those scripts
+build, written here from their ``format_example``, ``format_cot_example`` and
+``generate_cot_prompt``; replies are read by the official rules, and the official
 outputs of real models (a sample in ``tests/synth/data``) are graded as the official
 script graded them.
 """
@@ -21,6 +23,7 @@ from typer.testing import CliRunner
 import cat
 from cat.cli.app import app
 from itempool import PoolItem, WorkedExample
+from synth.extractors import mmlu_pro_official
 from synth.local_server import LocalServer
 
 runner = CliRunner()
@@ -59,6 +62,38 @@ def official_message(item: PoolItem, examples: tuple[WorkedExample, ...]) -> str
         prompt += _format_example(e.question, list(e.options.values()), "A: " + e.worked)
     prompt += _format_example(item.question, list(item.options.values()))
     return prompt.strip()
+
+
+#: cot_prompt_lib/initial_prompt.txt of TIGER-AI-Lab/MMLU-Pro (commit f418b116), with its
+#: three closing newlines.
+INITIAL_PROMPT = (
+    "The following are multiple choice questions (with answers) about {$}. Think step by "
+    'step and then finish your answer with "the answer is (X)" where X is the correct '
+    "letter choice.\n\n\n"
+)
+
+
+def _format_cot_example(question: str, options: list[str], cot_content: str | None) -> str:
+    # evaluate_from_local.py's format_cot_example: "Question:" and "Options:" on lines of
+    # their own, the worked answer's "A: Let's think step by step." made "Answer: ...".
+    prompt = f"Question:\n{question}\nOptions:\n"
+    for i, option in enumerate(options):
+        prompt += f"{LETTERS[i]}. {option}\n"
+    if cot_content is None:
+        return prompt + "Answer: Let's think step by step."
+    worked = cot_content.replace(
+        "A: Let's think step by step.", "Answer: Let's think step by step."
+    )
+    return prompt + worked + "\n\n"
+
+
+def official_raw_prompt(item: PoolItem, examples: tuple[WorkedExample, ...]) -> str:
+    """The prompt evaluate_from_local.py's generate_cot_prompt builds for ``item``, to
+    the byte."""
+    prompt = INITIAL_PROMPT.replace("{$}", item.scenario) + "\n"
+    for e in [e for e in examples if e.scenario == item.scenario][:5]:
+        prompt += _format_cot_example(e.question, list(e.options.values()), "A: " + e.worked)
+    return prompt + _format_cot_example(item.question, list(item.options.values()), None)
 
 
 def test_the_pool_ships_the_official_worked_examples(pool: Any) -> None:
@@ -111,6 +146,39 @@ def test_every_request_is_the_official_prompt(pool: Any, tmp_path: Path) -> None
     # The simulated replies end "The answer is (X)." or "Answer: X": the official rules
     # read every one.
     assert all(item["answer"] is not None for item in result["items"])
+
+
+def test_the_raw_form_sends_the_local_scripts_prompt_to_the_completions_endpoint(
+    pool: Any, tmp_path: Path
+) -> None:
+    with LocalServer(pool.items, {"llm": 0.6}) as server:
+        code, output, result = _assess(server, "llm", tmp_path, "--protocol-form", "raw")
+        records = [r for r in server.records if r.outcome == "ok"]
+    assert code == 0, output
+    items = {item.id: item for item in pool.items}
+    assert len(records) == 6
+    for record in records:
+        assert record.route == "completions"
+        assert record.temperature == 0.0 and record.max_tokens == 2048
+        assert record.stop == ["Question:"]
+        assert record.item_id is not None
+        expected = official_raw_prompt(items[record.item_id], pool.protocol.examples)
+        assert record.messages == [("user", expected)]
+    protocol = result["settings"]["protocol"]
+    assert protocol["form"] == "raw" and protocol["followed"] is True
+    assert protocol["source"].endswith("/evaluate_from_local.py")
+    generation = result["settings"]["generation"]
+    assert generation["endpoint"] == "completions"
+    assert generation["extractor"] == "mmlu-pro-official-2rule"
+    assert "warning" not in output
+
+
+def test_an_unknown_form_is_refused_naming_the_forms(pool: Any, tmp_path: Path) -> None:
+    with LocalServer(pool.items, {"llm": 0.6}) as server:
+        code, output, _ = _assess(server, "llm", tmp_path, "--protocol-form", "local")
+        assert not server.records
+    assert code == 2
+    assert "has no form 'local'; its forms: chat, raw" in output
 
 
 def test_an_off_protocol_run_names_the_field_and_warns(pool: Any, tmp_path: Path) -> None:
@@ -176,6 +244,61 @@ def test_official_replies_are_graded_as_the_official_script_graded_them(
             finally:
                 examinee.close()
     assert checked >= 30
+
+
+def _two_rules(reply: str) -> str | None:
+    return mmlu_pro_official(reply, rules=2, strip_bold=False)
+
+
+def test_raw_replies_are_graded_as_the_references_were_in_the_raw_form(
+    pool: Any, tmp_path: Path
+) -> None:
+    # The raw form's references whose stored letters follow the first two rules (all
+    # but the Llama-3.1 runs and mathstral), replayed through the completions endpoint;
+    # left out, as from the agreement: a stored letter that no version of the rules
+    # reads from its reply (a few replies were stored without the letter they hold).
+    three_rules = ("Meta-Llama-3_1", "mathstral")
+    rows = [
+        r
+        for r in _official_replies()
+        if r["form"] == "local"
+        and not r["model"].startswith(three_rules)
+        and r["pred"] in (mmlu_pro_official(r["reply"]), _two_rules(r["reply"]))
+    ]
+    first: dict[tuple[str, tuple[str, ...]], str] = {}
+    for item in pool.items:
+        first.setdefault((item.question, tuple(item.options.values())), item.id)
+    ids = set(first.values())
+    by_model: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        if row["question_id"] in ids:
+            by_model.setdefault(row["model"], {})[row["question_id"]] = row
+    assert len(by_model) >= 15
+    replies = {m: {i: row["reply"] for i, row in a.items()} for m, a in by_model.items()}
+    checked = disputed = 0
+    with LocalServer(pool.items, {}, replies=replies) as server:
+        for model, answers in by_model.items():
+            examinee = cat.EndpointExaminee(
+                model,
+                base_url=server.base_url,
+                store=tmp_path / f"{model}.db",
+                protocol_form="raw",
+            )
+            examinee.start(pool, 0)
+            try:
+                asked = list(answers)
+                for item, right in zip(asked, examinee.answer(asked), strict=True):
+                    row = answers[item]
+                    _, letter = examinee.reply_of(item) or ("", None)
+                    assert letter == row["pred"], (model, item)
+                    assert right == int(row["pred"] == row["answer"]), (model, item)
+                    checked += 1
+                    disputed += letter != mmlu_pro_official(row["reply"])
+            finally:
+                examinee.close()
+    # Among them replies where today's three rules read another letter (or one where
+    # the references' two read none): the raw form grades them as the references were.
+    assert checked >= 150 and disputed >= 10
 
 
 def test_asking_off_protocol_moves_theta_and_is_flagged(pool: Any, tmp_path: Path) -> None:

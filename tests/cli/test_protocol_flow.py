@@ -69,6 +69,7 @@ def test_a_pool_calibrated_on_cot_answers_is_assessed_in_cot(tmp_path: Path) -> 
         "style": "cot",
         "followed": True,
         "differs": [],
+        "form": "default",
     }
     by_id = {item.id: item for item in items}
     assert len(asked) == 5

@@ -93,6 +93,7 @@ def test_every_setting_reaches_the_endpoint_is_recorded_and_asks_anew(
             "extractor": "builtin",
             "mode": "generate",
             "choices": "texts",
+            "endpoint": "chat",
         }
         first = [c for c in calls if c.stage == "generation"]
         debates = [c for c in calls if c.stage == "debate"]

@@ -143,3 +143,29 @@ def test_bad_settings_fail() -> None:
         OpenAIBackend("localhost:8000")
     with pytest.raises(SynthError, match="timeout"):
         OpenAIBackend("http://x/v1", timeout=0)
+
+
+def test_a_raw_prompt_goes_to_the_completions_endpoint_and_is_cut_at_its_stop() -> None:
+    messages = (("system", "Be brief."), ("user", REQUEST.messages[-1][1]))
+    raw = ChatRequest("m", messages, max_tokens=64, stop=(")",), endpoint="completions")
+    chat = ChatRequest("m", messages, max_tokens=64, stop=(")",))
+    # The route is part of the call's key; a chat request's key is what it always was.
+    assert raw.key != chat.key and "endpoint" not in chat.payload()
+    assert raw.payload()["endpoint"] == "completions"
+    with LocalServer(EN_ITEMS, {"m": 1.0}) as server:
+        reply = _complete(OpenAIBackend(server.base_url), raw)
+        (record,) = server.records
+    assert record.route == "completions" and record.stop == [")"]
+    # One prompt: the messages' texts a blank line apart, no chat template.
+    assert record.messages == [("user", f"Be brief.\n\n{messages[1][1]}")]
+    assert ")" not in reply.text and reply.finish_reason == "stop"
+    assert reply.prompt_tokens > 0
+
+
+def test_batches_refuse_raw_prompts() -> None:
+    from synth.batch_files import request_line
+
+    raw = ChatRequest("m", REQUEST.messages, endpoint="completions")
+    assert '"url"' in request_line(REQUEST)
+    with pytest.raises(SynthError, match="batches carry chat requests only"):
+        request_line(raw)
