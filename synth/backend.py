@@ -301,12 +301,10 @@ async def _chat_completion(client: openai.AsyncOpenAI, request: ChatRequest) -> 
         **_optional(request),
     )
     choice = response.choices[0]
-    usage = response.usage
-    details = getattr(usage, "completion_tokens_details", None) if usage else None
+    details = getattr(response.usage, "completion_tokens_details", None)
     return ChatReply(
-        text=choice.message.content or "",
-        prompt_tokens=usage.prompt_tokens if usage else 0,
-        completion_tokens=usage.completion_tokens if usage else 0,
+        choice.message.content or "",
+        *_token_counts(response.usage),
         reasoning=reasoning_of(choice.message),
         finish_reason=getattr(choice, "finish_reason", None),
         reasoning_tokens=int(getattr(details, "reasoning_tokens", None) or 0),
@@ -327,13 +325,16 @@ async def _text_completion(client: openai.AsyncOpenAI, request: ChatRequest) -> 
         **_optional(request),
     )
     choice = response.choices[0]
-    usage = response.usage
     return ChatReply(
-        text=choice.text or "",
-        prompt_tokens=usage.prompt_tokens if usage else 0,
-        completion_tokens=usage.completion_tokens if usage else 0,
+        choice.text or "",
+        *_token_counts(response.usage),
         finish_reason=getattr(choice, "finish_reason", None),
     )
+
+
+def _token_counts(usage: Any) -> tuple[int, int]:
+    """The prompt and completion tokens a reply's ``usage`` reports (0 without)."""
+    return (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
 
 
 async def loglikelihood_reply(backend: OpenAIBackend, request: ChatRequest) -> ChatReply:
@@ -373,12 +374,7 @@ async def loglikelihood_reply(backend: OpenAIBackend, request: ChatRequest) -> C
             tuple(sums),
             tuple(len(text) for _, text in pairs),
         )
-        usage = response.usage
-        return ChatReply(
-            text=scores.to_text(),
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-        )
+        return ChatReply(scores.to_text(), *_token_counts(response.usage))
 
     return await backend._retrying(request.model, once)
 
