@@ -150,28 +150,48 @@ class ValidationSettings(BaseModel):
 class SubjectPredictions(BaseModel):
     """One held-out subject: its true accuracy and each mean prediction, keyed
     "policy/predictor@length". In the file the predictions sit beside ``subject_id``
-    and ``truth``, not nested."""
+    and ``truth``, not nested; ``intervals`` (each row's 90% interval [low, high]) and
+    ``covered`` (the share of the row's repeats whose interval held the truth: 0 or 1
+    for a row without repeats) are nested under their own keys, so that coverage can be
+    recomputed for any group of subjects."""
 
     model_config = ConfigDict(extra="forbid")
 
     subject_id: str
     truth: float = Field(description="Accuracy on every item the subject answered.")
     predicted: dict[str, float]
+    intervals: dict[str, list[float]] = Field(
+        default_factory=dict,
+        description="Per row, the 90% interval [low, high] (means over the row's repeats).",
+    )
+    covered: dict[str, float] = Field(
+        default_factory=dict,
+        description="Per row, the share of its repeats whose 90% interval held the truth.",
+    )
 
     @model_validator(mode="before")
     @classmethod
     def _nest(cls, data: Any) -> Any:
-        """Read the file's flat form: every key but the id and the truth is a prediction."""
+        """Read the file's flat form: every key but the id, the truth, the intervals
+        and the coverage is a prediction."""
         if isinstance(data, dict) and "predicted" not in data:
             rest = dict(data)
-            fixed = {key: rest.pop(key) for key in ("subject_id", "truth") if key in rest}
+            fixed = {
+                key: rest.pop(key)
+                for key in ("subject_id", "truth", "intervals", "covered")
+                if key in rest
+            }
             return {**fixed, "predicted": rest}
         return data
 
     @model_serializer(mode="wrap")
     def _flatten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        return {"subject_id": data["subject_id"], "truth": data["truth"], **data["predicted"]}
+        flat = {"subject_id": data["subject_id"], "truth": data["truth"], **data["predicted"]}
+        for key in ("intervals", "covered"):
+            if data[key]:
+                flat[key] = data[key]
+        return flat
 
 
 class ValidationReport(BaseModel):
@@ -420,7 +440,8 @@ def _subjects(predictions: list[Predictions], ids: tuple[str, ...]) -> list[Subj
     """Per held-out subject (in matrix order), each prediction averaged over repeats (and
     over the draws that held the subject out, with several)."""
     rows: dict[int, SubjectPredictions] = {}
-    sums: dict[tuple[int, str], list[float]] = {}
+    # Per (subject, row): each draw's mean prediction, low, high and share covered.
+    sums: dict[tuple[int, str], list[tuple[float, float, float, float]]] = {}
     for p in predictions:
         for k, row in enumerate(p.subject):
             entry = rows.setdefault(
@@ -428,8 +449,19 @@ def _subjects(predictions: list[Predictions], ids: tuple[str, ...]) -> list[Subj
                 SubjectPredictions(subject_id=ids[row], truth=float(p.truth[k]), predicted={}),
             )
             name = f"{p.policy}/{p.predictor}@{p.length}"
-            sums.setdefault((int(row), name), []).append(float(p.predicted[:, k].mean()))
-            entry.predicted[name] = float(np.mean(sums[(int(row), name)]))
+            low, high, truth = p.low[:, k], p.high[:, k], float(p.truth[k])
+            inside = (low - 1e-12 <= truth) & (truth <= high + 1e-12)
+            draw = (
+                float(p.predicted[:, k].mean()),
+                float(low.mean()),
+                float(high.mean()),
+                float(inside.mean()),
+            )
+            sums.setdefault((int(row), name), []).append(draw)
+            mean = np.mean(sums[(int(row), name)], axis=0)
+            entry.predicted[name] = float(mean[0])
+            entry.intervals[name] = [float(mean[1]), float(mean[2])]
+            entry.covered[name] = float(mean[3])
     return [rows[r] for r in sorted(rows)]
 
 

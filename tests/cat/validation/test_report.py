@@ -103,6 +103,23 @@ def test_a_subject_row_is_flat_in_the_file() -> None:
     assert SubjectPredictions.model_validate(flat) == row
 
 
+def test_each_subjects_interval_gives_back_each_rows_coverage(
+    report: ValidationReport,
+) -> None:
+    # Recorded per subject, the intervals let coverage be recomputed for any group.
+    for row in report.results:
+        name = f"{row.policy}/{row.predictor}@{row.length}"
+        shares = [s.covered[name] for s in report.subjects]
+        assert np.mean(shares) == pytest.approx(row.coverage)
+        for s in report.subjects:
+            low, high = s.intervals[name]
+            assert low <= s.predicted[name] + 1e-9 and s.predicted[name] <= high + 1e-9
+            if not row.policy.startswith("random"):  # one draw: its interval decides
+                assert s.covered[name] == float(low - 1e-12 <= s.truth <= high + 1e-12)
+    data = json.loads(json.dumps(report.model_dump(mode="json")))
+    assert set(data["subjects"][0]["intervals"]) == set(report.subjects[0].predicted)
+
+
 def test_a_file_gives_the_same_report_as_the_matrix_it_holds(
     data: ResponseMatrix, report: ValidationReport, tmp_path: Path
 ) -> None:
