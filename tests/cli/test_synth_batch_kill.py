@@ -25,7 +25,8 @@ from synth.local_server.batches import BatchFaults
 from tests.synth.online_run import MODELS, online_responses
 from tests.synth.pools import EN_ITEMS
 
-SEEDS = range(10)
+#: Five runs (two with error lines), up to 15 kills: about a minute.
+SEEDS = range(5)
 #: Calls of the run: 8 items, 2 singles and 2 pairs, 3 stages (pairs share generation).
 CALLS = 48
 

@@ -18,7 +18,7 @@ runner = CliRunner()
 
 def test_validate_writes_results_with_the_baseline(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
-    params = random_params(200, rng, "2pl")
+    params = random_params(100, rng, "2pl")
     data = simulate_responses(params, rng.normal(size=30), rng, missing_rate=0.1)
     path = tmp_path / "r.jsonl"
     write_jsonl(data, path)

@@ -12,11 +12,9 @@ from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
 from cat.prediction.conformal import conformal_quantile
 from cat.prediction.validation import (
-    RANDOM_RAW,
     plug_in_accuracy,
     random_raw,
     splits,
-    validate,
 )
 from irt.simulate import random_params, simulate_responses
 
@@ -76,21 +74,6 @@ def test_k_fold_splits_hold_out_everyone_once() -> None:
         assert len(np.intersect1d(train, test)) == 0 and len(train) + len(test) == 23
     with pytest.raises(CatError, match="use 2 to 11 folds"):
         splits(23, None, False, rng, folds=12)
-
-
-@pytest.mark.slow
-def test_mfi_beats_random_raw_and_intervals_cover() -> None:
-    data = _data(n=80)
-    results = {
-        (p.policy, p.length, p.predictor): p.metrics()
-        for p in validate(data, "2pl", ["mfi"], [30], np.random.default_rng(5), holdout=0.5)
-    }
-    mfi, raw = results[("mfi", 30, "plug-in")], results[(RANDOM_RAW, 30, "raw")]
-    assert mfi["mae"] < raw["mae"]
-    assert mfi["kendall_tau"] > raw["kendall_tau"]
-    assert mfi["coverage"] >= 0.8 and raw["n_subjects"] == 40
-    ridge = results[("mfi", 30, "ridge")]
-    assert 0 < ridge["mae"] < 0.2 and ridge["n_subjects"] == 40
 
 
 def test_chosen_predictor_follows_the_training_subjects_errors() -> None:

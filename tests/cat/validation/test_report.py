@@ -120,24 +120,24 @@ def test_each_subjects_interval_gives_back_each_rows_coverage(
     assert set(data["subjects"][0]["intervals"]) == set(report.subjects[0].predicted)
 
 
-def test_a_file_gives_the_same_report_as_the_matrix_it_holds(
-    data: ResponseMatrix, report: ValidationReport, tmp_path: Path
-) -> None:
+def test_a_file_gives_the_same_report_as_the_matrix_it_holds(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    small = simulate_responses(random_params(40, rng, "2pl"), rng.normal(size=40), rng)
     path = tmp_path / "r.jsonl"
-    write_jsonl(data, path)
+    write_jsonl(small, path)
     told: list[tuple[str, float]] = []
     again = validate(
         path,
-        lengths=[10, 30],
+        lengths=[10],
         policies=["mfi"],
         model=ModelKind.TWO_PL,
         seed=4,
         progress=lambda what, done: told.append((what, done)),
     )
     # The file may list the items in another order, so compare with the matrix it holds.
-    same = validate(read_responses(path), lengths=[10, 30], policies=["mfi"], model="2pl", seed=4)
+    same = validate(read_responses(path), lengths=[10], policies=["mfi"], model="2pl", seed=4)
     assert again.results == same.results and again.subjects == same.subjects
-    assert {s.subject_id for s in again.subjects} == {s.subject_id for s in report.subjects}
+    assert len(again.subjects) == 12  # 30% of 40 held out
     assert again.settings.responses == str(path)
     assert told[0][0].startswith("split 1 of 1: calibrating") and told[-1] == ("done", 1.0)
 
