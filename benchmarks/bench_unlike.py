@@ -1,0 +1,106 @@
+"""Models unlike the references: answer patterns that ignore item difficulty.
+
+    python benchmarks/bench_unlike.py                       # every shipped 0/1 pool
+    python benchmarks/bench_unlike.py --pool mmlu-pro --lengths 60
+
+A model that is right with the same probability on every item, whatever its difficulty
+(a broken answer format, a contaminated subset, a wrong prompt), is what no reference
+looks like. Each such "flat" model (right with probability 0.40 or 0.70; its answers to
+every pool item drawn once with a fixed seed, so its true accuracy is the share right
+over the whole pool) takes the default adaptive test (``cat.assess``, the design the
+pool's cross-fit chose) at each length; the table gives the prediction with its 90%
+interval, whether the interval holds the truth, and what flags it: person fit (lz
+below its threshold) and the difficulty check (its gain per item below every
+reference's, ``cat.designs.flatness``).
+
+Issue 41's target: every flat model flagged, and the reported interval (or its
+fallback's) holding the true accuracy, at 60 and 250 items on every shipped pool.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import cat
+from itempool import LoadedPool
+
+POOLS = Path(__file__).resolve().parents[1] / "item_pools"
+#: The shipped pools of 0/1 items (demo-open's are scored, not right/wrong).
+SHIPPED = ("demo", "demo-en", "mmlu-pro")
+SEED = 0
+
+
+@dataclass
+class FlatExaminee:
+    """Right with probability ``rate`` on every item, answers drawn once per pool."""
+
+    rate: float
+    seed: int = SEED
+    _answers: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        return f"flat:{self.rate:g}"
+
+    def start(self, pool: LoadedPool, seed: int) -> None:
+        rng = np.random.default_rng([self.seed, int(self.rate * 1000)])
+        drawn = rng.random(len(pool.items)) < self.rate
+        self._answers = {item.id: int(r) for item, r in zip(pool.items, drawn, strict=True)}
+
+    def answer(self, item_ids: Sequence[str]) -> list[float | None]:
+        return [self._answers[i] for i in item_ids]
+
+    def truth(self) -> float:
+        return float(np.mean(list(self._answers.values())))
+
+
+def row(pool: LoadedPool, name: str, rate: float, length: int) -> str:
+    examinee = FlatExaminee(rate)
+    result = cat.assess(pool, examinee, length=length, seed=SEED)  # type: ignore[arg-type]
+    truth = examinee.truth()
+    acc = result.predicted_accuracy
+    held = acc.low <= truth <= acc.high
+    fit = result.person_fit
+    lz = "—" if fit.lz is None else f"{fit.lz:+.2f}{' flagged' if fit.flagged else ''}"
+    check = result.difficulty_check
+    if check is None:
+        gain = f"skipped ({result.difficulty_check_skipped})"
+    else:
+        flag = " flagged" if check.flagged else ""
+        gain = f"{check.gain:+.3f} vs {check.lowest_reference:+.3f}{flag}"
+    flagged = fit.flagged or (check is not None and check.flagged)
+    return (
+        f"| {name} | {rate:.2f} | {length} | {truth:.3f} | {acc.value:.3f} "
+        f"[{acc.low:.3f}, {acc.high:.3f}] | {'yes' if held else 'no'} | {lz} | "
+        f"{gain} | {'yes' if flagged else 'no'} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pool", action="append", help="a pool name (default: every shipped)")
+    parser.add_argument("--lengths", default="60,250")
+    parser.add_argument("--rates", default="0.4,0.7")
+    args = parser.parse_args()
+    lengths = [int(x) for x in args.lengths.split(",")]
+    rates = [float(x) for x in args.rates.split(",")]
+    print(
+        "| pool | rate | items | true | predicted [90%] | held | person fit lz | "
+        "difficulty gain vs lowest reference | flagged |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in args.pool or SHIPPED:
+        pool = cat.load_pool(POOLS / name if (POOLS / name).is_dir() else name)
+        for rate in rates:
+            for length in lengths:
+                if length <= len(pool.items):
+                    print(row(pool, name, rate, length), flush=True)
+
+
+if __name__ == "__main__":
+    main()
