@@ -58,10 +58,19 @@ class FlatExaminee:
     def truth(self) -> float:
         return float(np.mean(list(self._answers.values())))
 
+    def usage(self) -> dict[str, int] | None:
+        return None  # makes no call
+
+    def checkpoints(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
 
 def row(pool: LoadedPool, name: str, rate: float, length: int) -> str:
     examinee = FlatExaminee(rate)
-    result = cat.assess(pool, examinee, length=length, seed=SEED)  # type: ignore[arg-type]
+    result = cat.assess(pool, examinee, length=length, seed=SEED)
     truth = examinee.truth()
     acc = result.predicted_accuracy
     held = acc.low <= truth <= acc.high
