@@ -137,6 +137,13 @@ class PoolProtocol(BaseModel):
             self.in_form(name)  # each form a valid protocol of its own
         return self
 
+    def file_names(self) -> tuple[str, ...]:
+        """Every file in the pool this protocol and its forms name (templates, worked
+        examples), each once, in order."""
+        forms = [self, *(self.in_form(name) for name in self.forms)]
+        names = (n for f in forms for n in (f.template, f.examples) if n is not None)
+        return tuple(dict.fromkeys(names))
+
     @property
     def form_names(self) -> tuple[str, ...]:
         """This form's name and the other forms'."""

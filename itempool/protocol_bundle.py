@@ -62,8 +62,7 @@ def read_bundle(path: Path) -> ProtocolBundle:
 
 def install_protocol(pool_dir: Path, bundle: ProtocolBundle) -> PoolProtocol:
     """Write ``bundle``'s files into the pool folder and its protocol into ``pool.json``."""
-    names = {bundle.protocol.template, bundle.protocol.examples} - {None}
-    missing = [name for name in names if name not in bundle.files]
+    missing = [name for name in bundle.protocol.file_names() if name not in bundle.files]
     if missing:
         raise PoolFormatError(f"the protocol names {missing[0]}, which the bundle lacks")
     for name, text in bundle.files.items():
@@ -80,8 +79,9 @@ def install_protocol(pool_dir: Path, bundle: ProtocolBundle) -> PoolProtocol:
 
 def read_protocol_file(path: Path) -> ProtocolBundle:
     """``--protocol FILE``: a bundle (``{"protocol": ..., "files": ...}``, as ``cat synth``
-    writes one), or a protocol alone whose ``template`` and ``examples`` are files
-    beside ``path`` (read into the bundle, to go into the pool under the same names)."""
+    writes one), or a protocol alone whose ``template`` and ``examples`` (its forms'
+    too) are files beside ``path`` (read into the bundle, to go into the pool under the
+    same names)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -93,10 +93,9 @@ def read_protocol_file(path: Path) -> ProtocolBundle:
     except ValidationError as exc:
         raise PoolFormatError(f"{path}: {describe_errors(exc)}") from exc
     files: dict[str, str] = {}
-    for name in (protocol.template, protocol.examples):
-        if name is not None:
-            try:
-                files[name] = (path.parent / name).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise PoolFormatError(f"{path}: cannot read {name} beside it ({exc})") from exc
+    for name in protocol.file_names():
+        try:
+            files[name] = (path.parent / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PoolFormatError(f"{path}: cannot read {name} beside it ({exc})") from exc
     return ProtocolBundle(protocol=protocol, files=files)

@@ -53,6 +53,24 @@ def test_a_protocol_file_and_its_template_go_into_the_pool(tmp_path: Path) -> No
     assert info.exit_code == 0 and "Protocol: harness" in info.output
 
 
+def test_every_forms_files_go_into_the_pool(tmp_path: Path) -> None:
+    (tmp_path / "chat.jinja").write_text("{{ question }}", encoding="utf-8")
+    (tmp_path / "raw.jinja").write_text("Question:\n{{ question }}\nAnswer:", encoding="utf-8")
+    raw = {"endpoint": "completions", "template": "raw.jinja", "stop": ["Question:"]}
+    protocol = {"name": "bench", "form": "chat", "template": "chat.jinja", "forms": {"raw": raw}}
+    (tmp_path / "protocol.json").write_text(json.dumps(protocol), encoding="utf-8")
+    out = tmp_path / "pool"
+    result = _import(tmp_path, out, "--protocol", str(tmp_path / "protocol.json"))
+    assert result.exit_code == 0, result.output
+    pool = cat.load_pool(out)
+    form = pool.protocol.in_form("raw")
+    assert form.spec.endpoint == "completions" and form.spec.stop == ("Question:",)
+    assert form.template_text == "Question:\n{{ question }}\nAnswer:"
+    assert pool.protocol.template_text == "{{ question }}"
+    info = runner.invoke(app, ["pool", "info", str(out)])
+    assert info.exit_code == 0 and "Protocol: bench, raw form (--protocol-form raw)" in info.output
+
+
 def test_a_bad_protocol_writes_no_pool(tmp_path: Path) -> None:
     (tmp_path / "protocol.json").write_text(json.dumps({"mode": "telepathy"}), encoding="utf-8")
     out = tmp_path / "pool"

@@ -46,6 +46,8 @@ def test_a_form_is_the_protocol_with_its_fields_put_over_it() -> None:
     assert raw.references == ("base-7b",) and raw.note == "the raw prompt"
     assert protocol.in_form(None) is protocol and protocol.in_form("chat") is protocol
     assert protocol.form_names == ("chat", "raw")
+    # The files to carry with the protocol: each form's, once.
+    assert protocol.file_names() == ("protocol/chat.jinja", "protocol/raw.jinja")
 
 
 def test_unknown_and_bad_forms_are_refused() -> None:
