@@ -299,7 +299,8 @@ def test_gzipped_files_are_read(tmp_path: Path) -> None:
     ("name", "data", "cause"),
     [
         ("responses.csv.gz", b"id,q1\na,1\n", OSError),  # not gzip at all
-        ("responses.jsonl.gz", gzip.compress(b'{"subject_id": "a"}' * 50)[:30], EOFError),
+        # mtime=0: every test worker (pytest-xdist) collects the same parameter.
+        ("responses.jsonl.gz", gzip.compress(b'{"subject_id": "a"}' * 50, mtime=0)[:30], EOFError),
         ("responses.csv", b"id,q\xff1\na,1\n", UnicodeDecodeError),
         ("responses.jsonl", b'{"subject_id": "\xc3", "responses": {}}\n', UnicodeDecodeError),
     ],
