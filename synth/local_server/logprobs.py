@@ -132,12 +132,17 @@ def completion_body(simulator: Simulator, body: dict[str, Any], key: str) -> dic
 
 def _ended(text: str, stop: Any, limit: Any) -> tuple[str, str]:
     """``text`` cut where a real server would end it, and why: before the first stop
-    sequence (left out of the text, as vLLM and OpenAI do), else after ``limit`` tokens
-    (a word a token here; "length")."""
+    sequence (left out of the text, as vLLM and OpenAI do), else at ``limit`` tokens."""
     sequences = [stop] if isinstance(stop, str) else list(stop or [])
     cuts = [text.find(s) for s in sequences if isinstance(s, str) and s and s in text]
     if cuts:
         text = text[: min(cuts)]
+    return cut_at_limit(text, limit)
+
+
+def cut_at_limit(text: str, limit: Any) -> tuple[str, str]:
+    """``text`` and "stop", or its first ``limit`` tokens and "length" when longer: a
+    word a token here, as a real server cuts a reply at its token limit."""
     words = text.split(" ")
     if isinstance(limit, int) and not isinstance(limit, bool) and len(words) > limit:
         return " ".join(words[:limit]), "length"

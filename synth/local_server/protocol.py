@@ -151,13 +151,7 @@ class ChatCompletions:
                 text = f"<think>\n{thought}\n</think>\n\n{text}"
             else:
                 reasoning = thought
-        limit = body.get("max_tokens")
-        finish = "stop"
-        # A word a token: a reply longer than max_tokens words is cut there, as a real
-        # server cuts one at its token limit ("length").
-        words = text.split(" ")
-        if isinstance(limit, int) and not isinstance(limit, bool) and len(words) > limit:
-            text, finish = " ".join(words[:limit]), "length"
+        text, finish = logprobs.cut_at_limit(text, body.get("max_tokens"))
         completion = _completion_json(
             model, key, text, len(canonical), reasoning=reasoning, finish=finish
         )
