@@ -11,6 +11,12 @@ from scipy.stats import kendalltau, spearmanr
 from irt.types import FloatArray, IntArray
 
 
+def holds(low: Any, high: Any, truth: Any) -> Any:
+    """Whether [low, high] holds ``truth`` (broadcast), with a hair of slack: a bound
+    equal to the truth up to rounding holds it."""
+    return (np.asarray(low) - 1e-12 <= truth) & (truth <= np.asarray(high) + 1e-12)
+
+
 @dataclass(frozen=True)
 class Predictions:
     """Held-out subjects' predicted and true full-pool accuracy for one policy, length
@@ -64,9 +70,7 @@ class Predictions:
         )
 
     def _covered(self, low: FloatArray, high: FloatArray) -> FloatArray:
-        # A hair of slack: a bound equal to the truth up to rounding covers it.
-        inside = (low - 1e-12 <= self.truth) & (self.truth <= high + 1e-12)
-        return np.asarray(inside.mean(axis=1), dtype=np.float64)
+        return np.asarray(holds(low, high, self.truth).mean(axis=1), dtype=np.float64)
 
     def metrics(self) -> dict[str, Any]:
         """Each figure averaged over the repeats, with its sd over them (None with one).

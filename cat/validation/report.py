@@ -36,6 +36,7 @@ from cat.pools.scenarios import read_item_scenarios
 from cat.prediction import validation
 from cat.prediction.draw_metrics import across_draws
 from cat.prediction.draws import validate_draws
+from cat.prediction.predictions import holds
 from cat.prediction.validation import Predictions, Progress
 from cat.prediction.validation_checks import answered_subjects, refuse_nan
 from cat.prediction.verdicts import ValidationRow, Verdict, verdicts
@@ -450,7 +451,7 @@ def _subjects(predictions: list[Predictions], ids: tuple[str, ...]) -> list[Subj
             )
             name = f"{p.policy}/{p.predictor}@{p.length}"
             low, high, truth = p.low[:, k], p.high[:, k], float(p.truth[k])
-            inside = (low - 1e-12 <= truth) & (truth <= high + 1e-12)
+            inside = holds(low, high, truth)
             draw = (
                 float(p.predicted[:, k].mean()),
                 float(low.mean()),
