@@ -22,15 +22,17 @@ import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
-from typing import Any, Protocol, cast
+from functools import cache, cached_property
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import urlparse
-
-import openai
 
 from synth.errors import SynthError
 from synth.names import DEFAULT_KEY_ENV as DEFAULT_KEY_ENV
 from synth.prompts import Message
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -172,15 +174,26 @@ def check_reachable(url: str, timeout: float = 10.0) -> None:
         raise SynthError(f"cannot reach {url} ({reason})") from exc
 
 
-#: Failures a later attempt may not repeat.
-_TRANSIENT = (
-    openai.RateLimitError,
-    openai.InternalServerError,
-    openai.APITimeoutError,
-    openai.APIConnectionError,
-    openai.APIResponseValidationError,
-    json.JSONDecodeError,
-)
+def _openai() -> ModuleType:
+    """The ``openai`` package, imported on first use: it takes about a second, which
+    every ``cat`` command that never calls an endpoint would pay at start-up."""
+    import openai
+
+    return openai
+
+
+@cache
+def _transient() -> tuple[type[Exception], ...]:
+    """Failures a later attempt may not repeat."""
+    openai = _openai()
+    return (
+        openai.RateLimitError,
+        openai.InternalServerError,
+        openai.APITimeoutError,
+        openai.APIConnectionError,
+        openai.APIResponseValidationError,
+        json.JSONDecodeError,
+    )
 
 
 @dataclass
@@ -208,7 +221,7 @@ class OpenAIBackend:
 
     def _get_client(self) -> openai.AsyncOpenAI:
         if self._client is None:
-            self._client = openai.AsyncOpenAI(
+            self._client = _openai().AsyncOpenAI(
                 api_key=api_key(self.base_url, self.key_env),
                 base_url=self.base_url,
                 timeout=self.timeout,
@@ -267,12 +280,12 @@ class OpenAIBackend:
             t0 = time.perf_counter()
             try:
                 reply = await once()
-            except _TRANSIENT as exc:
+            except _transient() as exc:
                 last = self._scrub(_describe(exc))
                 retry_after = _retry_after(exc)
-            except openai.NotFoundError as exc:
+            except _openai().NotFoundError as exc:
                 raise await self._not_found(model, exc) from exc
-            except openai.APIStatusError as exc:
+            except _openai().APIStatusError as exc:
                 raise SynthError(f"{model}: {self._scrub(_describe(exc))}") from exc
             except (IndexError, AttributeError) as exc:
                 last, retry_after = f"reply without a message ({exc})", None
@@ -409,9 +422,9 @@ async def _list_models(client: openai.AsyncOpenAI) -> tuple[tuple[str, ...] | No
     a reply not shaped like a list too, leaves it out."""
     try:
         return tuple(sorted({m.id async for m in client.models.list()})), True
-    except openai.NotFoundError:
+    except _openai().NotFoundError:
         return None, False
-    except (openai.OpenAIError, ValueError, TypeError, AttributeError):
+    except (_openai().OpenAIError, ValueError, TypeError, AttributeError):
         return None, True
 
 

@@ -10,12 +10,12 @@ split-conformal half-width around the prediction (``widen``).
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from irt.types import FloatArray
 
 #: The z of a two-sided 90% normal interval.
-Z90 = float(norm.ppf(0.95))
+Z90 = float(ndtri(0.95))
 
 
 def theta_and_chance(

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import kendalltau, spearmanr
 
 from irt.types import FloatArray, IntArray
 
@@ -77,6 +76,10 @@ class Predictions:
 
         A rank correlation that no repeat defines (fewer than 3 subjects, or truths or
         predictions all equal) is None, with why in ``null_reasons``; never NaN."""
+        # Here, not at the top: scipy.stats takes a second to import, which cat assess
+        # (importing this module through the cross-fit) would pay at every start.
+        from scipy.stats import kendalltau, spearmanr
+
         rows = []
         for pred in self.predicted:
             err = pred - self.truth
