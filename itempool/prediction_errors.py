@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class PredictionErrors(BaseModel):
@@ -25,6 +25,10 @@ class PredictionErrors(BaseModel):
     # Per length, each reference's mean log-likelihood gain per item of the design's own
     # chances over a flat rate (cat.designs.flatness).
     difficulty_gain: dict[str, list[float]] | None = None
+    # Per length, aligned with ``errors``: each reference's |design's prediction − its
+    # companion's from the same answers| (cat.prediction.disagreement), which sizes the
+    # interval of a model by how unlike the references it is.
+    disagreement: dict[str, list[float]] | None = None
     # Per length and scenario name: the signed errors of the accuracy per scenario.
     scenario_errors: dict[str, dict[str, list[float]]] | None = None
 
@@ -39,6 +43,18 @@ class PredictionErrors(BaseModel):
             if len(errors) < 2 or not all(math.isfinite(e) and abs(e) <= 1 for e in errors):
                 raise ValueError(f"length {length}: need at least 2 errors in [-1, 1]")
         return value
+
+    @model_validator(mode="after")
+    def _disagreement_beside_errors(self) -> PredictionErrors:
+        for length, values in (self.disagreement or {}).items():
+            errors = self.errors.get(length)
+            if errors is None or len(values) != len(errors):
+                raise ValueError(
+                    f"disagreement at length {length}: one value per error of that length"
+                )
+            if not all(math.isfinite(v) and 0 <= v <= 1 for v in values):
+                raise ValueError(f"disagreement at length {length}: values must be in [0, 1]")
+        return self
 
     def nearest_length(self, length: int) -> int:
         """The stored test length nearest to ``length`` (the longer on a tie)."""

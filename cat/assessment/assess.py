@@ -57,7 +57,13 @@ from cat.pools.scenarios import scenarios_of
 from cat.prediction.cross_fit import choose_design
 from cat.provenance import package_version, utc_now
 from irt.mirt_model import Structure
-from itempool import LoadedPool, PoolFormatError, PredictionErrors, read_reference_answers
+from itempool import (
+    REFERENCE_ANSWERS,
+    LoadedPool,
+    PoolFormatError,
+    PredictionErrors,
+    read_reference_answers,
+)
 from itempool.problems import describe_errors
 from synth.generation import GenerationRecord, GenerationSettings, changed_settings
 from synth.protocols import ProtocolFollowed
@@ -164,6 +170,10 @@ def assess(
     models = None
     if chosen in REFERENCE_DESIGNS:
         assert not params.scored  # a scored pool runs the irt design
+        models = load_reference_models(pool, params)
+    elif not params.scored and _scales_by_the_mixture(pool):
+        # The IRT design's interval is scaled by how far the mixture's prediction of the
+        # same answers lies from its own (cat.prediction.disagreement).
         models = load_reference_models(pool, params)
     if models is not None and pool.mirt is not None:
         models = models.with_mirt(pool.mirt, 0.0 if entry is None else entry.offset)
@@ -330,6 +340,17 @@ def _config(**settings: Any) -> SessionConfig:
         return SessionConfig.model_validate(settings)
     except ValidationError as exc:
         raise CatError(describe_errors(exc)) from exc
+
+
+def _scales_by_the_mixture(pool: LoadedPool) -> bool:
+    """Whether the IRT design's interval needs the mixture's prediction: the pool stores
+    its references' disagreements with it, and their answers."""
+    errors = pool.manifest.prediction_errors
+    return (
+        errors is not None
+        and bool(errors.disagreement)
+        and (pool.dir / REFERENCE_ANSWERS).is_file()
+    )
 
 
 def _saved(session: AssessmentSession, items: list[ItemRecord]) -> dict[str, Any]:

@@ -110,6 +110,24 @@ class DifficultyCheck(_Part):
     reason: str | None = None
 
 
+class UnlikeReferences(_Part):
+    """How far the run's prediction lies from a companion prediction of the same answers
+    (``cat.prediction.disagreement``): large where the model is unlike the references."""
+
+    companion: str = Field(description="The companion predictor: irt or mixture.")
+    companion_accuracy: float
+    disagreement: float = Field(
+        description="|predicted accuracy − the companion's|, which scales the interval."
+    )
+    threshold: float = Field(
+        description="The references' 90% conformal quantile of their own disagreement."
+    )
+    references: int
+    length: int = Field(description="The stored test length the references' figures are from.")
+    flagged: bool
+    reason: str | None = None
+
+
 class AssessmentSummary(ResultModel):
     """θ with its interval, predicted accuracy overall and per scenario, rank, person fit.
 
@@ -135,6 +153,9 @@ class AssessmentSummary(ResultModel):
     # Why difficulty_check is null (a sibling key, so that readers of the check's own
     # keys are unchanged); null when the check ran.
     difficulty_check_skipped: str | None = None
+    # Null where the pool stores no disagreements of its references (calibrated before
+    # they were stored) or the run's companion cannot be made (a pool of scored items).
+    unlike_references: UnlikeReferences | None = None
     rank: Rank | None = None
 
 

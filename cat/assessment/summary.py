@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtr
 
 from cat.assessment.result import (
     Accuracy,
@@ -27,10 +27,13 @@ from cat.assessment.result import (
     Rank,
     ScenarioAccuracy,
     ThetaInterval,
+    UnlikeReferences,
 )
 from cat.assessment.session import AssessmentSession
 from cat.designs.flatness import difficulty_gain
+from cat.designs.models import MIXTURE
 from cat.prediction.conformal import conformal_quantile, describe_widening
+from cat.prediction.disagreement import ScaledWidth, describe_scaled, scaled_width
 from cat.prediction.intervals import Z90 as _Z90
 from cat.prediction.intervals import theta_and_chance, widen
 from cat.prediction.predictors import reference_offset
@@ -128,13 +131,31 @@ def summarize(
 
     overall = accuracy(everything)
     interval = AccuracyInterval(method="theta and the unseen answers' chance")
+    # The IRT plug-in of these answers: a reference design's companion prediction.
+    plug_in = overall.value
     if session.design is not None:
         overall, interval = _design_accuracy(session, design_errors)
-    elif prediction_errors is not None:
-        interval = AccuracyInterval(**describe_widening(prediction_errors, len(session.given)))
+    companion = _companion(session, positions, plug_in)
+    run_errors = _run_errors(session, prediction_errors, design_errors)
+    unlike = None
+    if run_errors is not None and companion is not None:
+        stored, scaled = scaled_width(run_errors, len(session.given))
+        if scaled is not None:
+            unlike = _unlike(overall.value, companion, scaled, stored)
+            interval = AccuracyInterval(
+                **describe_scaled(run_errors, len(session.given), scaled, unlike.disagreement)
+            )
+            if session.design is not None:
+                # The design's own prediction ± the scaled half-width, as cross-fitted.
+                half = float(interval.half_width or 0.0)
+                low, high = max(0.0, overall.value - half), min(1.0, overall.value + half)
+                overall = Accuracy(value=overall.value, low=low, high=high)
+    if session.design is None and prediction_errors is not None:
+        if unlike is None:
+            interval = AccuracyInterval(**describe_widening(prediction_errors, len(session.given)))
         half = float(interval.half_width or 0.0)
-        low, high = widen(overall.value, overall.low, overall.high, half)
-        overall = Accuracy(value=overall.value, low=float(low), high=float(high))
+        bounds = widen(overall.value, overall.low, overall.high, half)
+        overall = Accuracy(value=overall.value, low=float(bounds[0]), high=float(bounds[1]))
     scenarios = None
     scenario_method = None
     if session.scenario is not None:
@@ -173,6 +194,7 @@ def summarize(
         scenario_interval=scenario_method,
         difficulty_check=check if isinstance(check, DifficultyCheck) else None,
         difficulty_check_skipped=check if isinstance(check, str) else None,
+        unlike_references=unlike,
         rank=_rank(theta, se, references) if references else None,
     )
 
@@ -298,6 +320,57 @@ def _difficulty_check(
     )
 
 
+def _companion(
+    session: AssessmentSession, positions: IntArray, plug_in: float
+) -> tuple[str, float] | None:
+    """The companion prediction of the run's answers (``cat.prediction.disagreement``):
+    the IRT plug-in for a reference design, the mixture for the IRT design (None without
+    the references' answers, or on a pool of scored items)."""
+    if session.design is not None:
+        return IRT_COMPANION, plug_in
+    models = session.reference_models
+    if models is None or session.scored or not session.given:
+        return None
+    n = session.params.n_items
+    given = np.zeros((1, n), dtype=bool)
+    given[0, positions] = True
+    right = np.zeros((1, n))
+    right[0, positions] = session.responses
+    value = models.score(np.ones((1, n), dtype=bool), given, right)[MIXTURE]
+    return MIXTURE, float(value[0])
+
+
+def _unlike(
+    value: float, companion: tuple[str, float], scaled: ScaledWidth, stored: int
+) -> UnlikeReferences:
+    """The disagreement of ``value`` with the ``companion``'s, against the references'."""
+    name, other = companion
+    disagreement = abs(value - other)
+    flagged = scaled.unlike(disagreement)
+    reason = None
+    if flagged:
+        reason = (
+            f"the prediction lies {100 * disagreement:.1f} points from the {name} "
+            f"prediction of the same answers, more than for 9 in 10 of the {scaled.references} "
+            f"reference models ({100 * scaled.threshold:.1f}): the model is unlike them, "
+            "and the interval is widened for it"
+        )
+    return UnlikeReferences(
+        companion=name,
+        companion_accuracy=other,
+        disagreement=disagreement,
+        threshold=scaled.threshold,
+        references=scaled.references,
+        length=stored,
+        flagged=flagged,
+        reason=reason,
+    )
+
+
+#: The name of a reference design's companion prediction: the IRT plug-in.
+IRT_COMPANION = "irt"
+
+
 def _design_accuracy(
     session: AssessmentSession, design_errors: Mapping[str, PredictionErrors] | None
 ) -> tuple[Accuracy, AccuracyInterval]:
@@ -344,7 +417,7 @@ def current_rank(theta: float, reference_thetas: Iterable[float]) -> int:
 def _rank(theta: float, se: float, references: list[Reference]) -> Rank:
     thetas = np.array([r.theta for r in references])
     spread = np.sqrt(se**2 + np.array([r.se for r in references]) ** 2)
-    p_above = norm.cdf((theta - thetas) / np.maximum(spread, 1e-12))
+    p_above = ndtr((theta - thetas) / np.maximum(spread, 1e-12))
     ranked = sorted(zip(references, p_above, strict=True), key=lambda x: -x[0].theta)
     return Rank(
         position=current_rank(theta, thetas),

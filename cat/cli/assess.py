@@ -290,11 +290,24 @@ def _print(result: AssessmentResult) -> None:
             "design",
             f"{result.settings.design.value}: items and prediction from the references' answers",
         )
+    unlike = result.unlike_references
     if info.half_width is not None:
+        scaled = ", scaled by the disagreement below" if unlike is not None else ""
         table.add_row(
             "interval from",
             f"the references' cross-fitted errors (±{info.half_width:.3f}; {info.references} "
-            f"models, {info.folds} folds, {info.length} items)",
+            f"models, {info.folds} folds, {info.length} items{scaled})",
+        )
+    if unlike is not None:
+        verdict = (
+            f"flagged: unlike the references (theirs: at most {unlike.threshold:.3f} for 9 in 10)"
+            if unlike.flagged
+            else "as the references'"
+        )
+        table.add_row(
+            "disagreement",
+            f"{unlike.disagreement:.3f} from the {unlike.companion} prediction "
+            f"({unlike.companion_accuracy:.3f}); {verdict}",
         )
     if result.truth is not None:
         table.add_row(f"true {what}", f"{result.truth.accuracy:.3f}")

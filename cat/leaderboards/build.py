@@ -233,6 +233,9 @@ def _flags(result: AssessmentResult) -> list[str]:
     check = result.difficulty_check
     if check is not None and check.flagged:
         flags.append("difficulty")
+    unlike = result.unlike_references
+    if unlike is not None and unlike.flagged:
+        flags.append("unlike the references")
     protocol = result.settings.protocol
     if protocol is not None and not protocol.followed:
         flags.append("off protocol")

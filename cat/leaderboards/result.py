@@ -21,7 +21,9 @@ Keys of the file:
   - ``flags``: what ``cat assess`` flagged about the run's answers, "person fit" (lz below
     its threshold: the answers fit the IRT model poorly) and "difficulty" (the answers
     depend on difficulty less than the references' do), either of which makes the
-    prediction less trustworthy, and "off protocol" (the model was not asked and graded
+    prediction less trustworthy, "unlike the references" (its prediction lies farther
+    from a companion prediction of the same answers than 9 in 10 references' did: its
+    interval is widened for it), and "off protocol" (the model was not asked and graded
     as the pool's references were: ``settings.protocol`` in RESULT.json names how; its
     θ is on another scale); empty where nothing was;
   - ``calls``, ``calls_from_store``, ``prompt_tokens``, ``completion_tokens`` (null

@@ -12,7 +12,7 @@ from cat.designs.low_rank import LowRankModel
 from cat.designs.models import LOW_RANK_PENALTY, ReferenceModels
 from cat.designs.references import reference_answers
 from cat.errors import CatError
-from irt.models import ItemParams
+from irt.parameter_set import ParameterSet
 from itempool import (
     REFERENCE_ANSWERS,
     LoadedPool,
@@ -34,7 +34,7 @@ def low_rank_entry(model: LowRankModel) -> dict[str, Any]:
     return prior.model_dump()
 
 
-def load_reference_models(pool: LoadedPool, params: ItemParams) -> ReferenceModels:
+def load_reference_models(pool: LoadedPool, params: ParameterSet) -> ReferenceModels:
     """The pool's references' answers and low-rank model, in the order of ``params``'s
     items; the low-rank model is refitted when the pool does not store it. ``CatError``
     when the pool keeps no answers."""

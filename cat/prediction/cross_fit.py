@@ -65,6 +65,7 @@ def cross_fit_errors(
     truth = responses.accuracy()
     signed: dict[tuple[str, int], list[FloatArray]] = {}
     gains: dict[tuple[str, int], list[FloatArray]] = {}
+    parted: dict[tuple[str, int], list[FloatArray]] = {}
     per_scenario: dict[tuple[str, int], list[FloatArray]] = {}
     truth_by_scenario = scenario_truth(responses, scenario) if scenario and scenario_names else None
     for n, (train_rows, test_rows) in enumerate(parts):
@@ -89,6 +90,9 @@ def cross_fit_errors(
                 gains.setdefault((design, length), []).append(
                     replayed.gain[design_key(design, length)]
                 )
+                parted.setdefault((design, length), []).append(
+                    replayed.disagreement[design_key(design, length)]
+                )
                 if truth_by_scenario is not None:
                     pred_s = replayed.per_scenario[design_key(design, length)]
                     per_scenario.setdefault((design, length), []).append(
@@ -108,6 +112,10 @@ def cross_fit_errors(
             ]
             for length in lengths
         }
+        disagreement = {
+            str(length): [float(d) for d in np.concatenate(parted[(design, length)])]
+            for length in lengths
+        }
         by_scenario = None
         if truth_by_scenario is not None and scenario_names:
             by_scenario = {
@@ -125,6 +133,7 @@ def cross_fit_errors(
             predictor=predictor,
             errors=errors,
             difficulty_gain=gain,
+            disagreement=disagreement,
             scenario_errors=by_scenario,
         )
     return out

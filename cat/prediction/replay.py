@@ -22,6 +22,7 @@ from cat.designs.models import (
     ReferenceModels,
 )
 from cat.designs.per_scenario import scenario_accuracy, scenario_masks
+from cat.engine.answers import Answers
 from cat.engine.registry import (
     BALANCED_SUFFIX,
     DEFAULT_ESTIMATOR,
@@ -108,12 +109,50 @@ def plug_in_accuracy(
     references' drift (``cat.prediction.predictors.reference_offset``); ``theta``
     replaces θ̂ when given."""
     observed = responses.observed
-    prob = probability(result.theta_hat if theta is None else theta, params)
-    rest = observed & ~given_mask(observed, result)
     right_given = (result.right * (result.items >= 0)).sum(axis=1)
+    return _plug_in(
+        params,
+        observed,
+        given_mask(observed, result),
+        right_given,
+        result.theta_hat if theta is None else theta,
+        offset,
+    )
+
+
+def _plug_in(
+    params: ItemParams,
+    observed: BoolArray,
+    given: BoolArray,
+    right_given: FloatArray,
+    theta: FloatArray,
+    offset: float,
+) -> FloatArray:
+    """The plug-in of ``plug_in_accuracy`` from the ``given`` mask (E, J), the number
+    right on it and θ."""
+    prob = probability(theta, params)
+    rest = observed & ~given
     n_rest = rest.sum(axis=1)
     expected_rest = np.clip((prob * rest).sum(axis=1) - offset * n_rest, 0.0, n_rest)
     return np.asarray((right_given + expected_rest) / observed.sum(axis=1), dtype=np.float64)
+
+
+def plug_in_of_given(
+    params: ItemParams, observed: BoolArray, given: BoolArray, right: FloatArray, offset: float
+) -> FloatArray:
+    """The IRT plug-in of answers to items another design chose (``given``, (E, J)): θ by
+    the estimator ``cat assess`` runs (ML, MAP while the answers all agree), as a session
+    run by a reference design keeps it."""
+    order = np.argsort(~given, axis=1, kind="stable")
+    n_given = given.sum(axis=1)
+    width = max(int(n_given.max(initial=0)), 1)
+    items = np.where(np.arange(width) < n_given[:, None], order[:, :width], -1)
+    answers = Answers.gather(params, items, np.take_along_axis(right, np.maximum(items, 0), 1))
+    theta, _ = make_estimator(DEFAULT_ESTIMATOR.value).estimate(
+        answers, np.zeros(len(given), dtype=np.float64)
+    )
+    right_given = np.where(given, right, 0.0).sum(axis=1)
+    return _plug_in(params, observed, given, right_given, theta, offset)
 
 
 def theta_only_bounds(
@@ -252,6 +291,9 @@ class Replayed:
     # and, with scenario codes, its predicted accuracy per scenario, (E, S).
     gain: dict[Key, FloatArray] = field(default_factory=dict)
     per_scenario: dict[Key, FloatArray] = field(default_factory=dict)
+    # Per design key, (E,): |the design's prediction − its companion's from the same
+    # answers| (cat.prediction.disagreement).
+    disagreement: dict[Key, FloatArray] = field(default_factory=dict)
     theta_low: dict[Key, FloatArray] = field(default_factory=dict)
     theta_high: dict[Key, FloatArray] = field(default_factory=dict)
 
@@ -298,6 +340,8 @@ def replay_split(
             for length in lengths:
                 out.predicted[(name, length, name)] = by_length[length][None, :]
                 out.gain[(name, length, name)] = gains[length]
+                companion = plug_in_of_given(params, can_answer, expected[length][0], right, offset)
+                out.disagreement[(name, length, name)] = np.abs(by_length[length] - companion)
                 if masks is not None:
                     given, chances = expected[length]
                     out.per_scenario[(name, length, name)] = scenario_accuracy(
@@ -323,6 +367,10 @@ def replay_split(
                     prob = probability(result.theta_hat, params)
                     given = given_mask(can_answer, result)
                     out.gain[(name, length, PLUG_IN)] = difficulty_gain(given, right, prob)
+                    companion = calibrated.references.score(can_answer, given, right)[MIXTURE]
+                    out.disagreement[(name, length, PLUG_IN)] = np.abs(
+                        pieces[PLUG_IN][-1] - companion
+                    )
                     if masks is not None:
                         chances = np.clip(prob - offset, 0.0, 1.0)
                         out.per_scenario[(name, length, PLUG_IN)] = scenario_accuracy(

@@ -36,6 +36,7 @@ from cat.designs.per_scenario import scenario_truth
 from cat.engine.registry import ALL_DESIGN_NAMES, DEFAULT
 from cat.errors import CatError
 from cat.prediction.conformal import conformal_quantile
+from cat.prediction.disagreement import ScaledWidth
 from cat.prediction.replay import (
     CHOSEN,
     RAW,
@@ -120,6 +121,18 @@ class TrainingOnly:
     # Per design key with scenario codes: each scenario's half-width, (S,) (nan where
     # fewer than two training subjects answer the scenario), as cat assess widens by.
     scenario_half_width: list[dict[Key, FloatArray]] = field(default_factory=list)
+    # Per design key (and (default, length, chosen)): the half-width as a function of a
+    # held-out subject's disagreement (cat.prediction.disagreement), as cat assess
+    # sizes it; absent where too few training subjects define it.
+    scaled: list[dict[Key, ScaledWidth]] = field(default_factory=list)
+
+    def half_width_of(self, block: int, key: Key, disagreement: FloatArray | None) -> FloatArray:
+        """Held-out subjects' half-widths at ``key`` from their ``block``'s training
+        subjects: scaled by each one's disagreement where both exist, else constant."""
+        scaled = self.scaled[block].get(key)
+        if scaled is None or disagreement is None:
+            return np.asarray(self.half_width[block][key])
+        return scaled.half_width(disagreement)
 
 
 def training_only(
@@ -141,6 +154,7 @@ def training_only(
     truth_by_scenario = scenario_truth(responses, scenario)
     everyone = np.arange(responses.n_subjects)
     errors: list[dict[Key, list[FloatArray]]] = [{} for _ in blocks.members]
+    parted: list[dict[Key, list[FloatArray]]] = [{} for _ in blocks.members]
     by_scenario: list[dict[Key, list[FloatArray]]] = [{} for _ in blocks.members]
     pairs = blocks.pairs()
     # One stream per replay: no block's answers can shift another block's random draws.
@@ -173,16 +187,24 @@ def training_only(
             )
             for key, pred in replayed.predicted.items():
                 errors[x].setdefault(key, []).append(np.abs(pred[0] - truth[rows]))
+            for key, spread in replayed.disagreement.items():
+                parted[x].setdefault(key, []).append(spread)
             for key, pred_s in replayed.per_scenario.items():
                 by_scenario[x].setdefault(key, []).append(np.abs(pred_s - truth_by_scenario[rows]))
     out = TrainingOnly()
-    for per_key, per_scenario in zip(errors, by_scenario, strict=True):
-        half, choice, design = half_widths(
-            {key: np.concatenate(parts) for key, parts in per_key.items()}
-        )
+    for per_key, per_scenario, spreads in zip(errors, by_scenario, parted, strict=True):
+        abs_errors = {key: np.concatenate(parts) for key, parts in per_key.items()}
+        half, choice, design = half_widths(abs_errors)
         out.half_width.append(half)
         out.choice.append(choice)
         out.design.append(design)
+        scaled = {
+            key: ScaledWidth.fit(abs_errors[key], np.concatenate(parts))
+            for key, parts in spreads.items()
+        }
+        for length, picked in design.items():
+            scaled[(DEFAULT, length, CHOSEN)] = scaled.get(design_key(picked, length))
+        out.scaled.append({key: fit for key, fit in scaled.items() if fit is not None})
         out.scenario_half_width.append(
             {key: _column_quantiles(np.vstack(parts)) for key, parts in per_scenario.items()}
         )

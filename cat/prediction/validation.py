@@ -276,7 +276,13 @@ def validate(
         own = block[test_rows]
         for key, pred in replayed.predicted.items():
             pred = pred + held_out_shift
-            half = np.array([inner.half_width[b][key] for b in own])
+            spread = replayed.disagreement.get(key)
+            half = np.array(
+                [
+                    inner.half_width_of(b, key, None if spread is None else spread[k])
+                    for k, b in enumerate(own)
+                ]
+            )
             theta = None
             if key in replayed.theta_low:
                 theta = (
@@ -304,7 +310,14 @@ def validate(
             for length in lengths:
                 keys = [design_key(inner.design[b][length], length) for b in own]
                 pred = _per_subject(replayed.predicted, keys) + held_out_shift
-                half = np.array([inner.half_width[b][(DEFAULT, length, CHOSEN)] for b in own])
+                half = np.array(
+                    [
+                        inner.half_width_of(
+                            b, (DEFAULT, length, CHOSEN), replayed.disagreement[key][k]
+                        )
+                        for k, (b, key) in enumerate(zip(own, keys, strict=True))
+                    ]
+                )
                 low, high = pred - half, pred + half
                 for k, key in enumerate(keys):
                     if key[0] == IRT:  # as cat assess widens the θ-only interval

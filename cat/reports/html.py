@@ -185,6 +185,23 @@ def _summary(result: AssessmentResult) -> list[tuple[str, str]]:
     else:
         fit_text = f"lz {_f(fit.lz)} (flagged below {fit.threshold:g})"
     rows.append(("Person fit", _e(fit_text)))
+    unlike = result.unlike_references
+    if unlike is not None:
+        verdict = (
+            "flagged: unlike the references, and the interval widened for it"
+            if unlike.flagged
+            else "as the references'"
+        )
+        rows.append(
+            (
+                "Disagreement",
+                _e(
+                    f"{100 * unlike.disagreement:.1f} points from the {unlike.companion} "
+                    f"prediction of the same answers ({_pct(unlike.companion_accuracy)}); "
+                    f"9 in 10 references at most {100 * unlike.threshold:.1f}; {verdict}"
+                ),
+            )
+        )
     usage = result.usage
     if usage is not None:
         total = usage.prompt_tokens + usage.completion_tokens

@@ -90,6 +90,18 @@ def _irt(params) -> dict[str, tuple[float, float, float]]:  # type: ignore[no-un
     return {i: (float(a), float(b), float(c)) for i, a, b, c in rows}
 
 
+def _scaled_half(stored: dict, length: str, disagreement: float) -> float:  # type: ignore[type-arg]
+    """The 90% half-width by hand from a design's stored errors and disagreements: the
+    conformal quantile (the ⌈(n + 1)·0.9⌉-th smallest) of |error| / (disagreement + their
+    median), times the model's disagreement + that median."""
+    errors = np.abs(stored["errors"][length])
+    spread = np.asarray(stored["disagreement"][length])
+    offset = max(float(np.median(spread)), 1e-3)
+    rank = int(np.ceil((len(errors) + 1) * 0.9))
+    q = np.sort(errors / (spread + offset))[min(rank, len(errors)) - 1]
+    return float(q * (disagreement + offset))
+
+
 def _assess(*args: str) -> tuple[int, str]:
     result = runner.invoke(app, ["assess", *args])
     return result.exit_code, result.output
@@ -415,8 +427,9 @@ def test_cross_fitted_errors_widen_the_accuracy_interval(calibrated, tmp_path: P
     errors = designs[best]
     info, acc = report["accuracy_interval"], report["predicted_accuracy"]
     assert info["length"] == 40 and info["references"] == 30 and info["folds"] == 3
-    ranked = np.sort(np.abs(errors["errors"]["40"]))
-    assert info["half_width"] == pytest.approx(ranked[27])  # ⌈31 · 0.9⌉ = 28th smallest
+    # Scaled by the model's disagreement with its companion (cat.prediction.disagreement).
+    unlike = report["unlike_references"]
+    assert info["half_width"] == pytest.approx(_scaled_half(errors, "40", unlike["disagreement"]))
     assert acc["low"] <= acc["value"] - info["half_width"] + 1e-12
     assert acc["high"] >= acc["value"] + info["half_width"] - 1e-12
 
@@ -501,16 +514,23 @@ def test_a_reference_design_runs_on_the_references_answers(calibrated, tmp_path:
     assert code == 0 and json.loads(out.read_text())["settings"]["design"] == "irt"
 
 
-def test_the_difficulty_check_compares_with_the_references_gains(  # type: ignore[no-untyped-def]
-    calibrated, tmp_path: Path
-) -> None:
-    """cat calibrate --pool stores each reference's cross-fitted difficulty gain; cat
-    assess reports the new model's against the lowest of them."""
+@pytest.fixture(scope="module")
+def cross_fitted(calibrated, tmp_path_factory: pytest.TempPathFactory) -> Path:  # type: ignore[no-untyped-def]
+    """The calibrated pool again with ``cat calibrate --pool``'s cross-fit stored."""
     source, _, answers = calibrated
-    pool = tmp_path / "pool"
+    pool = tmp_path_factory.mktemp("cross-fitted") / "pool"
     shutil.copytree(source, pool)
     done = runner.invoke(app, ["calibrate", str(answers), "--pool", str(pool), "--seed", "1"])
     assert done.exit_code == 0, done.output
+    return pool
+
+
+def test_the_difficulty_check_compares_with_the_references_gains(
+    cross_fitted: Path, tmp_path: Path
+) -> None:
+    """cat calibrate --pool stores each reference's cross-fitted difficulty gain; cat
+    assess reports the new model's against the lowest of them."""
+    pool = cross_fitted
     manifest = json.loads((pool / "pool.json").read_text())
     for errors in manifest["design_errors"].values():
         assert [len(v) for v in errors["difficulty_gain"].values()] == [30, 30]
@@ -536,3 +556,37 @@ def test_the_difficulty_check_compares_with_the_references_gains(  # type: ignor
         half = ranked[min(int(np.ceil((len(ranked) + 1) * 0.9)), len(ranked)) - 1]
         assert entry["low"] <= max(0.0, entry["value"] - half) + 1e-12
         assert entry["high"] >= min(1.0, entry["value"] + half) - 1e-12
+
+
+@pytest.mark.parametrize(("design", "companion"), [("irt", "mixture"), ("mixture", "irt")])
+def test_the_interval_is_scaled_by_the_disagreement_with_a_companion(
+    cross_fitted: Path, tmp_path: Path, design: str, companion: str
+) -> None:
+    """cat calibrate --pool stores each reference's disagreement beside its error; cat
+    assess sizes the interval by the new model's own (cat.prediction.disagreement)."""
+    manifest = json.loads((cross_fitted / "pool.json").read_text())
+    stored = manifest["prediction_errors"] if design == "irt" else manifest["design_errors"][design]
+    assert [len(v) for v in stored["disagreement"].values()] == [30, 30]
+    out = tmp_path / "r.json"
+    code, output = _assess(
+        "--pool", str(cross_fitted), "--model", "sim:0.3", "--length", "100",
+        "--design", design, "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, output
+    report = json.loads(out.read_text())
+    unlike = report["unlike_references"]
+    assert unlike["companion"] == companion and unlike["length"] == 100
+    acc = report["predicted_accuracy"]
+    assert unlike["disagreement"] == pytest.approx(abs(acc["value"] - unlike["companion_accuracy"]))
+    half = _scaled_half(stored, "100", unlike["disagreement"])
+    assert report["accuracy_interval"]["half_width"] == pytest.approx(half)
+    spread = stored["disagreement"]["100"]
+    assert unlike["threshold"] == pytest.approx(np.sort(spread)[27])  # ⌈31 · 0.9⌉ = 28th
+    assert unlike["flagged"] == (unlike["disagreement"] > unlike["threshold"])
+    assert acc["low"] <= max(0.0, acc["value"] - half) + 1e-12
+    assert acc["high"] >= min(1.0, acc["value"] + half) - 1e-12
+    if design != "irt":  # a reference design's interval is exactly ± the half-width
+        assert acc["high"] - acc["low"] == pytest.approx(
+            min(1.0, acc["value"] + half) - max(0.0, acc["value"] - half)
+        )
+    assert "disagreement" in output and f"from the {companion} prediction" in output

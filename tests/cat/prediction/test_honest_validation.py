@@ -24,9 +24,10 @@ from cat.errors import CatError
 from cat.pools.scenarios import scenarios_of
 from cat.prediction.cross_fit import cross_fit_errors
 from cat.prediction.predictions import Predictions
-from cat.prediction.training_only import interval_blocks
+from cat.prediction.training_only import Blocks, TrainingOnly, interval_blocks, training_only
 from cat.prediction.validation import RANDOM_RAW, splits, validate
 from cat.validation import report as validation_report
+from irt.models import ModelKind
 from irt.responses import MISSING, ResponseMatrix
 from irt.simulate import random_params, simulate_responses
 
@@ -78,7 +79,9 @@ def test_the_irt_design_replays_mfi_and_widens_as_cat_assess_does() -> None:
     assert ("irt", 25, "ridge") not in rows  # cat assess has the plug-in only
     # No scenarios: the IRT design is MFI with ML θ and the plug-in.
     np.testing.assert_allclose(default.predicted, mfi.predicted)
-    np.testing.assert_allclose(default.half_width, mfi.half_width)
+    # MFI's half-width is one for all; the IRT design's is scaled, as cat assess scales
+    # it, by each subject's disagreement with the mixture's prediction of its answers.
+    assert np.ptp(mfi.half_width) == 0 and np.ptp(default.half_width) > 0
     assert default.theta_low is not None and default.theta_high is not None
     # The interval is the θ-only one widened, where narrower, to ± the half-width.
     np.testing.assert_allclose(
@@ -106,7 +109,6 @@ def test_the_default_takes_one_design_per_subject_with_its_interval() -> None:
     assert (DEFAULT, 25, "plug-in") not in rows and (DEFAULT, 25, "ridge") not in rows
     # No scenarios: the IRT design is MFI with ML θ and the plug-in.
     np.testing.assert_allclose(irt.predicted, mfi.predicted)
-    np.testing.assert_allclose(irt.half_width, mfi.half_width)
     # Each subject's prediction is one design's, with that design's half-width.
     for k in range(len(default.truth)):
         same = [
@@ -181,16 +183,36 @@ def test_a_biased_predictor_fails_coverage() -> None:
     assert isinstance(theta_only, float) and theta_only < 0.85
 
 
+def _intervals(
+    data: ResponseMatrix, seed: int, length: int, leave_one_out: bool
+) -> tuple[Blocks, TrainingOnly]:
+    """The blocks and training-only widths ``validate`` builds for [default, mfi] at
+    ``length`` with ``seed`` (its random draws, in its order)."""
+    rng = np.random.default_rng(seed)
+    parts = splits(data.n_subjects, None if leave_one_out else 0.3, leave_one_out, rng)
+    blocks = interval_blocks(data.n_subjects, parts, 5, rng)
+    _, inner_rng = rng.spawn(2)
+    run = ["irt", "mixture", "low-rank", "mfi", "random"]
+    return blocks, training_only(data, ModelKind.THREE_PL, blocks, run, [length], inner_rng)
+
+
 def test_no_held_out_answers_enter_any_interval() -> None:
+    """Flipping every held-out answer moves neither a constant half-width nor the
+    function of disagreement that scales the others (only the subjects' own
+    disagreements, which a model being assessed brings too)."""
     data = _data()
     ((_, test),) = splits(data.n_subjects, 0.3, False, np.random.default_rng(7))
+    flipped = _flipped(data, test)
     runs = [
         _by_key(validate(d, "3pl", [DEFAULT, "mfi"], [20], np.random.default_rng(7)))
-        for d in (data, _flipped(data, test))
+        for d in (data, flipped)
     ]
-    for key, row in runs[0].items():
-        if key[0] != RANDOM_RAW:  # random-raw keeps its own sampling interval
-            np.testing.assert_array_equal(row.half_width, runs[1][key].half_width)
+    for key in [(p, 20, "plug-in") for p in ("mfi", "random")]:
+        np.testing.assert_array_equal(runs[0][key].half_width, runs[1][key].half_width)
+    (blocks, fair), (_, other) = (_intervals(d, 7, 20, False) for d in (data, flipped))
+    assert blocks.held_out[0] and not any(blocks.held_out[1:])
+    assert fair.half_width[0] == other.half_width[0]
+    assert fair.scaled[0] == other.scaled[0] and len(fair.scaled[0]) >= 4
     changed = runs[1][(DEFAULT, 20, "chosen")]
     assert not np.allclose(changed.predicted, runs[0][(DEFAULT, 20, "chosen")].predicted)
 
@@ -198,20 +220,17 @@ def test_no_held_out_answers_enter_any_interval() -> None:
 def test_leave_one_out_keeps_each_subject_out_of_its_own_interval() -> None:
     data = _data(n=12)
     subject = 3
-    runs = [
-        _by_key(validate(d, "3pl", [DEFAULT], [15], np.random.default_rng(8), leave_one_out=True))
-        for d in (data, _flipped(data, np.array([subject])))
-    ]
-    moved = False
-    for key, row in runs[0].items():
-        if key[0] == RANDOM_RAW:
-            continue
-        other = runs[1][key]
-        k = int(np.flatnonzero(row.subject == subject)[0])
-        assert other.subject[k] == subject
-        np.testing.assert_array_equal(row.half_width[:, k], other.half_width[:, k])
-        moved |= not np.array_equal(row.half_width, other.half_width)
-    assert moved  # the subject is in the others' training subjects, so theirs may move
+    flipped = _flipped(data, np.array([subject]))
+    (blocks, fair), (_, other) = (_intervals(d, 8, 15, True) for d in (data, flipped))
+    own = int(blocks.block_of(data.n_subjects)[subject])
+    assert fair.half_width[own] == other.half_width[own]
+    assert fair.scaled[own] == other.scaled[own]
+    # The subject is in the other blocks' training subjects, so theirs may move.
+    assert any(
+        fair.half_width[b] != other.half_width[b] or fair.scaled[b] != other.scaled[b]
+        for b in range(len(blocks.members))
+        if b != own
+    )
 
 
 def test_interval_blocks() -> None:
