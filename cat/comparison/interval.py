@@ -39,7 +39,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from irt.types import FloatArray
 from itempool.prediction_errors import PredictionErrors
@@ -52,14 +52,14 @@ POWER = 0.80
 
 def z_of(level: float) -> float:
     """The z of a two-sided normal interval at ``level``."""
-    return float(norm.ppf(0.5 + level / 2))
+    return float(ndtri(0.5 + level / 2))
 
 
 def detectable_difference(half_width: float, level: float = LEVEL, power: float = POWER) -> float:
     """The smallest true difference a test of this half-width finds with ``power``
     (two-sided at ``level``): (z_(1−α/2) + z_power)·SE, the SE being half-width / z."""
     z = z_of(level)
-    return float(half_width / z * (z + float(norm.ppf(power))))
+    return float(half_width / z * (z + float(ndtri(power))))
 
 
 def conformal_half_width(abs_errors: FloatArray, level: float = LEVEL) -> float:
