@@ -150,9 +150,9 @@ def summarize(
                 half = float(interval.half_width or 0.0)
                 low, high = max(0.0, overall.value - half), min(1.0, overall.value + half)
                 overall = Accuracy(value=overall.value, low=low, high=high)
-    if session.design is None and prediction_errors is not None:
+    if session.design is None and run_errors is not None:
         if unlike is None:
-            interval = AccuracyInterval(**describe_widening(prediction_errors, len(session.given)))
+            interval = AccuracyInterval(**describe_widening(run_errors, len(session.given)))
         half = float(interval.half_width or 0.0)
         bounds = widen(overall.value, overall.low, overall.high, half)
         overall = Accuracy(value=overall.value, low=float(bounds[0]), high=float(bounds[1]))
