@@ -336,7 +336,7 @@ def _companion(
     given[0, positions] = True
     right = np.zeros((1, n))
     right[0, positions] = session.responses
-    value = models.score(np.ones((1, n), dtype=bool), given, right)[MIXTURE]
+    value = models.mixture(np.ones((1, n), dtype=bool), given, right)
     return MIXTURE, float(value[0])
 
 

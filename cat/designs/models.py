@@ -130,6 +130,11 @@ class ReferenceModels:
             )
         raise CatError(f"unknown reference design {design!r}")
 
+    def mixture(self, can_answer: BoolArray, given: BoolArray, right: FloatArray) -> FloatArray:
+        """The mixture's predicted accuracy alone (``score``'s first), for E examinees
+        given the items ``given`` (E, J) with answers ``right`` (E, J)."""
+        return mixture_accuracy(self.answers, can_answer, given, right)
+
     def score(
         self, can_answer: BoolArray, given: BoolArray, right: FloatArray
     ) -> dict[str, FloatArray]:
@@ -137,7 +142,7 @@ class ReferenceModels:
         (E, J) with answers ``right`` (E, J), whatever chose them: the mixture, the
         low-rank model and, when there is one, the multidimensional model."""
         out = {
-            MIXTURE: mixture_accuracy(self.answers, can_answer, given, right),
+            MIXTURE: self.mixture(can_answer, given, right),
             LOW_RANK: low_rank_accuracy(self.low_rank, can_answer, given, right),
         }
         if self.mirt is not None and self.multidimensional is not None:

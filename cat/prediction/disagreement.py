@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from cat.prediction.conformal import LEVEL, conformal_quantile
+from cat.prediction.conformal import conformal_quantile, describe_widening
 from irt.types import FloatArray
 from itempool.prediction_errors import PredictionErrors
 
@@ -93,15 +93,15 @@ def scaled_width(errors: PredictionErrors, length: int) -> tuple[int, ScaledWidt
 def describe_scaled(
     errors: PredictionErrors, length: int, scaled: ScaledWidth, disagreement: float
 ) -> dict[str, Any]:
-    """What ``cat assess`` records about an interval scaled by the model's disagreement."""
-    return {
-        "method": (
+    """What ``cat assess`` records about an interval scaled by the model's disagreement:
+    ``describe_widening``'s record with the scaled half-width."""
+    described = describe_widening(errors, length)
+    described.update(
+        method=(
             "widened to the references' cross-fitted errors, scaled by how far the "
             f"prediction lies from its companion's ({errors.method})"
         ),
-        "folds": errors.folds,
-        "references": scaled.references,
-        "length": errors.nearest_length(length),
-        "half_width": float(scaled.half_width(disagreement)),
-        "level": LEVEL,
-    }
+        references=scaled.references,
+        half_width=float(scaled.half_width(disagreement)),
+    )
+    return described

@@ -367,7 +367,7 @@ def replay_split(
                     prob = probability(result.theta_hat, params)
                     given = given_mask(can_answer, result)
                     out.gain[(name, length, PLUG_IN)] = difficulty_gain(given, right, prob)
-                    companion = calibrated.references.score(can_answer, given, right)[MIXTURE]
+                    companion = calibrated.references.mixture(can_answer, given, right)
                     out.disagreement[(name, length, PLUG_IN)] = np.abs(
                         pieces[PLUG_IN][-1] - companion
                     )
