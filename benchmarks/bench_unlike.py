@@ -78,15 +78,21 @@ def row(pool: LoadedPool, name: str, rate: float, length: int) -> str:
     lz = "—" if fit.lz is None else f"{fit.lz:+.2f}{' flagged' if fit.flagged else ''}"
     check = result.difficulty_check
     if check is None:
-        gain = f"skipped ({result.difficulty_check_skipped})"
+        gain = "skipped"
     else:
         flag = " flagged" if check.flagged else ""
         gain = f"{check.gain:+.3f} vs {check.lowest_reference:+.3f}{flag}"
-    flagged = fit.flagged or (check is not None and check.flagged)
+    slope = result.slope_check
+    z = "—" if slope is None else f"{slope.z:+.2f}{' flagged' if slope.flagged else ''}"
+    flagged = fit.flagged or (check is not None and check.flagged) or result.fallback is not None
+    fallback = result.fallback
+    used = "—"
+    if fallback is not None:
+        used = f"β {fallback.slope:+.2f} (was {fallback.replaced.value:.3f})"
     return (
         f"| {name} | {rate:.2f} | {length} | {truth:.3f} | {acc.value:.3f} "
         f"[{acc.low:.3f}, {acc.high:.3f}] | {'yes' if held else 'no'} | {lz} | "
-        f"{gain} | {'yes' if flagged else 'no'} |"
+        f"{gain} | {z} | {'yes' if flagged else 'no'} | {used} |"
     )
 
 
@@ -100,9 +106,9 @@ def main() -> None:
     rates = [float(x) for x in args.rates.split(",")]
     print(
         "| pool | rate | items | true | predicted [90%] | held | person fit lz | "
-        "difficulty gain vs lowest reference | flagged |"
+        "difficulty gain vs lowest reference | slope check z | flagged | fallback |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.pool or SHIPPED:
         pool = cat.load_pool(POOLS / name if (POOLS / name).is_dir() else name)
         for rate in rates:

@@ -29,6 +29,13 @@ class PredictionErrors(BaseModel):
     # companion's from the same answers| (cat.prediction.disagreement), which sizes the
     # interval of a model by how unlike the references it is.
     disagreement: dict[str, list[float]] | None = None
+    # Per length: each reference's slope check z (cat.designs.flatness.slope_z) of its
+    # answers against the chances the design chose the items at, which sets the
+    # threshold below which a model's answers are said not to follow difficulty.
+    slope_z: dict[str, list[float]] | None = None
+    # Per length, aligned with ``errors``: the signed errors of the fallback prediction
+    # (cat.prediction.recalibrated), which size its interval where it is used.
+    fallback_errors: dict[str, list[float]] | None = None
     # Per length and scenario name: the signed errors of the accuracy per scenario.
     scenario_errors: dict[str, dict[str, list[float]]] | None = None
 
@@ -54,6 +61,17 @@ class PredictionErrors(BaseModel):
                 )
             if not all(math.isfinite(v) and 0 <= v <= 1 for v in values):
                 raise ValueError(f"disagreement at length {length}: values must be in [0, 1]")
+        for length, values in (self.fallback_errors or {}).items():
+            errors = self.errors.get(length)
+            if errors is None or len(values) != len(errors):
+                raise ValueError(
+                    f"fallback_errors at length {length}: one value per error of that length"
+                )
+            if not all(math.isfinite(v) and abs(v) <= 1 for v in values):
+                raise ValueError(f"fallback_errors at length {length}: values must be in [-1, 1]")
+        for length, values in (self.slope_z or {}).items():
+            if length not in self.errors or not all(math.isfinite(v) for v in values):
+                raise ValueError(f"slope_z at length {length}: finite values at a stored length")
         return self
 
     def nearest_length(self, length: int) -> int:

@@ -31,6 +31,7 @@ from cat.assessment.run import RunCalls, run_assessment
 from cat.assessment.session import AssessmentSession, SessionConfig
 from cat.assessment.summary import Reference, summarize
 from cat.designs.models import ReferenceModels, multidimensional_design
+from cat.engine.names import AUDIT_EVERY
 from cat.engine.pool_params import calibrated_params
 from cat.engine.registry import (
     ALL_DESIGN_NAMES,
@@ -86,6 +87,7 @@ def assess(
     se_target: float | None = None,
     min_length: int = 0,
     content_balancing: bool = DEFAULT_CONTENT_BALANCING,
+    audit_every: int = AUDIT_EVERY,
     batch_size: int = 1,
     seed: int = 0,
     resume: bool = False,
@@ -100,7 +102,11 @@ def assess(
     were smallest at the nearest stored length (``cat calibrate --pool --cross-fit``
     stores them; a pool without them runs "irt"). Under "irt" each item is the most
     informative at the current θ̂ (``policy``), content-balanced to the pool's scenario
-    shares unless ``content_balancing`` is off; under "mixture" or "low-rank" the items
+    shares unless ``content_balancing`` is off; after the 30th item, one item in
+    ``audit_every`` (one in half as many up to the 60th; 0: none) is an audit item, easy
+    or hard for the model as estimated (``cat.engine.audit``), so that answers which
+    ignore difficulty are seen and the prediction falls back on the answers themselves
+    (RESULT.json's ``slope_check`` and ``fallback``); under "mixture" or "low-rank" the items
     and the predicted accuracy come from that reference design (``cat.designs``), θ̂
     still from the IRT model for the rank; under "bifactor" or "mirt" from the pool's
     multidimensional model, each item the best by ``criterion``
@@ -137,6 +143,9 @@ def assess(
     if criterion is not None:
         criterion = check.name(criterion, "criterion", CRITERION_NAMES)
     content_balancing = check.flag(content_balancing, "content_balancing")
+    audit_every = check.whole(audit_every, "audit_every", 0)
+    if audit_every == 1:
+        raise CatError("audit_every must be 0 (no audit items) or at least 2, got 1")
     resume = check.flag(resume, "resume")
     model_name = check.optional_text(model_name, "model_name")
     base_url = check.optional_text(base_url, "base_url")
@@ -186,6 +195,7 @@ def assess(
         se_target=se_target,
         min_items=min_length,
         content_balancing=content_balancing,
+        audit_every=audit_every or None,
         seed=seed,
     )
     codes = scenarios_of(pool.items, params.item_ids)

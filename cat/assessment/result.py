@@ -110,6 +110,35 @@ class DifficultyCheck(_Part):
     reason: str | None = None
 
 
+class SlopeCheck(_Part):
+    """Whether the answers follow the chances the design gave each item when it chose
+    it (``cat.designs.flatness.slope_z``): a model that ignores difficulty falls far
+    below 0."""
+
+    z: float = Field(description="Cox's calibration-slope score statistic, ~N(0, 1) under fit.")
+    threshold: float = Field(
+        description="z below this flags the answers: the references' cross-fitted 5% "
+        "point, or the design's one-sided 1% point where the pool stores too few."
+    )
+    references: int | None = Field(
+        description="How many references' cross-fitted z set the threshold (null: none stored)."
+    )
+    items: int = Field(description="The items the statistic is over.")
+    audit_every: int | None = Field(description="Every how many items one was an audit item.")
+    flagged: bool
+    reason: str | None = None
+
+
+class Fallback(_Part):
+    """The prediction from the answers themselves (``cat.prediction.recalibrated``),
+    which replaced the design's because a check found the answers do not follow it."""
+
+    intercept: float = Field(description="α of logit P(right) = α + β · logit p_j.")
+    slope: float = Field(description="β: 1 follows the design, 0 ignores difficulty.")
+    replaced: Accuracy = Field(description="The design's prediction it replaced.")
+    reason: str
+
+
 class UnlikeReferences(_Part):
     """How far the run's prediction lies from a companion prediction of the same answers
     (``cat.prediction.disagreement``): large where the model is unlike the references."""
@@ -156,6 +185,10 @@ class AssessmentSummary(ResultModel):
     # Null where the pool stores no disagreements of its references (calibrated before
     # they were stored) or the run's companion cannot be made (a pool of scored items).
     unlike_references: UnlikeReferences | None = None
+    # Null on a pool of scored items, or before two items with a chance were answered.
+    slope_check: SlopeCheck | None = None
+    # Set where a check flagged the answers: predicted_accuracy is then this fallback's.
+    fallback: Fallback | None = None
     rank: Rank | None = None
 
 

@@ -12,9 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from cat.designs.models import ReferenceModels
 from cat.designs.session_state import ReferenceDesign
+from cat.engine.audit import Audited
 from cat.engine.constraints import ContentBalanced, MaxExposure, pool_shares
 from cat.engine.estimators import AbilityEstimator
 from cat.engine.graded_estimators import GradedEstimator
+from cat.engine.names import AUDIT_EVERY
 from cat.engine.registry import (
     DEFAULT_CONTENT_BALANCING,
     DEFAULT_ESTIMATOR,
@@ -70,6 +72,9 @@ class SessionConfig(BaseModel):
     # (``synth.few_shot``), whose answers are in the prompt. They still count in the
     # predicted accuracy on the whole pool.
     excluded_items: tuple[str, ...] = ()
+    # Every how many items one is an audit item, chosen away from the current estimate
+    # (cat.engine.audit) so that answers which ignore difficulty show; None: none.
+    audit_every: int | None = Field(AUDIT_EVERY, ge=2)
 
     @model_validator(mode="after")
     def _criterion_of_a_multidimensional_design(self) -> SessionConfig:
@@ -98,6 +103,8 @@ class SessionConfig(BaseModel):
             base = ContentBalanced(base, scenario, shares)
         if self.max_exposure is not None:
             base = MaxExposure(base, self.max_exposure)
+        if self.audit_every:
+            base = Audited(base, self.audit_every)
         return base
 
     def estimator_for(self, scored: bool = False) -> AbilityEstimator | GradedEstimator:
@@ -109,7 +116,15 @@ class SessionConfig(BaseModel):
 
 
 #: The test so far: what a session records as it goes, and saves and restores as it is.
-_PROGRESS = ("given", "responses", "skipped", "theta_history", "se_history", "stop_reason")
+_PROGRESS = (
+    "given",
+    "responses",
+    "skipped",
+    "theta_history",
+    "se_history",
+    "stop_reason",
+    "chances",
+)
 
 
 class SavedSession(BaseModel):
@@ -128,6 +143,9 @@ class SavedSession(BaseModel):
     se_history: list[float]
     stop_reason: str | None
     rng_state: dict[str, Any]
+    # Per item given, its chance of a right answer when it was chosen (NaN where none:
+    # a scored item); absent from sessions saved before it was kept.
+    chances: list[float | None] | None = None
 
 
 @dataclass
@@ -196,7 +214,11 @@ class AssessmentSession:
         self.theta_history: list[float] = []
         self.se_history: list[float] = []
         self.stop_reason: str | None = None
+        # Per item given, the chance of a right answer the design gave it when it chose
+        # it, before the answer (cat.designs.flatness.slope_z reads them).
+        self.chances: list[float] = []
         self._pending: list[str] = []
+        self._pending_chances: dict[str, float] = {}
 
     # --- state -----------------------------------------------------------------------
     @property
@@ -228,8 +250,13 @@ class AssessmentSession:
             return list(self._pending)
         room = self.config.max_items - len(self.given)
         if self.design is not None:
-            positions = self.design.select(min(k, room))
+            positions = self.design.select(min(k, room), len(self.given), self.config.audit_every)
             self._pending = [self.params.item_ids[j] for j in positions]
+            if positions:
+                chances = self.design.test.answer_chances()[0]
+                self._pending_chances = {
+                    self.params.item_ids[j]: float(chances[j]) for j in positions
+                }
             if not self._pending:
                 self.stop_reason = "pool_exhausted"
             return list(self._pending)
@@ -246,6 +273,7 @@ class AssessmentSession:
             given[j] = True
             chosen.append(self.params.item_ids[j])
         self._pending = chosen
+        self._pending_chances = dict(zip(chosen, self._chances_at_theta(chosen), strict=True))
         if not chosen:
             self.stop_reason = "pool_exhausted"
         return list(chosen)
@@ -262,11 +290,21 @@ class AssessmentSession:
         else:
             self.given.append(item_id)
             self.responses.append(float(response) if self._continuous(item_id) else int(response))
+            self.chances.append(self._pending_chances.get(item_id, float("nan")))
         self._to_design(item_id, response)
         if not self._pending:
             if self.design is not None:
                 self.design.refit()
             self._update()
+
+    def _chances_at_theta(self, items: list[str]) -> list[float]:
+        """Each of ``items``' chance of a right answer at the current θ̂ (NaN on a pool
+        of scored items)."""
+        if self.scored or not items:
+            return [float("nan")] * len(items)
+        positions = [self._index[i] for i in items]
+        chances = self.params.expected_score(np.array([self.theta]))[0, positions]
+        return [float(c) for c in chances]
 
     def _continuous(self, item_id: str) -> bool:
         return item_id in self._continuous_ids
@@ -325,7 +363,8 @@ class AssessmentSession:
             config=self.config,
             pool_items=self.params.n_items,
             rng_state=self._rng.bit_generator.state,
-            **{name: getattr(self, name) for name in _PROGRESS},
+            **{name: getattr(self, name) for name in _PROGRESS if name != "chances"},
+            chances=[c if np.isfinite(c) else None for c in self.chances],
         )
         return saved.model_dump_json(indent=1)
 
@@ -339,7 +378,11 @@ class AssessmentSession:
         reference_models: ReferenceModels | None = None,
     ) -> AssessmentSession:
         try:
-            saved = SavedSession.model_validate(json.loads(text))
+            raw = json.loads(text)
+            config = raw.get("config") if isinstance(raw, dict) else None
+            if isinstance(config, dict) and "audit_every" not in config:
+                config["audit_every"] = None  # saved before audits: it goes on without
+            saved = SavedSession.model_validate(raw)
         except (json.JSONDecodeError, ValidationError) as exc:
             raise CatError(f"not a saved session: {str(exc).splitlines()[0]}") from exc
         if saved.pool_items != params.n_items:
@@ -358,6 +401,11 @@ class AssessmentSession:
         )
         for name, value in saved.model_dump(include=set(_PROGRESS)).items():
             setattr(session, name, value)  # fresh lists: the session's own
+        session.chances = (
+            [float("nan") if c is None else c for c in saved.chances]
+            if saved.chances is not None
+            else [float("nan")] * len(saved.given)  # saved before the chances were kept
+        )
         if session.design is not None:  # its state follows from the answers, in order
             for item in session.skipped:
                 session._to_design(item, None)

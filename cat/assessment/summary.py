@@ -11,6 +11,7 @@ subjects, and reports the coverage of both).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -22,21 +23,24 @@ from cat.assessment.result import (
     AccuracyInterval,
     AssessmentSummary,
     DifficultyCheck,
+    Fallback,
     Neighbour,
     PersonFit,
     Rank,
     ScenarioAccuracy,
+    SlopeCheck,
     ThetaInterval,
     UnlikeReferences,
 )
 from cat.assessment.session import AssessmentSession
-from cat.designs.flatness import difficulty_gain
+from cat.designs.flatness import SLOPE_FLAG, difficulty_gain, slope_z
 from cat.designs.models import MIXTURE
 from cat.prediction.conformal import conformal_quantile, describe_widening
 from cat.prediction.disagreement import ScaledWidth, describe_scaled, scaled_width
 from cat.prediction.intervals import Z90 as _Z90
 from cat.prediction.intervals import theta_and_chance, widen
 from cat.prediction.predictors import reference_offset
+from cat.prediction.recalibrated import recalibrated_accuracy
 from cat.prediction.shares import expected_share, observed_share, share_variance
 from irt.person_fit import LZ_FLAG
 from irt.types import FloatArray, IntArray
@@ -179,6 +183,15 @@ def summarize(
         if widened is not None:
             scenarios, scenario_method = widened
     check = _difficulty_check(session, positions, prediction_errors, design_errors)
+    run_errors = _run_errors(session, prediction_errors, design_errors)
+    slope = _slope_check(session, run_errors)
+    fallback = None
+    difficulty_flagged = isinstance(check, DifficultyCheck) and check.flagged
+    if (slope is not None and slope.flagged) or difficulty_flagged:
+        why = slope.reason if slope is not None and slope.flagged else None
+        if why is None and isinstance(check, DifficultyCheck):
+            why = check.reason
+        overall, interval, fallback = _fall_back(session, positions, overall, str(why), run_errors)
     return AssessmentSummary(
         theta=theta,
         se=se,
@@ -195,6 +208,8 @@ def summarize(
         difficulty_check=check if isinstance(check, DifficultyCheck) else None,
         difficulty_check_skipped=check if isinstance(check, str) else None,
         unlike_references=unlike,
+        slope_check=slope,
+        fallback=fallback,
         rank=_rank(theta, se, references) if references else None,
     )
 
@@ -296,10 +311,7 @@ def _difficulty_check(
     given[0, positions] = True
     right = np.zeros((1, session.params.n_items))
     right[0, positions] = session.responses
-    if session.design is not None:
-        prob = session.design.test.answer_chances()[:1]
-    else:
-        prob = expected_share(session.params, [session.theta])
+    prob = _final_chances(session)[None, :]
     gain = float(difficulty_gain(given, right, prob)[0])
     lowest = float(min(references))
     flagged = bool(gain < lowest)
@@ -318,6 +330,109 @@ def _difficulty_check(
         flagged=flagged,
         reason=reason,
     )
+
+
+def _final_chances(session: AssessmentSession) -> FloatArray:
+    """(J,) each item's chance of a right answer under the run's design at its end."""
+    if session.design is not None:
+        return np.asarray(session.design.test.answer_chances()[0], dtype=np.float64)
+    return np.asarray(expected_share(session.params, [session.theta])[0], dtype=np.float64)
+
+
+def _slope_check(session: AssessmentSession, errors: PredictionErrors | None) -> SlopeCheck | None:
+    """The answers against the chances each item was chosen at (``slope_z``), flagged
+    below the one-sided 1% point of the design's own model or, lower still, of the
+    references' cross-fitted z in ``errors``; None on a pool of scored items or where
+    fewer than two items carry a chance."""
+    if session.scored or len(session.chances) != len(session.given):
+        return None
+    chances = np.asarray(session.chances, dtype=np.float64)
+    kept = np.isfinite(chances)
+    right = np.asarray(session.responses, dtype=np.float64)[None, kept]
+    z = float(slope_z(right, chances[None, kept], np.ones_like(right, dtype=bool))[0])
+    if not np.isfinite(z):
+        return None
+    threshold, references = slope_threshold(errors, len(session.given))
+    flagged = z < threshold
+    reason = None
+    if flagged:
+        reason = (
+            f"the answers do not follow item difficulty (slope check z {z:+.2f}, below "
+            f"{threshold:+.2f}: worse than predicted on easy items, better on hard ones)"
+        )
+    return SlopeCheck(
+        z=z,
+        threshold=threshold,
+        references=references,
+        items=int(kept.sum()),
+        audit_every=session.config.audit_every or None,
+        flagged=flagged,
+        reason=reason,
+    )
+
+
+def slope_threshold(errors: PredictionErrors | None, length: int) -> tuple[float, int | None]:
+    """The z below which the slope check flags a model at ``length`` items, and how many
+    references' z set it: the 5% point of the references' cross-fitted z (the smallest
+    of fewer than 39), so that at most about 1 in 20 models like them is flagged; without
+    ``MIN_SLOPE_REFERENCES`` of them, the one-sided 1% point of the design's own model.
+    The references are the better judge: a design whose chances are not calibrated (the
+    mixture's are far too sure) puts their z well above N(0, 1), and real models that
+    misfit the IRT model spread wider than it says."""
+    stored = (errors.slope_z or {}).get(str(errors.nearest_length(length))) if errors else None
+    if not stored or len(stored) < MIN_SLOPE_REFERENCES:
+        return SLOPE_FLAG, None
+    ranked = np.sort(np.asarray(stored, dtype=np.float64))
+    rank = max(math.floor((len(ranked) + 1) * 0.05), 1)
+    return float(ranked[rank - 1]), len(ranked)
+
+
+#: The fewest references' z the slope check's threshold takes from them.
+MIN_SLOPE_REFERENCES = 10
+
+
+def _fall_back(
+    session: AssessmentSession,
+    positions: IntArray,
+    replaced: Accuracy,
+    reason: str,
+    errors: PredictionErrors | None,
+) -> tuple[Accuracy, AccuracyInterval, Fallback]:
+    """The answers' own accuracy, recalibrated on the design's order of difficulty
+    (``cat.prediction.recalibrated``), in place of ``replaced``; its interval widened,
+    where narrower, to the references' cross-fitted errors of the same fallback."""
+    n = session.params.n_items
+    asked = np.zeros(n, dtype=bool)
+    asked[positions] = True
+    right = np.zeros(n)
+    right[positions] = session.responses
+    if session.design is not None:  # as the cross-fit replays it
+        chances = np.asarray(session.design.test.item_expectations()[0], dtype=np.float64)
+    else:
+        chances = _final_chances(session)
+    fit = recalibrated_accuracy(asked, right, chances)
+    low, high = fit.low, fit.high
+    method = (
+        "the answers' own accuracy, recalibrated on the items' order of difficulty (the "
+        "design's prediction set aside: the answers do not follow it)"
+    )
+    stored = errors.nearest_length(len(session.given)) if errors is not None else None
+    fallen = (errors.fallback_errors or {}).get(str(stored)) if errors is not None else None
+    half = None
+    if fallen:
+        half = conformal_quantile(np.abs(np.asarray(fallen, dtype=np.float64)))
+        low, high = (float(b) for b in widen(fit.value, low, high, half))
+        method += f", widened to the references' cross-fitted errors of it ({len(fallen)})"
+    accuracy = Accuracy(value=fit.value, low=low, high=high)
+    interval = AccuracyInterval(
+        method=method,
+        references=len(fallen) if fallen else None,
+        length=stored if fallen else None,
+        half_width=half,
+        level=0.9,
+    )
+    fallback = Fallback(intercept=fit.intercept, slope=fit.slope, replaced=replaced, reason=reason)
+    return accuracy, interval, fallback
 
 
 def _companion(

@@ -32,6 +32,7 @@ from cat.cli.generation_options import (
     prompt_template_option,
 )
 from cat.engine.names import (
+    AUDIT_EVERY,
     DEFAULT_CRITERION,
     DEFAULT_ESTIMATOR,
     DEFAULT_POLICY,
@@ -121,6 +122,15 @@ def assess(
     ),
     no_balance: bool = typer.Option(
         False, "--no-content-balancing", help="Do not keep the pool's mix of scenarios."
+    ),
+    audit_every: int = typer.Option(
+        AUDIT_EVERY,
+        "--audit-every",
+        min=0,
+        help="After the 30th item, one item in N is an audit item, easy or hard for the "
+        "model as estimated (one in N/2 up to the 60th), so that answers which ignore "
+        "difficulty are caught and the prediction falls back on the answers themselves. "
+        "0: none.",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of selection and simulation; recorded."),
     store_path: Path = typer.Option(
@@ -228,6 +238,7 @@ def assess(
         "se_target": se_target,
         "min_length": min_length,
         "content_balancing": not no_balance,
+        "audit_every": audit_every,
         "batch_size": batch_size,
         "seed": seed,
         "base_url": base_url,
@@ -318,6 +329,20 @@ def _print(result: AssessmentResult) -> None:
     if check is not None:
         verdict = f"flagged: {check.reason}" if check.flagged else "as the references'"
         table.add_row("difficulty", f"gain {check.gain:.3f} per item; {verdict}")
+    slope = result.slope_check
+    if slope is not None:
+        verdict = "flagged: the answers do not follow difficulty" if slope.flagged else "fits"
+        table.add_row(
+            "slope check", f"z {slope.z:+.2f} (flagged below {slope.threshold:+.2f}); {verdict}"
+        )
+    fallback = result.fallback
+    if fallback is not None:
+        was = fallback.replaced
+        table.add_row(
+            "fallback",
+            f"the answers' own accuracy (slope {fallback.slope:+.2f} on the items' difficulty) "
+            f"in place of {was.value:.3f} (90%: {was.low:.3f} … {was.high:.3f})",
+        )
     fit = result.person_fit
     if fit.lz is not None:
         model = "IRT model" if result.settings.design is not DesignName.IRT else "model"

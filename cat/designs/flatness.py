@@ -33,3 +33,31 @@ def difficulty_gain(given: BoolArray, right: FloatArray, prob: FloatArray) -> Fl
         r = np.clip(x.sum(axis=1) / n, _CLIP, 1 - _CLIP)
         flat = n * (r * np.log(r) + (1 - r) * np.log(1 - r))
         return np.asarray(np.where(n > 0, (ll - flat) / n, np.nan))
+
+
+#: z below which ``slope_z`` flags a model: one-sided 1% under the design's own model.
+SLOPE_FLAG = -2.326
+
+
+def slope_z(right: FloatArray, chances: FloatArray, asked: BoolArray) -> FloatArray:
+    """(E,) whether the answers follow the chances they were predicted with: the score
+    statistic of Cox's (1958) calibration slope, z = Σ (η − η̄)(x − p) / √Σ (η − η̄)² p(1 − p)
+    over the ``asked`` items (E, L), with p each item's chance of a right answer at the
+    moment it was chosen (``chances``, (E, L)), η = logit p, x the answer in ``right``.
+
+    Under the design's model each x − p has mean 0 given what came before, whatever the
+    items chosen, so z is about standard normal for a model that fits; a model whose
+    answers ignore difficulty does worse than predicted on the easy items and better on
+    the hard ones, which drives z far below 0 (the audit items, ``cat.engine.audit``,
+    spread η so that this shows within 60 items). NaN with fewer than 2 distinct chances."""
+    asked = np.asarray(asked, dtype=bool)
+    p = np.clip(np.where(asked, np.asarray(chances, dtype=np.float64), 0.5), _CLIP, 1 - _CLIP)
+    x = np.where(asked, np.asarray(right, dtype=np.float64) > 0.5, 0.0)
+    eta = np.log(p / (1 - p))
+    n = asked.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = np.where(asked, eta, 0.0).sum(axis=1) / n
+        w = np.where(asked, eta - centre[:, None], 0.0)
+        spread = np.sqrt((w * w * p * (1 - p)).sum(axis=1))
+        z = (w * (x - p)).sum(axis=1) / spread
+    return np.asarray(np.where((n > 1) & (spread > 1e-9), z, np.nan))

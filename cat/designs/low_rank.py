@@ -214,6 +214,11 @@ class LowRankTest:
             return np.asarray(np.argmin(scores, axis=1)[:, None], dtype=np.int_)
         return np.asarray(np.argpartition(scores, k - 1, axis=1)[:, :k], dtype=np.int_)
 
+    def preference(self, rows: IntArray) -> FloatArray:
+        """(len(rows), J) how much the design would like each item next: larger is
+        better (the audit items' tie-break, ``cat.designs.audited``)."""
+        return np.asarray(self.gain(rows))
+
     def record(self, rows: IntArray, items: IntArray, right: FloatArray) -> None:
         """Examinees ``rows`` answered ``items`` (one per row) with ``right`` (1/0)."""
         if not self.available[rows, items].all():

@@ -109,6 +109,11 @@ class MixtureTest:
         part = np.argpartition(scores, k - 1, axis=1)[:, :k]
         return np.asarray(part, dtype=np.int_)
 
+    def preference(self, rows: IntArray) -> FloatArray:
+        """(len(rows), J) how much the design would like each item next: larger is
+        better (the audit items' tie-break, ``cat.designs.audited``)."""
+        return np.asarray(-self.expected_variance(rows))
+
     def record(self, rows: IntArray, items: IntArray, right: FloatArray) -> None:
         """Examinees ``rows`` answered ``items`` (one per row) with ``right`` (1/0)."""
         if not self.available[rows, items].all():

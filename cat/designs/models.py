@@ -157,10 +157,14 @@ class ReferenceModels:
         lengths: list[int],
         gains: dict[int, FloatArray] | None = None,
         expectations: dict[int, tuple[BoolArray, FloatArray]] | None = None,
+        slopes: dict[int, FloatArray] | None = None,
     ) -> dict[int, FloatArray]:
         """The predicted accuracy at each of ``lengths`` when the reference ``design``
-        chooses the items, answered from ``right`` (E, J); ``gains`` receives each
-        length's difficulty gain (``cat.designs.replay.replay_reference_test``)."""
+        chooses the items, answered from ``right`` (E, J); ``gains`` and ``slopes``
+        receive each length's difficulty gain and slope check
+        (``cat.designs.replay.replay_reference_test``)."""
         test = self.test(design, can_answer, max(lengths))
-        out, _ = replay_reference_test(test, right, lengths, gains=gains, expectations=expectations)
+        out, _ = replay_reference_test(
+            test, right, lengths, gains=gains, expectations=expectations, slopes=slopes
+        )
         return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cat.designs.audited import select_with_audits
 from cat.designs.low_rank import LowRankTest
 from cat.designs.mixture import MixtureTest
 from cat.designs.models import ReferenceModels
@@ -37,22 +38,24 @@ class ReferenceDesign:
         a blocked one stays among the items the prediction is over."""
         self._blocked[positions] = True
 
-    def select(self, k: int) -> list[int]:
-        """The next ``k`` positions (fewer when fewer are left)."""
+    def select(self, k: int, n_given: int = 0, audit_every: int | None = None) -> list[int]:
+        """The next ``k`` positions (fewer when fewer are left) for an examinee who has
+        answered ``n_given``, with an audit item every ``audit_every`` items
+        (``cat.engine.audit``)."""
         available = self.test.available
         open_now = available[0] & ~self._blocked
         k = min(k, int(open_now.sum()))
         if k < 1:
             return []
         if not self._blocked.any():
-            return [int(j) for j in self.test.select(_ROW, k)[0]]
+            return [int(j) for j in select_with_audits(self.test, _ROW, k, n_given, audit_every)[0]]
         # Hidden from the selection only: the mixture's scores are then exact, and the
         # low-rank design's target leaves out the few blocked items' share of the unasked
         # score while it chooses.
         blocked = available[0] & self._blocked
         available[0, blocked] = False
         try:
-            return [int(j) for j in self.test.select(_ROW, k)[0]]
+            return [int(j) for j in select_with_audits(self.test, _ROW, k, n_given, audit_every)[0]]
         finally:
             available[0, blocked] = True
 

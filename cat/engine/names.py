@@ -156,6 +156,8 @@ DEFAULT_POLICY = PolicyName.MFI
 DEFAULT_ESTIMATOR = EstimatorName.MLE
 #: Whether the IRT design keeps the pool's mix of scenarios.
 DEFAULT_CONTENT_BALANCING = True
+#: Every how many items one is an audit item (``cat.engine.audit``).
+AUDIT_EVERY = 10
 
 
 def default_selection(scenario: tuple[int, ...] | None) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cat.engine.audit import Audited
 from cat.engine.constraints import ContentBalanced, pool_shares
 from cat.engine.estimators import (
     AbilityEstimator,
@@ -101,10 +102,10 @@ def make_policy(
     """The policy called ``name``; a-stratification spreads its strata over
     ``test_length`` items. A name ending in "+cb" balances content to the pool's shares
     of each ``scenario`` (one code per item); "irt" is the IRT design's,
-    ``default_selection(scenario)``."""
+    ``default_selection(scenario)`` with its audit items (``cat.engine.audit``)."""
     if name == DesignName.IRT.value:
-        return make_policy(
-            default_selection(scenario), test_length, randomesque_k, n_strata, scenario
+        return Audited(
+            make_policy(default_selection(scenario), test_length, randomesque_k, n_strata, scenario)
         )
     if name.endswith(BALANCED_SUFFIX):
         if not scenario:

@@ -32,6 +32,7 @@ from cat.engine.selection import (
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
 from irt.mixed import MixedResponses
+from irt.models import ItemParams
 from irt.polytomous_responses import PolytomousResponses
 from irt.responses import ResponseMatrix
 from irt.types import BoolArray, FloatArray, IntArray
@@ -77,6 +78,10 @@ class CATResult:
     stop_reason: list[str]
     seconds: float
     theta_true: FloatArray | None = None  # known in simulations
+    # (E, L) each item's chance of a right answer at the estimate it was chosen at, before
+    # its answer (the prequential chances ``cat.designs.flatness.slope_z`` reads); NaN
+    # after the end. None on a pool of scored items.
+    chances: FloatArray | None = None
 
     def exposure(self, n_pool: int) -> FloatArray:
         """Share of examinees who were given each item of the pool."""
@@ -188,6 +193,8 @@ def run_cat(
     given = np.zeros((n_exam, n_pool), dtype=bool)
     items = np.full((n_exam, length), -1, dtype=np.int_)
     right = np.zeros((n_exam, length))
+    binary = params if isinstance(params, ItemParams) else None
+    chances = None if binary is None else np.full((n_exam, length), np.nan)
     position = np.zeros(n_exam, dtype=np.int_)  # answers so far, per examinee
     theta = np.full(n_exam, float(start_theta))
     se = np.full(n_exam, np.inf)
@@ -212,6 +219,8 @@ def run_cat(
             available[rows, chosen] = False
             given[rows, chosen] = True
             items[rows, position[rows]] = chosen
+            if binary is not None and chances is not None:
+                chances[rows, position[rows]] = chance_of(binary, theta[rows], chosen)
             right[rows, position[rows]] = respond(rows, chosen)
             position[rows] += 1
         width = int(position[idx].max())
@@ -230,4 +239,13 @@ def run_cat(
         n_items=position.copy(),
         stop_reason=reasons,
         seconds=time.perf_counter() - t0,
+        chances=chances,
     )
+
+
+def chance_of(params: ItemParams, theta: FloatArray, items: IntArray) -> FloatArray:
+    """Each examinee's chance of a right answer to its item ``items[e]`` at ``theta[e]``
+    (a pool of 0/1 items)."""
+    a, b, c, d = params.a[items], params.b[items], params.c[items], params.d[items]
+    z = np.clip(a * (theta - b), -50.0, 50.0)
+    return np.asarray(c + (d - c) / (1.0 + np.exp(-z)))

@@ -236,6 +236,8 @@ def _flags(result: AssessmentResult) -> list[str]:
     unlike = result.unlike_references
     if unlike is not None and unlike.flagged:
         flags.append("unlike the references")
+    if result.fallback is not None:
+        flags.append("fallback")
     protocol = result.settings.protocol
     if protocol is not None and not protocol.followed:
         flags.append("off protocol")

@@ -23,7 +23,9 @@ Keys of the file:
     depend on difficulty less than the references' do), either of which makes the
     prediction less trustworthy, "unlike the references" (its prediction lies farther
     from a companion prediction of the same answers than 9 in 10 references' did: its
-    interval is widened for it), and "off protocol" (the model was not asked and graded
+    interval is widened for it), "fallback" (the answers do not follow item difficulty,
+    by the slope check or the difficulty check: the accuracy shown is the answers' own,
+    RESULT.json's ``fallback``), and "off protocol" (the model was not asked and graded
     as the pool's references were: ``settings.protocol`` in RESULT.json names how; its
     θ is on another scale); empty where nothing was;
   - ``calls``, ``calls_from_store``, ``prompt_tokens``, ``completion_tokens`` (null

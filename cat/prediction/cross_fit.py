@@ -66,6 +66,8 @@ def cross_fit_errors(
     signed: dict[tuple[str, int], list[FloatArray]] = {}
     gains: dict[tuple[str, int], list[FloatArray]] = {}
     parted: dict[tuple[str, int], list[FloatArray]] = {}
+    slopes: dict[tuple[str, int], list[FloatArray]] = {}
+    fallen: dict[tuple[str, int], list[FloatArray]] = {}
     per_scenario: dict[tuple[str, int], list[FloatArray]] = {}
     truth_by_scenario = scenario_truth(responses, scenario) if scenario and scenario_names else None
     for n, (train_rows, test_rows) in enumerate(parts):
@@ -93,6 +95,12 @@ def cross_fit_errors(
                 parted.setdefault((design, length), []).append(
                     replayed.disagreement[design_key(design, length)]
                 )
+                key = design_key(design, length)
+                if key in replayed.slope:
+                    slopes.setdefault((design, length), []).append(replayed.slope[key])
+                fallen.setdefault((design, length), []).append(
+                    replayed.fallback[key] - truth[test_rows]
+                )
                 if truth_by_scenario is not None:
                     pred_s = replayed.per_scenario[design_key(design, length)]
                     per_scenario.setdefault((design, length), []).append(
@@ -116,6 +124,24 @@ def cross_fit_errors(
             str(length): [float(d) for d in np.concatenate(parted[(design, length)])]
             for length in lengths
         }
+        slope_z = {
+            str(length): [
+                float(z) for z in np.concatenate(slopes[(design, length)]) if np.isfinite(z)
+            ]
+            for length in lengths
+            if (design, length) in slopes
+        }
+        fallback_errors = {
+            str(length): [
+                float(e) if np.isfinite(e) else float(signed_e)
+                for e, signed_e in zip(
+                    np.concatenate(fallen[(design, length)]),
+                    np.concatenate(signed[(design, length)]),
+                    strict=True,
+                )
+            ]
+            for length in lengths
+        }
         by_scenario = None
         if truth_by_scenario is not None and scenario_names:
             by_scenario = {
@@ -134,6 +160,8 @@ def cross_fit_errors(
             errors=errors,
             difficulty_gain=gain,
             disagreement=disagreement,
+            slope_z=slope_z or None,
+            fallback_errors=fallback_errors,
             scenario_errors=by_scenario,
         )
     return out

@@ -13,7 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
-from cat.designs.flatness import difficulty_gain
+from cat.designs.flatness import difficulty_gain, slope_z
 from cat.designs.models import (
     LOW_RANK,
     MIRT,
@@ -40,6 +40,7 @@ from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
 from cat.prediction.intervals import Z90, theta_and_chance
 from cat.prediction.predictors import RidgeReferences, reference_offset
+from cat.prediction.recalibrated import recalibrated_values
 from irt.bifactor import BifactorCalibrator, BifactorPriors
 from irt.bifactor_model import group_codes
 from irt.em import EMCalibrator
@@ -294,6 +295,12 @@ class Replayed:
     # Per design key, (E,): |the design's prediction − its companion's from the same
     # answers| (cat.prediction.disagreement).
     disagreement: dict[Key, FloatArray] = field(default_factory=dict)
+    # Per design key, (E,): the slope check of the answers against the chances the
+    # design chose the items at (cat.designs.flatness.slope_z).
+    slope: dict[Key, FloatArray] = field(default_factory=dict)
+    # Per design key, (E,): the fallback prediction from the answers themselves
+    # (cat.prediction.recalibrated), used where the answers do not follow the design.
+    fallback: dict[Key, FloatArray] = field(default_factory=dict)
     theta_low: dict[Key, FloatArray] = field(default_factory=dict)
     theta_high: dict[Key, FloatArray] = field(default_factory=dict)
 
@@ -331,15 +338,21 @@ def replay_split(
     for name in policies:
         if name in REFERENCE_DESIGNS:
             gains: dict[int, FloatArray] = {}
+            slopes: dict[int, FloatArray] = {}
             expected: dict[int, tuple[BoolArray, FloatArray]] = {}
             models = calibrated.references
             if name in MULTIDIMENSIONAL_DESIGNS:
                 assert scenario
                 models = calibrated.with_model(name, scenario)
-            by_length = models.replay(name, can_answer, right, lengths, gains, expected)
+            by_length = models.replay(name, can_answer, right, lengths, gains, expected, slopes)
             for length in lengths:
                 out.predicted[(name, length, name)] = by_length[length][None, :]
                 out.gain[(name, length, name)] = gains[length]
+                out.slope[(name, length, name)] = slopes[length]
+                given, chances = expected[length]
+                out.fallback[(name, length, name)] = recalibrated_values(
+                    given, right, chances, can_answer
+                )
                 companion = plug_in_of_given(params, can_answer, expected[length][0], right, offset)
                 out.disagreement[(name, length, name)] = np.abs(by_length[length] - companion)
                 if masks is not None:
@@ -357,7 +370,7 @@ def replay_split(
                 once = (selection, estimator, length)
                 result = done.get(once) if not is_random(selection) else None
                 if result is None:
-                    policy = make_policy(selection, length, scenario=scenario)
+                    policy = make_policy(name if irt else selection, length, scenario=scenario)
                     design = CATDesign(policy, make_estimator(estimator), StoppingRule(length))
                     result = done[once] = replay_cat(params, test, design, rng, pool)
                 pieces.setdefault(PLUG_IN, []).append(
@@ -367,6 +380,14 @@ def replay_split(
                     prob = probability(result.theta_hat, params)
                     given = given_mask(can_answer, result)
                     out.gain[(name, length, PLUG_IN)] = difficulty_gain(given, right, prob)
+                    if result.chances is not None:
+                        asked = result.items >= 0
+                        out.slope[(name, length, PLUG_IN)] = slope_z(
+                            result.right, result.chances, asked
+                        )
+                    out.fallback[(name, length, PLUG_IN)] = recalibrated_values(
+                        given, right, prob, can_answer
+                    )
                     companion = calibrated.references.mixture(can_answer, given, right)
                     out.disagreement[(name, length, PLUG_IN)] = np.abs(
                         pieces[PLUG_IN][-1] - companion

@@ -202,6 +202,25 @@ def _summary(result: AssessmentResult) -> list[tuple[str, str]]:
                 ),
             )
         )
+    slope = result.slope_check
+    if slope is not None:
+        verdict = "flagged: the answers do not follow item difficulty" if slope.flagged else "fits"
+        rows.append(
+            ("Slope check", _e(f"z {_f(slope.z)} (flagged below {_f(slope.threshold)}); {verdict}"))
+        )
+    fallback = result.fallback
+    if fallback is not None:
+        was = fallback.replaced
+        rows.append(
+            (
+                "Fallback",
+                _e(
+                    "the answers' own accuracy, recalibrated on the items' difficulty (slope "
+                    f"{_f(fallback.slope)}), in place of the design's {_pct(was.value)} "
+                    f"(interval {_interval(was.low, was.high, _pct)})"
+                ),
+            )
+        )
     usage = result.usage
     if usage is not None:
         total = usage.prompt_tokens + usage.completion_tokens

@@ -130,7 +130,9 @@ def test_sim_model_gets_its_rank_and_accuracy(calibrated, tmp_path: Path) -> Non
     assert abs(result["theta"] - 0.5) < 3 * result["se"]
     acc = result["predicted_accuracy"]
     truth = float(probability([0.5], params)[0].mean())
-    assert acc["low"] <= acc["value"] <= acc["high"] and abs(acc["value"] - truth) < 0.06
+    # Within 3 standard errors, as θ above: the 90% interval spans ±1.645 of them.
+    spread = (acc["high"] - acc["low"]) / (2 * 1.645)
+    assert acc["low"] <= acc["value"] <= acc["high"] and abs(acc["value"] - truth) < 3 * spread
     assert result["truth"]["accuracy"] == pytest.approx(truth)
     rank = result["rank"]
     assert rank["of"] == 31 and 10 <= rank["position"] <= 22  # θ 0.5 among -2 … 2
@@ -534,6 +536,10 @@ def test_the_difficulty_check_compares_with_the_references_gains(
     manifest = json.loads((pool / "pool.json").read_text())
     for errors in manifest["design_errors"].values():
         assert [len(v) for v in errors["difficulty_gain"].values()] == [30, 30]
+        # The slope check's z and the fallback's errors of every reference, per length.
+        assert [len(v) for v in errors["slope_z"].values()] == [30, 30]
+        assert [len(v) for v in errors["fallback_errors"].values()] == [30, 30]
+        assert all(abs(e) < 0.3 for v in errors["fallback_errors"].values() for e in v)
     out = tmp_path / "r.json"
     code, output = _assess(
         "--pool", str(pool), "--model", "sim:0.3", "--length", "100", "--out", str(out)
@@ -546,6 +552,11 @@ def test_the_difficulty_check_compares_with_the_references_gains(
     assert check["lowest_reference"] == pytest.approx(min(stored))
     assert check["flagged"] == (check["gain"] < check["lowest_reference"])
     assert "difficulty" in output
+    # The slope check's threshold is the references' 5% point (the smallest of 30).
+    slope = report["slope_check"]
+    zs = manifest["design_errors"][report["settings"]["design"]]["slope_z"]["100"]
+    assert slope["references"] == 30 and slope["threshold"] == pytest.approx(min(zs))
+    assert slope["flagged"] == (slope["z"] < slope["threshold"]) and "slope check" in output
     # Per-scenario intervals are widened to each scenario's cross-fitted errors.
     design = manifest["design_errors"][report["settings"]["design"]]
     per_scenario = design["scenario_errors"]["100"]

