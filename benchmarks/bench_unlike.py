@@ -2,6 +2,7 @@
 
     python benchmarks/bench_unlike.py                       # every shipped 0/1 pool
     python benchmarks/bench_unlike.py --pool mmlu-pro --lengths 60
+    python benchmarks/bench_unlike.py --pool demo-en --pool mmlu-pro --seeds 10
 
 A model that is right with the same probability on every item, whatever its difficulty
 (a broken answer format, a contaminated subset, a wrong prompt), is what no reference
@@ -10,8 +11,10 @@ every pool item drawn once with a fixed seed, so its true accuracy is the share 
 over the whole pool) takes the default adaptive test (``cat.assess``, the design the
 pool's cross-fit chose) at each length; the table gives the prediction with its 90%
 interval, whether the interval holds the truth, and what flags it: person fit (lz
-below its threshold) and the difficulty check (its gain per item below every
-reference's, ``cat.designs.flatness``).
+below its threshold), the difficulty check (its gain per item below every reference's)
+and the slope check on the audit items (``cat.designs.flatness``, ``cat.engine.audit``),
+and the fallback prediction taken where a check flags it. ``--seeds N`` repeats each
+case over N more draws and counts how often it was flagged and held.
 
 Issue 41's target: every flat model flagged, and the reported interval (or its
 fallback's) holding the true accuracy, at 60 and 250 items on every shipped pool.
@@ -96,11 +99,32 @@ def row(pool: LoadedPool, name: str, rate: float, length: int) -> str:
     )
 
 
+def draws(pool: LoadedPool, name: str, rate: float, length: int, seeds: int) -> str:
+    """One row over ``seeds`` draws (the flat model's answers and the test's seed): how
+    often it was flagged (any check, or the fallback taken) and its interval held."""
+    flagged = held = 0
+    for seed in range(1, seeds + 1):
+        examinee = FlatExaminee(rate, seed=seed)
+        result = cat.assess(pool, examinee, length=length, seed=seed)
+        acc = result.predicted_accuracy
+        held += acc.low <= examinee.truth() <= acc.high
+        check = result.difficulty_check
+        flagged += bool(
+            result.person_fit.flagged
+            or (check is not None and check.flagged)
+            or result.fallback is not None
+        )
+    return f"| {name} | {rate:.2f} | {length} | {flagged} of {seeds} | {held} of {seeds} |"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pool", action="append", help="a pool name (default: every shipped)")
     parser.add_argument("--lengths", default="60,250")
     parser.add_argument("--rates", default="0.4,0.7")
+    parser.add_argument(
+        "--seeds", type=int, default=0, help="also N more draws of each model: flagged/held"
+    )
     args = parser.parse_args()
     lengths = [int(x) for x in args.lengths.split(",")]
     rates = [float(x) for x in args.rates.split(",")]
@@ -115,6 +139,16 @@ def main() -> None:
             for length in lengths:
                 if length <= len(pool.items):
                     print(row(pool, name, rate, length), flush=True)
+    if args.seeds:
+        print(f"\nover {args.seeds} more draws (seeds 1..{args.seeds}):\n")
+        print("| pool | rate | items | flagged | interval held |")
+        print("|---|---|---|---|---|")
+        for name in args.pool or SHIPPED:
+            pool = cat.load_pool(POOLS / name if (POOLS / name).is_dir() else name)
+            for rate in rates:
+                for length in lengths:
+                    if length <= len(pool.items):
+                        print(draws(pool, name, rate, length, args.seeds), flush=True)
 
 
 if __name__ == "__main__":
