@@ -23,7 +23,7 @@ fallback's) holding the true accuracy, at 60 and 250 items on every shipped pool
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -133,22 +133,26 @@ def main() -> None:
         "difficulty gain vs lowest reference | slope check z | flagged | fallback |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for name in args.pool or SHIPPED:
-        pool = cat.load_pool(POOLS / name if (POOLS / name).is_dir() else name)
-        for rate in rates:
-            for length in lengths:
-                if length <= len(pool.items):
-                    print(row(pool, name, rate, length), flush=True)
+    for pool, name, rate, length in cases(args.pool or SHIPPED, rates, lengths):
+        print(row(pool, name, rate, length), flush=True)
     if args.seeds:
         print(f"\nover {args.seeds} more draws (seeds 1..{args.seeds}):\n")
         print("| pool | rate | items | flagged | interval held |")
         print("|---|---|---|---|---|")
-        for name in args.pool or SHIPPED:
-            pool = cat.load_pool(POOLS / name if (POOLS / name).is_dir() else name)
-            for rate in rates:
-                for length in lengths:
-                    if length <= len(pool.items):
-                        print(draws(pool, name, rate, length, args.seeds), flush=True)
+        for pool, name, rate, length in cases(args.pool or SHIPPED, rates, lengths):
+            print(draws(pool, name, rate, length, args.seeds), flush=True)
+
+
+def cases(
+    names: Sequence[str], rates: list[float], lengths: list[int]
+) -> Iterator[tuple[LoadedPool, str, float, int]]:
+    """Each pool, flat rate and test length the pool is long enough for."""
+    for name in names:
+        pool = cat.load_pool(POOLS / name if (POOLS / name).is_dir() else name)
+        for rate in rates:
+            for length in lengths:
+                if length <= len(pool.items):
+                    yield pool, name, rate, length
 
 
 if __name__ == "__main__":

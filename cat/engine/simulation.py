@@ -32,7 +32,6 @@ from cat.engine.selection import (
 from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
 from irt.mixed import MixedResponses
-from irt.models import ItemParams
 from irt.polytomous_responses import PolytomousResponses
 from irt.responses import ResponseMatrix
 from irt.types import BoolArray, FloatArray, IntArray
@@ -193,8 +192,7 @@ def run_cat(
     given = np.zeros((n_exam, n_pool), dtype=bool)
     items = np.full((n_exam, length), -1, dtype=np.int_)
     right = np.zeros((n_exam, length))
-    binary = params if isinstance(params, ItemParams) else None
-    chances = None if binary is None else np.full((n_exam, length), np.nan)
+    chances = None if params.scored else np.full((n_exam, length), np.nan)
     position = np.zeros(n_exam, dtype=np.int_)  # answers so far, per examinee
     theta = np.full(n_exam, float(start_theta))
     se = np.full(n_exam, np.inf)
@@ -219,8 +217,8 @@ def run_cat(
             available[rows, chosen] = False
             given[rows, chosen] = True
             items[rows, position[rows]] = chosen
-            if binary is not None and chances is not None:
-                chances[rows, position[rows]] = chance_of(binary, theta[rows], chosen)
+            if chances is not None:
+                chances[rows, position[rows]] = chance_of(params, theta[rows], chosen)
             right[rows, position[rows]] = respond(rows, chosen)
             position[rows] += 1
         width = int(position[idx].max())
@@ -243,9 +241,9 @@ def run_cat(
     )
 
 
-def chance_of(params: ItemParams, theta: FloatArray, items: IntArray) -> FloatArray:
+def chance_of(params: PoolParams, theta: FloatArray, items: IntArray) -> FloatArray:
     """Each examinee's chance of a right answer to its item ``items[e]`` at ``theta[e]``
-    (a pool of 0/1 items)."""
-    a, b, c, d = params.a[items], params.b[items], params.c[items], params.d[items]
-    z = np.clip(a * (theta - b), -50.0, 50.0)
-    return np.asarray(c + (d - c) / (1.0 + np.exp(-z)))
+    (a pool of 0/1 items), from the few distinct items chosen only."""
+    distinct, column = np.unique(items, return_inverse=True)
+    table = params.subset(distinct).expected_score(theta)  # (E, distinct items)
+    return np.asarray(table[np.arange(len(items)), column], dtype=np.float64)

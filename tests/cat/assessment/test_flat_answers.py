@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 
 import cat
+from cat.assessment.examinees import _OfflineExaminee
 from itempool import LoadedPool
 
 DEMO_EN = Path(__file__).resolve().parents[3] / "item_pools" / "demo-en"
 
 
-class FlatExaminee:
+class FlatExaminee(_OfflineExaminee):
     """Right with probability ``rate`` on every item, its answers drawn once."""
 
     def __init__(self, rate: float, seed: int) -> None:
@@ -34,15 +35,6 @@ class FlatExaminee:
 
     def truth(self) -> float:
         return float(np.mean(list(self.answers.values())))
-
-    def usage(self) -> None:
-        return None
-
-    def checkpoints(self) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
 
 
 def test_a_flat_model_is_flagged_and_predicted_from_its_own_answers() -> None:
