@@ -38,13 +38,16 @@ def _run(
     data: Any, seed: int, audits: bool, split: dict[str, Any]
 ) -> dict[int, tuple[float, float]]:
     """τ and MAE of the default per length, with or without the audit items."""
-    schedule = engine_audit.audit_targets if audits else _no_audits
-    shipped = (engine_audit.audit_targets, designs_audit.audit_targets)
-    engine_audit.audit_targets = designs_audit.audit_targets = schedule  # type: ignore[assignment]
+    # Both modules that look the schedule up, patched and put back (here only).
+    modules = (vars(engine_audit), vars(designs_audit))
+    shipped = [module["audit_targets"] for module in modules]
+    for module in modules:
+        module["audit_targets"] = module["audit_targets"] if audits else _no_audits
     try:
         report = validate(data, lengths=LENGTHS, policies=[DEFAULT], seed=seed, repeats=1, **split)
     finally:
-        engine_audit.audit_targets, designs_audit.audit_targets = shipped
+        for module, original in zip(modules, shipped, strict=True):
+            module["audit_targets"] = original
     return {
         row.length: (float(row.kendall_tau or np.nan), row.mae)
         for row in report.results
