@@ -341,9 +341,9 @@ def _final_chances(session: AssessmentSession) -> FloatArray:
 
 def _slope_check(session: AssessmentSession, errors: PredictionErrors | None) -> SlopeCheck | None:
     """The answers against the chances each item was chosen at (``slope_z``), flagged
-    below the one-sided 1% point of the design's own model or, lower still, of the
-    references' cross-fitted z in ``errors``; None on a pool of scored items or where
-    fewer than two items carry a chance."""
+    below ``slope_threshold`` (the references' cross-fitted z in ``errors``, or the
+    design's own one-sided 1% point); None on a pool of scored items or where fewer than
+    two items carry a chance."""
     if session.scored or len(session.chances) != len(session.given):
         return None
     chances = np.asarray(session.chances, dtype=np.float64)
