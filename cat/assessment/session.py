@@ -116,15 +116,7 @@ class SessionConfig(BaseModel):
 
 
 #: The test so far: what a session records as it goes, and saves and restores as it is.
-_PROGRESS = (
-    "given",
-    "responses",
-    "skipped",
-    "theta_history",
-    "se_history",
-    "stop_reason",
-    "chances",
-)
+_PROGRESS = ("given", "responses", "skipped", "theta_history", "se_history", "stop_reason")
 
 
 class SavedSession(BaseModel):
@@ -363,7 +355,8 @@ class AssessmentSession:
             config=self.config,
             pool_items=self.params.n_items,
             rng_state=self._rng.bit_generator.state,
-            **{name: getattr(self, name) for name in _PROGRESS if name != "chances"},
+            **{name: getattr(self, name) for name in _PROGRESS},
+            # NaN (a scored item's) as null: JSON has no NaN.
             chances=[c if np.isfinite(c) else None for c in self.chances],
         )
         return saved.model_dump_json(indent=1)

@@ -30,7 +30,6 @@ from cat.engine.registry import (
     DesignName,
     EstimatorName,
     PolicyName,
-    default_selection,
     make_estimator,
     make_policy,
 )
@@ -362,15 +361,16 @@ def replay_split(
                     )
             continue
         irt = name == IRT
-        selection = default_selection(scenario) if irt else name
         estimator = DEFAULT_ESTIMATOR.value if irt else EstimatorName.MLE.value
         for length in lengths:
             pieces: dict[str, list[FloatArray]] = {}
             for _ in range(repeats if is_random(name) else 1):
-                once = (selection, estimator, length)
-                result = done.get(once) if not is_random(selection) else None
+                # Keyed by the policy's own name: the IRT design's ("irt") is its
+                # selection (default_selection) with audit items, not that policy alone.
+                once = (name, estimator, length)
+                result = done.get(once) if not is_random(name) else None
                 if result is None:
-                    policy = make_policy(name if irt else selection, length, scenario=scenario)
+                    policy = make_policy(name, length, scenario=scenario)
                     design = CATDesign(policy, make_estimator(estimator), StoppingRule(length))
                     result = done[once] = replay_cat(params, test, design, rng, pool)
                 pieces.setdefault(PLUG_IN, []).append(

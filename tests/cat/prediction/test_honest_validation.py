@@ -95,6 +95,11 @@ def test_the_irt_design_replays_mfi_and_widens_as_cat_assess_does() -> None:
         np.minimum(1, np.maximum(default.theta_high, default.predicted + default.half_width)),
     )
     np.testing.assert_allclose(mfi.high - mfi.low, 2 * mfi.half_width)
+    # Past the 30th item the IRT design asks audit items and MFI does not: two replays,
+    # not one shared.
+    rows = _by_key(validate(_data(), "3pl", ["irt", "mfi"], [40], np.random.default_rng(3)))
+    longer, plain = rows[("irt", 40, "plug-in")], rows[("mfi", 40, "plug-in")]
+    assert not np.allclose(longer.predicted, plain.predicted)
 
 
 def test_the_default_takes_one_design_per_subject_with_its_interval() -> None:
