@@ -104,13 +104,17 @@ def test_sessions_keep_each_items_chance_and_the_flat_one_is_flagged() -> None:
     assert flat_check.items == 150 and flat_check.audit_every == 10
 
 
-def test_the_threshold_is_the_references_5_percent_point_when_enough_are_stored() -> None:
+def test_the_threshold_is_the_5_percent_point_of_the_references_fitted_normal() -> None:
     zs = [float(z) for z in np.linspace(-3.0, 3.0, 39)]
     errors = PredictionErrors(
         folds=5, seed=0, policy="mfi", errors={"150": [0.01] * 39}, slope_z={"150": zs}
     )
-    # 39 references: the ⌊40 · 0.05⌋ = 2nd smallest.
-    assert slope_threshold(errors, 120) == (pytest.approx(zs[1]), 39)
+    spread = float(np.std(zs, ddof=1))
+    assert slope_threshold(errors, 120) == (pytest.approx(-1.6449 * spread, abs=1e-3), 39)
+    # One reference far out moves the threshold by its share, not to itself.
+    outlier = errors.model_copy(update={"slope_z": {"150": [-9.0, *zs[1:]]}})
+    threshold, _ = slope_threshold(outlier, 150)
+    assert -6.0 < threshold < -1.6449 * spread
     few = errors.model_copy(update={"slope_z": {"150": zs[:9]}, "errors": {"150": [0.0] * 9}})
     assert slope_threshold(few, 150) == (SLOPE_FLAG, None)
     assert slope_threshold(None, 150) == (SLOPE_FLAG, None)
