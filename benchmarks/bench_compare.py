@@ -91,6 +91,13 @@ class Outcome:
     n_items: int
     truth: float  # true accuracy difference A − B on the items both answered
     estimate: float
+    # The interval at the decision (or at the end, undecided).
+    low: float = float("nan")
+    high: float = float("nan")
+
+    @property
+    def held(self) -> bool:
+        return bool(self.low <= self.truth <= self.high)
 
 
 def _pool(folder: str, data: ResponseMatrix, train: np.ndarray, lengths: list[int]) -> Path:
@@ -181,25 +188,27 @@ def _replay(
     test = PairedTest(
         fold.params, settings, fold.scenario, fold.offset, fold.predictor(settings), fold.info
     )
-    decided: tuple[str, int, float] | None = None
+    decided: Outcome | None = None
     while not test.done:
         for j in test.next_items(settings.batch_size):
             a, b = int(answers[0][j]), int(answers[1][j])
             test.record(j, None if a < 0 else a, None if b < 0 else b)
         d = test.difference
         if test.decision is not None and decided is None:
-            decided = (test.decision, d.n, d.value)
+            decided = Outcome(test.decision, d.n, truth, d.value, d.low, d.high)
     assert decided is not None
-    return Outcome(decided[0], decided[1], truth, decided[2])
+    return decided
 
 
 @dataclass
 class Trajectory:
     """A pair's test run to the maximum length without stopping: per shared-item count,
-    the two models' terms and SEs (what every stopping rule reads)."""
+    the two models' terms, SEs and disagreements (what every stopping rule reads)."""
 
-    steps: dict[int, tuple[tuple[Terms, Terms], tuple[float, float]]]
+    steps: dict[int, tuple[tuple[Terms, Terms], tuple[float, float], tuple[float, float] | None]]
     errors: PredictionErrors | None
+    #: A right − B right on each shared item, in the order asked.
+    shared: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def _trajectory(
@@ -214,34 +223,56 @@ def _trajectory(
         for j in test.next_items(1):
             a, b = int(answers[0][j]), int(answers[1][j])
             test.record(j, None if a < 0 else a, None if b < 0 else b)
-        steps[len(test.given)] = (test.terms, (float(test.se[0]), float(test.se[1])))
-    return Trajectory(steps, test.errors)
+        ses = (float(test.se[0]), float(test.se[1]))
+        steps[len(test.given)] = (test.terms, ses, test.disagreements)
+    shared = np.array([a - b for a, b in test.right], dtype=np.float64)
+    return Trajectory(steps, test.errors, shared)
 
 
-def _at(t: Trajectory, n: int, level: float, stored_level: float) -> Difference:
-    terms, ses = t.steps[n]
-    return difference(terms, ses, (n, n), t.errors, level, stored_level=stored_level)
+def _at(
+    t: Trajectory,
+    n: int,
+    level: float,
+    stored_level: float,
+    paired: bool = True,
+    scaled: bool = True,
+) -> Difference:
+    """The difference after ``n`` shared items, as ``cat compare`` makes it (``paired``:
+    joined with the shared answers' own interval; ``scaled``: the stored width scaled by
+    the two models' disagreements), or without either, as it was made before."""
+    terms, ses, disagreements = t.steps[n]
+    return difference(
+        terms,
+        ses,
+        (n, n),
+        t.errors,
+        level,
+        stored_level=stored_level,
+        disagreements=disagreements if scaled else None,
+        shared=t.shared[:n] if paired else None,
+    )
 
 
-#: A stopping rule replayed off a trajectory: its looks, and each look's levels of the
-#: posterior and the stored part.
-Rule = tuple[tuple[int, ...], float, float]
+#: A stopping rule replayed off a trajectory: its looks, each look's levels of the
+#: posterior and the stored part, and whether it joins the paired answers' interval
+#: and scales the stored width (``_at``).
+Rule = tuple[tuple[int, ...], float, float, bool, bool]
 
 
 def _offline(t: Trajectory, rule: Rule, margin: float, truth: float, min_length: int) -> Outcome:
     """The decision a stopping rule reaches on the trajectory (the items do not depend on
     the rule: it only stops them earlier)."""
-    looks, level, stored_level = rule
+    looks, level, stored_level, paired, scaled = rule
     last = max(t.steps)
     for n in sorted(t.steps):
         if n < min_length or (n not in looks and n != last):
             continue
-        d = _at(t, n, level, stored_level)
+        d = _at(t, n, level, stored_level, paired, scaled)
         decision = decide(d, margin)
         if decision is not None:
-            return Outcome(decision, n, truth, d.value)
-    d = _at(t, last, level, stored_level)
-    return Outcome("inconclusive", last, truth, d.value)
+            return Outcome(decision, n, truth, d.value, d.low, d.high)
+    d = _at(t, last, level, stored_level, paired, scaled)
+    return Outcome("inconclusive", last, truth, d.value, d.low, d.high)
 
 
 def _rules(base: CompareSettings, min_length: int) -> dict[str, Rule]:
@@ -250,10 +281,23 @@ def _rules(base: CompareSettings, min_length: int) -> dict[str, Rule]:
     every = tuple(range(max(min_length, 1), base.max_length + 1))
     shown = ",".join(map(str, looks))
     return {
-        "(a) Bonferroni on both parts": (looks, base.look_level, base.look_level),
-        f"(a) looks {shown} at 95% each": (looks, 0.95, 0.95),
-        "(a) a look after every item at 95%": (every, 0.95, 0.95),
+        BEFORE: (looks, base.look_level, base.stored_level, False, False),
+        "(a) width scaled, no paired check": (
+            looks,
+            base.look_level,
+            base.stored_level,
+            False,
+            True,
+        ),
+        "(a) paired check, one width": (looks, base.look_level, base.stored_level, True, False),
+        "(a) Bonferroni on both parts": (looks, base.look_level, base.look_level, True, True),
+        f"(a) looks {shown} at 95% each": (looks, 0.95, 0.95, True, True),
+        "(a) a look after every item at 95%": (every, 0.95, 0.95, True, True),
     }
+
+
+#: The default before issue 41: one width for every pair, no check against the answers.
+BEFORE = "(a) as before issue 41"
 
 
 def _fixed(
@@ -354,14 +398,23 @@ def run(folder: str, args: argparse.Namespace) -> None:
     results: dict[str, list[Outcome]] = {name: [] for name in (*arms, *variants)}
     fixed: dict[int, list[Outcome]] = {}
     coverage: dict[str, dict[int, list[bool]]] = {"difference": {}, "random": {}}
+    # Per test length, (truth, held) of the default's interval and of its hull with the
+    # paired answers' interval, for the table by stratum.
+    at_n: dict[int, list[tuple[float, bool]]] = {}
+    before: dict[int, list[tuple[float, bool]]] = {}
     mismatches = 0
     t0 = time.perf_counter()
     n_pairs = 0
     for f, held in enumerate(parts[: args.max_folds or len(parts)]):
         train = np.sort(np.setdiff1d(order, held))
+        if args.references and args.references < len(train):
+            pick = np.random.default_rng([SEED, f, 7]).choice(len(train), args.references, False)
+            train = np.sort(train[pick])
         fold = _fold(_pool(folder, data, train, lengths), data)
         pairs = [(i, k) for n, i in enumerate(held) for k in held[n + 1 :]]
-        if args.pairs and len(pairs) > args.pairs:
+        if args.per_stratum:
+            pairs = _stratified(pairs, data, right, args.per_stratum, f)
+        elif args.pairs and len(pairs) > args.pairs:
             pick = np.random.default_rng([SEED, f]).choice(len(pairs), args.pairs, replace=False)
             pairs = [pairs[p] for p in sorted(pick)]
         print(
@@ -386,9 +439,13 @@ def run(folder: str, args: argparse.Namespace) -> None:
                     if n in path.steps:
                         d = _at(path, n, 0.95, 0.95)
                         coverage[selection].setdefault(n, []).append(d.low <= truth <= d.high)
+                        if selection == "difference":
+                            old = _at(path, n, 0.95, 0.95, False, False)
+                            before.setdefault(n, []).append((truth, old.low <= truth <= old.high))
+                            at_n.setdefault(n, []).append((truth, d.low <= truth <= d.high))
                 if selection != "difference":
                     continue
-                default_rule = (looks, base.look_level, base.stored_level)
+                default_rule = (looks, base.look_level, base.stored_level, True, True)
                 default = _offline(path, default_rule, args.margin, truth, args.min_length)
                 live = results["(a) cat compare"][-1]
                 mismatches += (default.decision, default.n_items) != (live.decision, live.n_items)
@@ -440,6 +497,83 @@ def run(folder: str, args: argparse.Namespace) -> None:
         if table:
             text = ", ".join(f"{n}: {np.mean(h):.3f}" for n, h in sorted(table.items()))
             print(f"coverage of the 95% interval, {sel} items, no stopping: {text}")
+    _by_stratum(results, at_n, before, fixed)
+
+
+#: Strata of the true difference |Δ| (accuracy points / 100) the tables are split by.
+STRATA = ((0.0, 0.01), (0.01, 0.03), (0.03, 0.05), (0.05, 0.10), (0.10, 1.01))
+
+
+def _stratum(delta: float) -> int:
+    return next(k for k, (lo, hi) in enumerate(STRATA) if lo <= abs(delta) < hi)
+
+
+def _stratified(
+    pairs: list[tuple[int, int]], data: ResponseMatrix, right: np.ndarray, per: int, fold: int
+) -> list[tuple[int, int]]:
+    """Up to ``per`` pairs from each stratum of their true difference (seeded)."""
+    strata: dict[int, list[tuple[int, int]]] = {}
+    for i, k in pairs:
+        both = data.observed[i] & data.observed[k]
+        truth = float(right[i][both].mean() - right[k][both].mean())
+        strata.setdefault(_stratum(truth), []).append((i, k))
+    rng = np.random.default_rng([SEED, fold, 11])
+    out: list[tuple[int, int]] = []
+    for k in sorted(strata):
+        group = strata[k]
+        pick = rng.choice(len(group), min(per, len(group)), replace=False)
+        out.extend(group[p] for p in sorted(pick))
+    return out
+
+
+def _by_stratum(
+    results: dict[str, list[Outcome]],
+    at_n: dict[int, list[tuple[float, bool]]],
+    before: dict[int, list[tuple[float, bool]]],
+    fixed: dict[int, list[Outcome]],
+) -> None:
+    """Per stratum of |Δ|: each arm's decided share, wrong decisions and how often the
+    interval it decided with held Δ; the no-stopping coverage at each length; and the
+    paired random test at the arm's median length."""
+    names = [
+        "(a) cat compare",
+        BEFORE,
+        "(a) width scaled, no paired check",
+        "(a) paired check, one width",
+        "(b) random items, same rule",
+    ]
+    labels = [f"{lo * 100:g}–{hi * 100:g}" if hi < 1 else f"≥{lo * 100:g}" for lo, hi in STRATA]
+    print("\nby true |Δ| (points): pairs, decided, wrong, decided pairs whose 95% interval held Δ")
+    print(f"{'arm':<40}" + "".join(f"{x:>22}" for x in labels))
+    for name in names:
+        cells = []
+        for k in range(len(STRATA)):
+            outs = [o for o in results.get(name, []) if _stratum(o.truth) == k]
+            dec = [o for o in outs if o.decision in (A_BETTER, B_BETTER)]
+            wrong = sum(_wrong(o) for o in outs)
+            held = sum(o.held for o in dec)
+            cells.append(f"{len(outs)}: {len(dec)} d, {wrong} w, {held}/{len(dec)} h")
+        print(f"{name:<40}" + "".join(f"{c:>22}" for c in cells))
+    n_fixed = sorted(fixed)
+    for name in names[:4]:
+        outs = results.get(name, [])
+        if not outs or not n_fixed:
+            continue
+        mean = float(np.mean([o.n_items for o in outs]))
+        n = min(n_fixed, key=lambda m: abs(m - mean))
+        mine, theirs = _summary(outs, 0.01), _summary(fixed[n], 0.01)
+        print(
+            f"{name}: decided {mine.decided:.3f} (wrong {mine.wrong_all:.3f}) with a mean of "
+            f"{mean:.0f} items; the paired random test at n = {n}: decided "
+            f"{theirs.decided:.3f} (wrong {theirs.wrong_all:.3f})"
+        )
+    for label, table in (("the default's", at_n), ("the former default's", before)):
+        for n, rows in sorted(table.items()):
+            cells = []
+            for k in range(len(STRATA)):
+                kept = [h for truth, h in rows if _stratum(truth) == k]
+                cells.append(f"{np.mean(kept):.3f} of {len(kept)}" if kept else "—")
+            print(f"coverage of {label} interval at {n}, no stopping: " + ", ".join(cells))
 
 
 def simulated(n_pairs: int, args: argparse.Namespace) -> None:
@@ -457,7 +591,9 @@ def simulated(n_pairs: int, args: argparse.Namespace) -> None:
     base = CompareSettings(
         margin=args.margin, max_length=args.max_length, min_length=args.min_length
     )
-    rules = {"(a) cat compare": (base.look_lengths(), base.look_level, base.stored_level)}
+    rules: dict[str, Rule] = {
+        "(a) cat compare": (base.look_lengths(), base.look_level, base.stored_level, True, True)
+    }
     rules.update(_rules(base, args.min_length))
     results: dict[str, list[Outcome]] = {name: [] for name in rules}
     t0 = time.perf_counter()
@@ -483,6 +619,12 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=None)
     parser.add_argument("--max-folds", type=int, default=None, help="Run only the first folds.")
     parser.add_argument("--pairs", type=int, default=None, help="Pairs per fold (seeded sample).")
+    parser.add_argument(
+        "--per-stratum", type=int, default=None, help="Pairs per fold per stratum of |Δ|."
+    )
+    parser.add_argument(
+        "--references", type=int, default=None, help="Calibrate on this many models per fold."
+    )
     parser.add_argument("--repeats", type=int, default=5, help="Draws per pair for arm (c).")
     parser.add_argument("--margin", type=float, default=0.01)
     parser.add_argument("--max-length", type=int, default=250)

@@ -272,10 +272,16 @@ def _print(result: CompareResult) -> None:
     table.add_row("difference A − B", f"{d.value:+.3f}  ({level}: {d.low:+.3f} … {d.high:+.3f})")
     own = "θ" if d.predictor == "irt" else f"the {d.predictor}'s own spread"
     if d.stored_half_width is not None:
+        scaled = ""
+        if d.disagreement_a is not None and d.disagreement_b is not None:
+            scaled = (
+                f", scaled by how unlike them A and B are (disagreement "
+                f"{d.disagreement_a:.3f}, {d.disagreement_b:.3f})"
+            )
         table.add_row(
             "interval from",
             f"the references' cross-fitted errors of pairs (±{d.stored_half_width:.3f}; "
-            f"{d.references} models) and {own} (±{d.posterior_half_width:.3f})",
+            f"{d.references} models{scaled}) and {own} (±{d.posterior_half_width:.3f})",
         )
     else:
         table.add_row(
@@ -304,6 +310,13 @@ def _print(result: CompareResult) -> None:
             "on those items",
             f"{shared.difference:+.3f} ({level}: {shared.low:+.3f} … {shared.high:+.3f}), "
             "the plain paired difference (those items only)",
+        )
+    if d.paired_low is not None and d.paired_high is not None:
+        table.add_row(
+            "checked against",
+            f"those items' own interval at {d.look_level:.2%} ({d.paired_low:+.3f} … "
+            f"{d.paired_high:+.3f}): the difference's interval holds it, and a decision "
+            "needs both to exclude 0",
         )
     if result.truth is not None:
         truth = result.truth

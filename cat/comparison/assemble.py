@@ -44,10 +44,11 @@ def assemble(
     what = "the IRT plug-in" if predictor == IRT else "the reference mixture"
     if d.stored is not None:
         lengths = sorted(set(d.stored.lengths))
+        scaled = ", scaled by the two models' disagreements" if d.stored.scaled else ""
         method = (
             "the wider of the posterior half-width and the conformal half-width of the "
             f"references' cross-fitted errors of pairs, of {what} ({d.stored.references} "
-            f"references, {', '.join(map(str, lengths))} items)"
+            f"references, {', '.join(map(str, lengths))} items){scaled}"
         )
     else:
         why = "nothing was answered" if d.n == 0 else "the pool stores no cross-fitted errors"
@@ -55,6 +56,8 @@ def assemble(
             f"posterior only ({why}: cat calibrate --pool --cross-fit stores them); θ's "
             "uncertainty alone is too narrow for real models, whose answers one θ does not hold"
         )
+    if d.paired is not None:
+        method += "; joined with the shared items' paired interval (both must exclude 0)"
     mean, low, high = paired_mean(np.asarray(differences), level)
     truths = (sides[0].truth, sides[1].truth)
     truth = None
@@ -86,6 +89,10 @@ def assemble(
             stored_lengths=None if d.stored is None else list(d.stored.lengths),
             references=None if d.stored is None else d.stored.references,
             scale=None if d.stored is None else d.stored.scale,
+            disagreement_a=None if d.disagreements is None else d.disagreements[0],
+            disagreement_b=None if d.disagreements is None else d.disagreements[1],
+            paired_low=None if d.paired is None else d.paired[0],
+            paired_high=None if d.paired is None else d.paired[1],
         ),
         detectable_difference=_detectable(d, settings),
         n_items=d.n,

@@ -5,8 +5,9 @@ Each model's θ is estimated again from all its recorded answers by the pool's d
 estimator, and its accuracy predicted as ``cat assess``'s IRT design predicts it; Δ̂'s
 interval takes each model's own length (the conformal half-width of reference pairs with
 errors at length n_A for one and n_B for the other, ``cat.comparison.interval``). The
-decision is the stopping rule's at one look. The items both answered give the plain
-paired difference beside it, which describes those items only.
+decision is the stopping rule's at one look, the stored width scaled by the two models'
+disagreements where the pool stores the references' own. The items both answered give
+the plain paired difference beside it, which describes those items only.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from cat.comparison.plugin import (
     design_accuracy,
     difference,
 )
-from cat.comparison.predictors import PairMixture, choose_predictor
+from cat.comparison.predictors import MIXTURE, PairMixture, choose_predictor
 from cat.comparison.result import CompareItem, CompareResult, CompareRunSettings
 from cat.comparison.settings import DEFAULT_MARGIN, DEFAULT_MIN_LENGTH, CompareSettings
 from cat.engine.registry import DEFAULT_ESTIMATOR, make_estimator
@@ -150,14 +151,23 @@ def compare_results(
         mask[positions] = True
         fitted.append((float(theta[0]), float(se[0]), mask, float(right.sum())))
     chosen = choose_predictor(context.pool, context.params, min(lengths), settings.predictor)
-    terms = tuple(plug_in.terms(t, mask, n_right) for t, _, mask, n_right in fitted)
-    if chosen.references is not None:
+    plug_ins = tuple(plug_in.terms(t, mask, n_right) for t, _, mask, n_right in fitted)
+    terms = plug_ins
+    disagreements = None
+    if chosen.references is not None:  # the mixture: the prediction, or the companion
         mixture = PairMixture(chosen.references, context.params.n_items)
         for m, given in enumerate(answers):
             for j, x in given.items():
                 mixture.record_one(m, j, x)
-        terms = mixture.terms()
+        mixed = mixture.terms()
+        a, b = (abs(plug_ins[m].value - mixed[m].value) for m in (0, 1))
+        disagreements = (a, b)
+        if chosen.name == MIXTURE:
+            terms = mixed
     shared = [j for j in answers[0] if j in answers[1]]
+    # Not joined with the shared answers' interval, as ``cat.compare`` joins it: each
+    # model took its own test, and the items both happened to answer are few and no
+    # choice of either.
     d = difference(
         (terms[0], terms[1]),
         (fitted[0][1], fitted[1][1]),
@@ -165,12 +175,13 @@ def compare_results(
         chosen.errors,
         settings.look_level,  # one look: the level itself
         n=len(shared),
+        disagreements=disagreements,
     )
     decision = (decide(d, settings.margin) if min(lengths) >= min_length else None) or INCONCLUSIVE
 
     def accuracy(m: int) -> ModelAccuracy:
         theta, se, mask, n_right = fitted[m]
-        if chosen.references is not None:
+        if chosen.name == MIXTURE:
             return design_accuracy(terms[m], theta, se, lengths[m], chosen.errors, settings.level)
         return plug_in.accuracy(theta, se, mask, n_right, chosen.errors, settings.level)
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtri
 
+from cat.prediction.disagreement import MIN_OFFSET, MIN_REFERENCES
 from irt.types import FloatArray
 from itempool.prediction_errors import PredictionErrors
 
@@ -90,6 +91,8 @@ class StoredWidth:
     scale: float  # > 1 where a test was shorter than every stored length
     references: int
     pairs: int  # errors (or error differences) the quantile was taken over
+    # Scaled by the two models' disagreements (``scaled_pair_half_width``).
+    scaled: bool = False
 
 
 def pair_half_width(
@@ -108,6 +111,50 @@ def pair_half_width(
     scale = max(scale_a, scale_b)
     half = conformal_half_width(diff.ravel(), level) * scale
     return StoredWidth(half, (stored_a, stored_b), scale, len(e_a), int(diff.size))
+
+
+def scaled_pair_half_width(
+    errors: PredictionErrors,
+    length_a: int,
+    length_b: int,
+    disagreements: tuple[float, float],
+    level: float = LEVEL,
+) -> StoredWidth | None:
+    """``pair_half_width`` scaled by how unlike the references the two models are: each
+    reference pair's |e_i − e_k| is divided by √((s_i + c)² + (s_k + c)²), s its models'
+    disagreements (``cat.prediction.disagreement``: the prediction against its companion
+    of the same answers), c the references' median disagreement; the ``level``
+    conformal quantile q of those ratios gives the new pair's half-width q·√((s_A + c)²
+    + (s_B + c)²) (normalised split-conformal, as ``cat assess`` scales one model's).
+    A pair of models like the references gets about their typical width, a pair with a
+    model whose two predictions part a wider one. None where the pool stores no
+    disagreements at those lengths, or too few."""
+    stored_a, scale_a = stored_length(errors, length_a)
+    stored_b, scale_b = stored_length(errors, length_b)
+    spread = errors.disagreement or {}
+    if str(stored_a) not in spread or str(stored_b) not in spread:
+        return None
+    e_a, e_b = (np.asarray(errors.errors[str(k)], dtype=np.float64) for k in (stored_a, stored_b))
+    s_a, s_b = (np.asarray(spread[str(k)], dtype=np.float64) for k in (stored_a, stored_b))
+    if e_a.shape != s_a.shape or e_b.shape != s_b.shape:
+        return None
+    keep_a = np.isfinite(e_a) & np.isfinite(s_a)
+    keep_b = np.isfinite(e_b) & np.isfinite(s_b)
+    if min(keep_a.sum(), keep_b.sum()) < MIN_REFERENCES:
+        return None
+    offset = max(float(np.median(np.concatenate([s_a[keep_a], s_b[keep_b]]))), MIN_OFFSET)
+    scores = np.abs(e_a[:, None] - e_b[None, :]) / np.hypot(
+        s_a[:, None] + offset, s_b[None, :] + offset
+    )
+    kept = keep_a[:, None] & keep_b[None, :]
+    if len(e_a) == len(e_b):  # one list per length, in one order of references
+        kept &= ~np.eye(len(e_a), dtype=bool)
+    scale = max(scale_a, scale_b)
+    quantile = conformal_half_width(scores[kept], level)
+    half = quantile * math.hypot(disagreements[0] + offset, disagreements[1] + offset) * scale
+    return StoredWidth(
+        half, (stored_a, stored_b), scale, int(keep_a.sum()), int(kept.sum()), scaled=True
+    )
 
 
 def single_half_width(errors: PredictionErrors, length: int, level: float = LEVEL) -> StoredWidth:

@@ -33,7 +33,7 @@ from cat.comparison.plugin import (
     design_accuracy,
     difference,
 )
-from cat.comparison.predictors import IRT, PairMixture, Predictor
+from cat.comparison.predictors import IRT, MIXTURE, PairMixture, Predictor
 from cat.comparison.settings import CompareSettings
 from cat.engine.constraints import ContentBalanced, pool_shares
 from cat.engine.registry import make_estimator
@@ -92,15 +92,19 @@ class PairedTest:
         self.predictor = predictor or Predictor(IRT, None)
         self.errors = self.predictor.errors
         self.plug_in = PlugIn(params, offset)
+        # The mixture of the references' answers: the prediction itself, or beside the
+        # plug-in its companion (each model's disagreement scales the interval).
         self._mixture = None
         if self.predictor.references is not None:
             self._mixture = PairMixture(self.predictor.references, params.n_items)
+        self._by_mixture = self._mixture is not None and self.predictor.name == MIXTURE
         self.scenario = scenario if settings.content_balancing and scenario else None
         self.pool_info = pool_info or PoolInfo.build(params)
         self._estimate = estimation(params, self.pool_info, make_estimator(settings.estimator))
         self._rng = np.random.default_rng(settings.seed)
         self.given: list[int] = []
         self.right: list[tuple[int, int]] = []
+        self._paired: list[float] = []  # A right − B right, per shared item
         self.skipped: list[int] = []
         self.theta = np.zeros(2)
         self.se = np.full(2, np.inf)
@@ -170,6 +174,7 @@ class PairedTest:
         else:
             self.given.append(position)
             self.right.append((int(answer_a), int(answer_b)))
+            self._paired.append(float(int(answer_a) - int(answer_b)))
             self._given[position] = True
             if self._mixture is not None:
                 self._mixture.record(position, int(answer_a), int(answer_b))
@@ -180,7 +185,7 @@ class PairedTest:
         """Model ``model``'s (0: A, 1: B) predicted accuracy with its interval at the
         settings' level (``cat.comparison.plugin.PlugIn.accuracy``; the mixture's: its
         own sd, widened to its stored errors)."""
-        if self._mixture is not None:
+        if self._by_mixture:
             return design_accuracy(
                 self.terms[model],
                 float(self.theta[model]),
@@ -248,7 +253,21 @@ class PairedTest:
 
     def _predicted_terms(self) -> tuple[Terms, Terms]:
         """The terms of the predictor the difference is read from."""
-        return self._irt_terms if self._mixture is None else self._mixture.terms()
+        if self._by_mixture and self._mixture is not None:
+            return self._mixture.terms()
+        return self._irt_terms
+
+    @property
+    def disagreements(self) -> tuple[float, float] | None:
+        """A's and B's disagreement: how far the prediction in use lies from its
+        companion of the same answers (the plug-in's is the mixture, the mixture's the
+        plug-in); None before the first answer, or where the pool keeps no reference
+        answers."""
+        if self._mixture is None or not self.given:
+            return None
+        mixture = self.terms if self._by_mixture else self._mixture.terms()
+        a, b = (abs(self._irt_terms[m].value - mixture[m].value) for m in (0, 1))
+        return a, b
 
     def _totals(self) -> tuple[float, float]:
         """Information about each θ so far: test information at θ̂ plus the N(0, 1)
@@ -263,5 +282,12 @@ class PairedTest:
         ses = (float(self.se[0]), float(self.se[1]))
         s = self.settings
         return difference(
-            self.terms, ses, (n, n), self.errors, s.look_level, stored_level=s.stored_level
+            self.terms,
+            ses,
+            (n, n),
+            self.errors,
+            s.look_level,
+            stored_level=s.stored_level,
+            disagreements=self.disagreements,
+            shared=np.asarray(self._paired),
         )

@@ -16,7 +16,9 @@ import numpy as np
 from cat.comparison.interval import (
     StoredWidth,
     pair_half_width,
+    paired_mean,
     posterior_half_width,
+    scaled_pair_half_width,
     single_half_width,
     z_of,
 )
@@ -52,7 +54,9 @@ class Terms:
 @dataclass(frozen=True)
 class Difference:
     """Δ̂ = acc(A) − acc(B), its interval and the two half-widths it is the wider of
-    (``stored`` None: the pool has no cross-fitted errors, or nothing was answered)."""
+    (``stored`` None: the pool has no cross-fitted errors, or nothing was answered);
+    ``paired``: the shared items' own interval the model's was joined with (None where
+    it was not), ``disagreements``: A's and B's, where they scaled the stored width."""
 
     n: int
     value: float
@@ -61,6 +65,8 @@ class Difference:
     half_width: float
     posterior: float
     stored: StoredWidth | None
+    paired: tuple[float, float] | None = None
+    disagreements: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -141,11 +147,23 @@ def difference(
     level: float,
     n: int | None = None,
     stored_level: float | None = None,
+    disagreements: tuple[float, float] | None = None,
+    shared: FloatArray | None = None,
 ) -> Difference:
     """Δ̂ with its interval: the wider of the posterior half-width at ``level`` and, with
     the pool's ``errors``, the conformal half-width of reference pairs at the models' test
-    ``lengths`` at ``stored_level`` (default: ``level``). ``n``: the shared items
-    reported (default: the shorter length)."""
+    ``lengths`` at ``stored_level`` (default: ``level``), scaled by the two models'
+    ``disagreements`` where given and the pool stores the references' own
+    (``scaled_pair_half_width``). ``n``: the shared items reported (default: the
+    shorter length).
+
+    ``shared``: the paired answers (A right − B right) on the items both answered. The
+    interval is then joined with their own interval at ``level`` (``paired_mean``): the
+    hull of the two, so that a decision needs both to exclude 0. The paired mean is
+    what those items say whatever the prediction; where a model lies beyond the
+    references, the predictions of the two can be off in different directions, and the
+    answers are the check (the adaptive items are no sample of the pool, so they do not
+    replace the prediction)."""
     value = terms[0].value - terms[1].value
     variances = (terms[0].variance(ses[0]), terms[1].variance(ses[1]))
     if all(np.isfinite(variances)):
@@ -154,11 +172,23 @@ def difference(
         posterior = 2.0  # nothing answered yet: Δ may be anything in [−1, 1]
     stored = None
     if errors is not None and min(lengths) > 0:
-        stored = pair_half_width(errors, lengths[0], lengths[1], stored_level or level)
+        level_stored = stored_level or level
+        if disagreements is not None:
+            stored = scaled_pair_half_width(
+                errors, lengths[0], lengths[1], disagreements, level_stored
+            )
+        if stored is None:
+            stored = pair_half_width(errors, lengths[0], lengths[1], level_stored)
     half = min(2.0, max(posterior, stored.half_width if stored else 0.0))
     low, high = max(-1.0, value - half), min(1.0, value + half)
-    shared = min(lengths) if n is None else n
-    return Difference(shared, value, low, high, half, posterior, stored)
+    paired = None
+    if shared is not None and len(shared) > 1:
+        _, paired_low, paired_high = paired_mean(np.asarray(shared, dtype=np.float64), level)
+        paired = (paired_low, paired_high)
+        low, high = min(low, paired_low), max(high, paired_high)
+    count = min(lengths) if n is None else n
+    scaled = disagreements if stored is not None and stored.scaled else None
+    return Difference(count, value, low, high, half, posterior, stored, paired, scaled)
 
 
 def decide(d: Difference, margin: float) -> str | None:

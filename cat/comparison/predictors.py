@@ -41,7 +41,9 @@ _PAIR = np.array([0, 1])
 @dataclass(frozen=True)
 class Predictor:
     """The prediction a comparison uses, its cross-fitted errors (None: the pool has
-    none) and, for the mixture, the references' answers (N, J) in the pool's order."""
+    none) and the references' answers (N, J) in the pool's order where the pool keeps
+    them: the mixture predicts from them, and beside the IRT plug-in they make its
+    companion (how unlike the references a model is, ``cat.prediction.disagreement``)."""
 
     name: str
     errors: PredictionErrors | None
@@ -55,24 +57,27 @@ def choose_predictor(
     at ``length`` (the IRT plug-in where the pool stores no mixture errors or answers)."""
     if choice not in ("auto", IRT, MIXTURE):
         raise CatError(f"unknown predictor {choice!r}; choose from auto, {IRT}, {MIXTURE}")
-    irt = Predictor(IRT, pool.manifest.prediction_errors)
-    mixture_errors = (pool.manifest.design_errors or {}).get(MIXTURE)
-    if choice == IRT or (choice == "auto" and (mixture_errors is None or irt.errors is None)):
-        return irt
     try:
         answers = read_reference_answers(pool.dir, params.item_ids)
     except PoolFormatError as exc:
-        raise CatError(str(exc)) from exc
-    if answers is None:
+        if choice == MIXTURE:
+            raise CatError(str(exc)) from exc
+        answers = None  # the plug-in goes without its companion
+    references = None
+    if answers is not None:
+        references = reference_answers(answers.values, answers.observed)
+    irt = Predictor(IRT, pool.manifest.prediction_errors, references)
+    mixture_errors = (pool.manifest.design_errors or {}).get(MIXTURE)
+    if choice == IRT or (choice == "auto" and (mixture_errors is None or irt.errors is None)):
+        return irt
+    if references is None:
         if choice == MIXTURE:
             raise CatError(
                 f"pool {pool.dir} keeps no reference answers, which the mixture predicts "
                 "from: recalibrate it with cat calibrate --pool"
             )
         return irt
-    mixture = Predictor(
-        MIXTURE, mixture_errors, reference_answers(answers.values, answers.observed)
-    )
+    mixture = Predictor(MIXTURE, mixture_errors, references)
     if choice == MIXTURE or mixture_errors is None or irt.errors is None:
         return mixture
     narrower = pair_half_width(mixture_errors, length, length, LEVEL).half_width < (

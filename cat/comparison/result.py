@@ -51,14 +51,20 @@ class ModelSide(ResultModel):
 class DifferenceInterval(ResultModel):
     """Δ = acc(A) − acc(B), predicted, with its interval: the wider of the posterior
     half-width (θ's uncertainty and the unseen answers' chance) and the conformal
-    half-width of the pool's cross-fitted errors of reference pairs (``method`` says
-    which the pool allowed; the other fields where they apply)."""
+    half-width of the pool's cross-fitted errors of reference pairs, scaled by the two
+    models' disagreements where the pool stores the references' own, joined with the
+    shared items' paired interval where both models answered the same items
+    (``method`` says which applied; the other fields where they apply)."""
 
     omit_if_none: ClassVar[tuple[str, ...]] = (
         "stored_half_width",
         "stored_lengths",
         "references",
         "scale",
+        "disagreement_a",
+        "disagreement_b",
+        "paired_low",
+        "paired_high",
     )
 
     value: float
@@ -81,6 +87,14 @@ class DifferenceInterval(ResultModel):
     references: int | None = None
     # Above 1 where the test was shorter than every stored length (errors scaled up).
     scale: float | None = None
+    # How far each model's prediction lies from its companion of the same answers,
+    # where they scaled the stored half-width (cat.comparison.interval).
+    disagreement_a: float | None = None
+    disagreement_b: float | None = None
+    # The shared items' own interval of the paired difference at ``look_level``, which
+    # [low, high] holds too: a decision needs both to exclude 0.
+    paired_low: float | None = None
+    paired_high: float | None = None
 
 
 class Detectable(_Part):

@@ -138,8 +138,8 @@ def recalibrated_accuracy(
     # accuracy whenever the ellipse holds (α, β). Quantiles of the accuracy over draws
     # of (α, β) were too narrow for flat models (the pool's items lie beyond the range of
     # difficulty asked, where the prediction bends with β: flat models' intervals held
-    # the truth 34 times in 40 at 250 items, 38 with the projection). The accuracy rises with α everywhere, so its
-    # extremes over the ellipse lie on its edge.
+    # the truth 34 times in 40 at 250 items, 38 with the projection). The accuracy
+    # rises with α everywhere, so its extremes over the ellipse lie on its edge.
     edge = coef + np.sqrt(_CHI2_2_90) * _ELLIPSE @ np.linalg.cholesky(covariance).T
     # The unasked items' η to 0.01 (a chance moves by under 0.002, and not one way): a
     # few hundred distinct values stand for thousands of items.

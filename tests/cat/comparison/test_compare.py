@@ -223,3 +223,39 @@ def test_result_files_are_compared_with_the_mixture_too(mixture_pool: Path, tmp_
         result.write_json(paths[-1])
     compared = cat.compare_results(*paths)
     assert compared.difference.predictor == "mixture" and compared.decision == "A better"
+
+
+def test_the_interval_scales_with_disagreement_and_holds_the_shared_answers(
+    mixture_pool: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "pool"
+    shutil.copytree(mixture_pool, folder)
+    manifest = json.loads((folder / "pool.json").read_text())
+    spread = [0.02, 0.01, 0.03, 0.0, 0.02, 0.01, 0.01, 0.02]
+    for errors in (manifest["prediction_errors"], *manifest["design_errors"].values()):
+        errors["disagreement"] = {"100": spread, "250": spread}
+    (folder / "pool.json").write_text(json.dumps(manifest))
+    a, b = cat.SimulatedExaminee(1.0), cat.SimulatedExaminee(-0.5)
+    results = {p: cat.compare(folder, a, b, max_length=60, predictor=p) for p in ("irt", "mixture")}
+    for result in results.values():
+        d = result.difference
+        # Both predictions (the plug-in and the mixture) are made either way: the one
+        # not in use is the other's companion.
+        assert d.disagreement_a is not None and d.disagreement_b is not None
+        assert d.disagreement_a >= 0 and d.disagreement_b >= 0
+        assert "scaled by the two models' disagreements" in d.method
+        assert d.paired_low is not None and d.paired_high is not None
+        assert d.low <= d.paired_low and d.paired_high <= d.high
+        dumped = result.model_dump(mode="json")["difference"]
+        assert {"disagreement_a", "paired_low"} <= set(dumped)
+    mixture = results["mixture"].difference
+    assert results["mixture"].decision == "A better" and mixture.paired_low > 0  # type: ignore[operator]
+    # B's two predictions part by 6 points, against the references' typical 1.5: the
+    # plug-in's width grows past the one width the pool gave every pair before.
+    plain = cat.compare(mixture_pool, a, b, max_length=60, predictor="irt").difference
+    scaled = results["irt"].difference
+    assert (scaled.disagreement_b or 0) > 0.04
+    assert scaled.stored_half_width > 1.5 * plain.stored_half_width  # type: ignore[operator]
+    # A pool without disagreements keeps one width; the shared answers still join in.
+    assert plain.disagreement_a is None and "disagreement" not in plain.method
+    assert plain.paired_low is not None

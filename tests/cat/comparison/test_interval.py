@@ -13,6 +13,7 @@ from cat.comparison.interval import (
     pair_half_width,
     paired_mean,
     posterior_half_width,
+    scaled_pair_half_width,
     single_half_width,
     stored_length,
 )
@@ -99,3 +100,58 @@ def test_detectable_difference_and_the_plain_paired_interval() -> None:
     _, low_fpc, high_fpc = paired_mean(d, population=120)
     assert high_fpc - low_fpc < high - low
     assert math.isnan(paired_mean(np.array([]))[0])
+
+
+SPREAD = ERRORS.model_copy(
+    update={
+        "disagreement": {
+            "100": [0.03, 0.01, 0.01, 0.0, 0.04, 0.01],
+            "250": [0.02, 0.01, 0.01, 0.0, 0.02, 0.01],
+        }
+    }
+)
+
+
+def test_the_pair_width_scales_with_the_two_models_disagreements() -> None:
+    e = np.array(SPREAD.errors["250"])
+    s = np.array(SPREAD.disagreement["250"])  # type: ignore[index]
+    offset = float(np.median(np.concatenate([s, s])))
+    ratios = [
+        abs(e[i] - e[k]) / math.hypot(s[i] + offset, s[k] + offset)
+        for i in range(6)
+        for k in range(6)
+        if i != k
+    ]
+    q = sorted(ratios)[27]  # ⌈31 · 0.9⌉ = 28th of the 30 ordered pairs
+    like = scaled_pair_half_width(SPREAD, 250, 250, (0.0, 0.0), level=0.9)
+    unlike = scaled_pair_half_width(SPREAD, 250, 250, (0.08, 0.0), level=0.9)
+    assert like is not None and unlike is not None and like.scaled
+    assert like.half_width == pytest.approx(q * math.hypot(offset, offset))
+    assert unlike.half_width == pytest.approx(q * math.hypot(0.08 + offset, offset))
+    assert unlike.half_width > 2 * like.half_width
+    # A pool calibrated before disagreements were stored keeps one width.
+    assert scaled_pair_half_width(ERRORS, 250, 250, (0.08, 0.0)) is None
+    terms = (Terms(0.6, 0.1, 1e-6), Terms(0.5, 0.1, 1e-6))
+    one = difference(terms, (0.1, 0.1), (250, 250), ERRORS, 0.9, disagreements=(0.08, 0.0))
+    assert one.stored is not None and not one.stored.scaled and one.disagreements is None
+    two = difference(terms, (0.1, 0.1), (250, 250), SPREAD, 0.9, disagreements=(0.08, 0.0))
+    assert two.stored is not None and two.stored.scaled and two.disagreements == (0.08, 0.0)
+    assert two.half_width == pytest.approx(unlike.half_width)
+
+
+def test_a_decision_needs_the_shared_answers_to_agree() -> None:
+    # The predictions say A by 10 points, sure of it; the answers on the 200 shared
+    # items favour B (20 items only B got right, 8 only A).
+    terms = (Terms(0.60, 0.1, 1e-6), Terms(0.50, 0.1, 1e-6))
+    answers = np.array([1.0] * 8 + [-1.0] * 20 + [0.0] * 172)
+    alone = difference(terms, (0.05, 0.05), (200, 200), ERRORS, 0.95)
+    assert decide(alone, 0.01) == "A better" and alone.paired is None
+    joined = difference(terms, (0.05, 0.05), (200, 200), ERRORS, 0.95, shared=answers)
+    mean, low, high = paired_mean(answers, 0.95)
+    assert mean == pytest.approx(-12 / 200)
+    assert joined.paired == (pytest.approx(low), pytest.approx(high))
+    assert joined.low == pytest.approx(low) and joined.high == alone.high
+    assert decide(joined, 0.01) is None
+    # Answers that agree leave the decision (and the model's interval) as it was.
+    agreeing = difference(terms, (0.05, 0.05), (200, 200), ERRORS, 0.95, shared=-answers)
+    assert decide(agreeing, 0.01) == "A better"
