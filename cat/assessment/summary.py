@@ -32,7 +32,7 @@ from cat.assessment.result import (
     UnlikeReferences,
 )
 from cat.assessment.session import AssessmentSession
-from cat.designs.flatness import SLOPE_FLAG, difficulty_gain, slope_z
+from cat.designs.flatness import SLOPE_FLAG, difficulty_gain, slope_threshold_of, slope_z
 from cat.designs.models import MIXTURE
 from cat.prediction.conformal import conformal_quantile, describe_widening
 from cat.prediction.disagreement import ScaledWidth, describe_scaled, scaled_width
@@ -372,24 +372,14 @@ def _slope_check(session: AssessmentSession, errors: PredictionErrors | None) ->
 
 def slope_threshold(errors: PredictionErrors | None, length: int) -> tuple[float, int | None]:
     """The z below which the slope check flags a model at ``length`` items, and how many
-    references' z set it: the 5% point of the normal fitted to the references'
-    cross-fitted z (their mean less 1.645 standard deviations), so that about 1 in 20
-    models like them is flagged; without ``MIN_SLOPE_REFERENCES`` of them, the one-sided
-    1% point of the design's own model. The references are the better judge: a design
-    whose chances are not calibrated (the mixture's are far too sure) puts their z well
-    above N(0, 1), and real models that misfit the IRT model spread wider than it says.
-    The fitted normal rather than the sample's own 5% point: with the few dozen
-    references a pool has, that is its smallest z, one model's chance (on MMLU-Pro at
-    250 items −3.93 against −2.60 fitted, which let flat models at −3.4 pass)."""
+    references' z set it (``slope_threshold_of`` of the references' cross-fitted z
+    stored in ``errors``); without enough of them, the one-sided 1% point of the
+    design's own model."""
     stored = (errors.slope_z or {}).get(str(errors.nearest_length(length))) if errors else None
-    if not stored or len(stored) < MIN_SLOPE_REFERENCES:
+    threshold = slope_threshold_of(None if stored is None else np.asarray(stored))
+    if threshold is None or stored is None:
         return SLOPE_FLAG, None
-    z = np.asarray(stored, dtype=np.float64)
-    return float(z.mean() - _Z90 * z.std(ddof=1)), len(z)
-
-
-#: The fewest references' z the slope check's threshold takes from them.
-MIN_SLOPE_REFERENCES = 10
+    return threshold, len(stored)
 
 
 def _fall_back(

@@ -44,7 +44,11 @@ def assemble(
     what = "the IRT plug-in" if predictor == IRT else "the reference mixture"
     if d.stored is not None:
         lengths = sorted(set(d.stored.lengths))
-        scaled = ", scaled by the two models' disagreements" if d.stored.scaled else ""
+        scaled = ""
+        if d.disagreements is not None:
+            scaled = ", scaled by the two models' disagreements where that is wider" + (
+                " (it is)" if d.stored.scaled else " (it is not)"
+            )
         method = (
             "the wider of the posterior half-width and the conformal half-width of the "
             f"references' cross-fitted errors of pairs, of {what} ({d.stored.references} "

@@ -127,8 +127,9 @@ def scaled_pair_half_width(
     conformal quantile q of those ratios gives the new pair's half-width q·√((s_A + c)²
     + (s_B + c)²) (normalised split-conformal, as ``cat assess`` scales one model's).
     A pair of models like the references gets about their typical width, a pair with a
-    model whose two predictions part a wider one. None where the pool stores no
-    disagreements at those lengths, or too few."""
+    model whose two predictions part a wider one (``cat.comparison.plugin.difference``
+    takes it only where it is the wider). None where the pool stores no disagreements
+    at those lengths, or too few."""
     stored_a, scale_a = stored_length(errors, length_a)
     stored_b, scale_b = stored_length(errors, length_b)
     spread = errors.disagreement or {}

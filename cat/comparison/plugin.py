@@ -56,7 +56,8 @@ class Difference:
     """Δ̂ = acc(A) − acc(B), its interval and the two half-widths it is the wider of
     (``stored`` None: the pool has no cross-fitted errors, or nothing was answered);
     ``paired``: the shared items' own interval the model's was joined with (None where
-    it was not), ``disagreements``: A's and B's, where they scaled the stored width."""
+    it was not), ``disagreements``: A's and B's, where the pool stores the references'
+    own to scale the stored width by (``stored.scaled``: where that widened it)."""
 
     n: int
     value: float
@@ -152,10 +153,10 @@ def difference(
 ) -> Difference:
     """Δ̂ with its interval: the wider of the posterior half-width at ``level`` and, with
     the pool's ``errors``, the conformal half-width of reference pairs at the models' test
-    ``lengths`` at ``stored_level`` (default: ``level``), scaled by the two models'
-    ``disagreements`` where given and the pool stores the references' own
-    (``scaled_pair_half_width``). ``n``: the shared items reported (default: the
-    shorter length).
+    ``lengths`` at ``stored_level`` (default: ``level``), widened where the two models'
+    ``disagreements`` call for more, given and where the pool stores the references'
+    own (``scaled_pair_half_width``; never narrowed). ``n``: the shared items reported
+    (default: the shorter length).
 
     ``shared``: the paired answers (A right − B right) on the items both answered. The
     interval is then joined with their own interval at ``level`` (``paired_mean``): the
@@ -171,14 +172,22 @@ def difference(
     else:
         posterior = 2.0  # nothing answered yet: Δ may be anything in [−1, 1]
     stored = None
+    reported = None
     if errors is not None and min(lengths) > 0:
         level_stored = stored_level or level
+        stored = pair_half_width(errors, lengths[0], lengths[1], level_stored)
         if disagreements is not None:
-            stored = scaled_pair_half_width(
+            scaled = scaled_pair_half_width(
                 errors, lengths[0], lengths[1], disagreements, level_stored
             )
-        if stored is None:
-            stored = pair_half_width(errors, lengths[0], lengths[1], level_stored)
+            if scaled is not None:
+                reported = disagreements
+                # Only ever wider: with a few dozen references the scaled quantile is
+                # noisy, and a pair it narrows is decided on the strength of models
+                # that seem typical (on MMLU-Pro's 24 references, the two closest
+                # pairs it decided so both missed the true difference).
+                if scaled.half_width > stored.half_width:
+                    stored = scaled
     half = min(2.0, max(posterior, stored.half_width if stored else 0.0))
     low, high = max(-1.0, value - half), min(1.0, value + half)
     paired = None
@@ -187,8 +196,7 @@ def difference(
         paired = (paired_low, paired_high)
         low, high = min(low, paired_low), max(high, paired_high)
     count = min(lengths) if n is None else n
-    scaled = disagreements if stored is not None and stored.scaled else None
-    return Difference(count, value, low, high, half, posterior, stored, paired, scaled)
+    return Difference(count, value, low, high, half, posterior, stored, paired, reported)
 
 
 def decide(d: Difference, margin: float) -> str | None:

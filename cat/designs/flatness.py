@@ -37,6 +37,33 @@ def difficulty_gain(given: BoolArray, right: FloatArray, prob: FloatArray) -> Fl
 
 #: z below which ``slope_z`` flags a model: one-sided 1% under the design's own model.
 SLOPE_FLAG = -2.326
+#: The fewest references' z a threshold is taken from (``slope_threshold_of``).
+MIN_SLOPE_REFERENCES = 10
+_Z95 = 1.6449
+
+
+def slope_threshold_of(references: FloatArray | None) -> float | None:
+    """The z below which the slope check flags a model, from the references' own
+    cross-fitted z: the 5% point of the normal fitted to them (their mean less 1.645
+    standard deviations), so that about 1 in 20 models like them is flagged, but never
+    above the design's own one-sided 1% point ``SLOPE_FLAG``; None with
+    fewer than ``MIN_SLOPE_REFERENCES`` finite ones (the caller then keeps
+    ``SLOPE_FLAG``). The references are the better judge: a design whose chances are
+    not calibrated (the mixture's are far too sure) puts their z well above N(0, 1), and
+    real models that misfit the IRT model spread wider than it says. The fitted normal
+    rather than the sample's own 5% point: with the few dozen references a pool has,
+    that is its smallest z, one model's chance (on MMLU-Pro at 250 items −3.93 against
+    −2.60 fitted, which let flat models at −3.4 pass). Never above ``SLOPE_FLAG``: the
+    mixture's z run far above N(0, 1) and shift with the number of references (on ARC
+    with 30, the references' cross-fitted 5% point was +0.01 at 100 items while
+    held-out models of the same kind sat near −0.5, and 18% of them were flagged)."""
+    if references is None:
+        return None
+    z = np.asarray(references, dtype=np.float64)
+    z = z[np.isfinite(z)]
+    if z.size < MIN_SLOPE_REFERENCES:
+        return None
+    return min(float(z.mean() - _Z95 * z.std(ddof=1)), SLOPE_FLAG)
 
 
 def slope_z(right: FloatArray, chances: FloatArray, asked: BoolArray) -> FloatArray:

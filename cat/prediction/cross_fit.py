@@ -99,7 +99,7 @@ def cross_fit_errors(
                 if key in replayed.slope:
                     slopes.setdefault((design, length), []).append(replayed.slope[key])
                 fallen.setdefault((design, length), []).append(
-                    replayed.fallback[key] - truth[test_rows]
+                    replayed.fallback[key].value - truth[test_rows]
                 )
                 if truth_by_scenario is not None:
                     pred_s = replayed.per_scenario[design_key(design, length)]

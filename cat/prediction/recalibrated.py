@@ -95,16 +95,27 @@ def _information(design: FloatArray, p: FloatArray) -> FloatArray:
     return np.asarray((design * (p * (1 - p))[:, None]).T @ design + _RIDGE * np.eye(2))
 
 
+@dataclass(frozen=True)
+class RecalibratedRows:
+    """(E,) each: the fallback prediction of each examinee and its 90% interval, as
+    ``recalibrated_accuracy`` makes them; NaN where no item was asked."""
+
+    value: FloatArray
+    low: FloatArray
+    high: FloatArray
+
+
 def recalibrated_values(
     asked: BoolArray, right: FloatArray, chances: FloatArray, counted: BoolArray
-) -> FloatArray:
-    """(E,) the fallback prediction alone (no interval) of each examinee (rows of the
-    (E, J) arguments), as ``recalibrated_accuracy`` makes it; NaN with no item asked."""
-    out = np.full(len(asked), np.nan)
+) -> RecalibratedRows:
+    """The fallback prediction with its interval of each examinee (rows of the (E, J)
+    arguments), as ``recalibrated_accuracy`` makes them."""
+    out = np.full((3, len(asked)), np.nan)
     for e in range(len(asked)):
         if np.asarray(asked[e]).any():
-            out[e] = _point(asked[e], right[e], chances[e], counted[e])[0]
-    return out
+            fit = recalibrated_accuracy(asked[e], right[e], chances[e], counted[e])
+            out[:, e] = fit.value, fit.low, fit.high
+    return RecalibratedRows(out[0], out[1], out[2])
 
 
 def _point(

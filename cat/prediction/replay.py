@@ -39,7 +39,7 @@ from cat.engine.stopping import StoppingRule
 from cat.errors import CatError
 from cat.prediction.intervals import Z90, theta_and_chance
 from cat.prediction.predictors import RidgeReferences, reference_offset
-from cat.prediction.recalibrated import recalibrated_values
+from cat.prediction.recalibrated import RecalibratedRows, recalibrated_values
 from irt.bifactor import BifactorCalibrator, BifactorPriors
 from irt.bifactor_model import group_codes
 from irt.em import EMCalibrator
@@ -297,9 +297,10 @@ class Replayed:
     # Per design key, (E,): the slope check of the answers against the chances the
     # design chose the items at (cat.designs.flatness.slope_z).
     slope: dict[Key, FloatArray] = field(default_factory=dict)
-    # Per design key, (E,): the fallback prediction from the answers themselves
-    # (cat.prediction.recalibrated), used where the answers do not follow the design.
-    fallback: dict[Key, FloatArray] = field(default_factory=dict)
+    # Per design key: the fallback prediction from the answers themselves, with its own
+    # interval (cat.prediction.recalibrated), used where the answers do not follow the
+    # design.
+    fallback: dict[Key, RecalibratedRows] = field(default_factory=dict)
     theta_low: dict[Key, FloatArray] = field(default_factory=dict)
     theta_high: dict[Key, FloatArray] = field(default_factory=dict)
 

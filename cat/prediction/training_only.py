@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cat.designs.choice import smallest_error
+from cat.designs.flatness import SLOPE_FLAG, slope_threshold_of
 from cat.designs.per_scenario import scenario_truth
 from cat.engine.registry import ALL_DESIGN_NAMES, DEFAULT
 from cat.errors import CatError
@@ -125,6 +126,25 @@ class TrainingOnly:
     # held-out subject's disagreement (cat.prediction.disagreement), as cat assess
     # sizes it; absent where too few training subjects define it.
     scaled: list[dict[Key, ScaledWidth]] = field(default_factory=list)
+    # Per design key: what cat assess checks a model's answers against, from the
+    # training subjects' replays: the slope check's threshold (cat.designs.flatness),
+    # the lowest difficulty gain, and the 90% half-width of the fallback prediction's
+    # errors (cat.prediction.recalibrated) that a flagged model's interval takes.
+    slope_threshold: list[dict[Key, float]] = field(default_factory=list)
+    lowest_gain: list[dict[Key, float]] = field(default_factory=list)
+    fallback_half_width: list[dict[Key, float]] = field(default_factory=list)
+
+    def falls_back(self, block: int, key: Key, slope: float, gain: float) -> bool:
+        """Whether cat assess would set the design's prediction aside for a held-out
+        subject of ``block`` at design ``key``: its slope check z below the training
+        subjects' threshold (``SLOPE_FLAG`` without enough of them), or its difficulty
+        gain below every training subject's."""
+        threshold = self.slope_threshold[block].get(key, SLOPE_FLAG)
+        lowest = self.lowest_gain[block].get(key)
+        return bool(
+            (np.isfinite(slope) and slope < threshold)
+            or (lowest is not None and np.isfinite(gain) and gain < lowest)
+        )
 
     def half_width_of(self, block: int, key: Key, disagreement: FloatArray | None) -> FloatArray:
         """Held-out subjects' half-widths at ``key`` from their ``block``'s training
@@ -156,6 +176,9 @@ def training_only(
     errors: list[dict[Key, list[FloatArray]]] = [{} for _ in blocks.members]
     parted: list[dict[Key, list[FloatArray]]] = [{} for _ in blocks.members]
     by_scenario: list[dict[Key, list[FloatArray]]] = [{} for _ in blocks.members]
+    slopes: list[dict[Key, list[FloatArray]]] = [{} for _ in blocks.members]
+    gains: list[dict[Key, list[FloatArray]]] = [{} for _ in blocks.members]
+    fallen: list[dict[Key, list[FloatArray]]] = [{} for _ in blocks.members]
     pairs = blocks.pairs()
     # One stream per replay: no block's answers can shift another block's random draws.
     streams = iter(rng.spawn(2 * len(pairs)))
@@ -191,8 +214,16 @@ def training_only(
                 parted[x].setdefault(key, []).append(spread)
             for key, pred_s in replayed.per_scenario.items():
                 by_scenario[x].setdefault(key, []).append(np.abs(pred_s - truth_by_scenario[rows]))
+            for key, z in replayed.slope.items():
+                slopes[x].setdefault(key, []).append(z)
+            for key, gain in replayed.gain.items():
+                gains[x].setdefault(key, []).append(gain)
+            for key, fell in replayed.fallback.items():
+                fallen[x].setdefault(key, []).append(np.abs(fell.value - truth[rows]))
     out = TrainingOnly()
-    for per_key, per_scenario, spreads in zip(errors, by_scenario, parted, strict=True):
+    for k, (per_key, per_scenario, spreads) in enumerate(
+        zip(errors, by_scenario, parted, strict=True)
+    ):
         abs_errors = {key: np.concatenate(parts) for key, parts in per_key.items()}
         half, choice, design = half_widths(abs_errors)
         out.half_width.append(half)
@@ -205,10 +236,36 @@ def training_only(
         for length, picked in design.items():
             scaled[(DEFAULT, length, CHOSEN)] = scaled.get(design_key(picked, length))
         out.scaled.append({key: fit for key, fit in scaled.items() if fit is not None})
+        out.slope_threshold.append(
+            {
+                key: threshold
+                for key, parts in slopes[k].items()
+                if (threshold := slope_threshold_of(np.concatenate(parts))) is not None
+            }
+        )
+        out.lowest_gain.append(
+            {
+                key: float(np.min(finite))
+                for key, parts in gains[k].items()
+                if (finite := _finite(np.concatenate(parts))).size
+            }
+        )
+        out.fallback_half_width.append(
+            {
+                key: conformal_quantile(finite)
+                for key, parts in fallen[k].items()
+                if (finite := _finite(np.concatenate(parts))).size
+            }
+        )
         out.scenario_half_width.append(
             {key: _column_quantiles(np.vstack(parts)) for key, parts in per_scenario.items()}
         )
     return out
+
+
+def _finite(values: FloatArray) -> FloatArray:
+    values = np.asarray(values, dtype=np.float64)
+    return values[np.isfinite(values)]
 
 
 def _column_quantiles(abs_errors: FloatArray) -> FloatArray:

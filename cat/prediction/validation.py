@@ -32,13 +32,14 @@ from cat.prediction.replay import (
     RAW,
     RIDGE,
     Key,
+    Replayed,
     calibrate_quietly,
     design_key,
     plug_in_accuracy,
     replay_split,
     training_offset,
 )
-from cat.prediction.training_only import interval_blocks, training_only
+from cat.prediction.training_only import TrainingOnly, interval_blocks, training_only
 from irt.models import ModelKind
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray, IntArray
@@ -324,6 +325,7 @@ def validate(
                         t_low = replayed.theta_low[key][:, k] + held_out_shift
                         t_high = replayed.theta_high[key][:, k] + held_out_shift
                         low[:, k], high[:, k] = widen(pred[:, k], t_low, t_high, half[k])
+                _fall_back(inner, replayed, own, keys, held_out_shift, pred, half, low, high)
                 by_scenario = None
                 if all(key in replayed.per_scenario for key in keys):
                     by_scenario = (
@@ -349,6 +351,39 @@ def validate(
     if progress is not None:
         progress("done", 1.0)
     return out
+
+
+def _fall_back(
+    inner: TrainingOnly,
+    replayed: Replayed,
+    own: IntArray,
+    keys: list[Key],
+    shift: float,
+    pred: FloatArray,
+    half: FloatArray,
+    low: FloatArray,
+    high: FloatArray,
+) -> None:
+    """As ``cat assess`` does: where a held-out subject's answers do not follow its
+    design (``TrainingOnly.falls_back``), its prediction becomes the fallback's
+    (``cat.prediction.recalibrated``) and its interval the fallback's own, widened where
+    narrower to the training subjects' 90% half-width of the fallback's errors;
+    ``pred``, ``half``, ``low`` and ``high`` ((R, E) and (E,)) are changed in place."""
+    for k, (block, key) in enumerate(zip(own, keys, strict=True)):
+        if key not in replayed.fallback:
+            continue
+        slope = float(replayed.slope[key][k]) if key in replayed.slope else np.nan
+        gain = float(replayed.gain[key][k]) if key in replayed.gain else np.nan
+        width = inner.fallback_half_width[block].get(key)
+        fell = replayed.fallback[key]
+        value = float(fell.value[k])
+        if width is None or not np.isfinite(value):
+            continue
+        if inner.falls_back(int(block), key, slope, gain):
+            pred[:, k] = value + shift
+            half[k] = width
+            bounds = widen(value, float(fell.low[k]), float(fell.high[k]), width)
+            low[:, k], high[:, k] = (float(b) + shift for b in bounds)
 
 
 def _per_subject(predicted: dict[Key, FloatArray], keys: list[Key]) -> FloatArray:

@@ -137,6 +137,13 @@ def test_the_pair_width_scales_with_the_two_models_disagreements() -> None:
     two = difference(terms, (0.1, 0.1), (250, 250), SPREAD, 0.9, disagreements=(0.08, 0.0))
     assert two.stored is not None and two.stored.scaled and two.disagreements == (0.08, 0.0)
     assert two.half_width == pytest.approx(unlike.half_width)
+    # Never narrower than the one width: two models that seem typical keep it.
+    plain = pair_half_width(SPREAD, 250, 250, level=0.9)
+    assert like.half_width < plain.half_width
+    typical = difference(terms, (0.1, 0.1), (250, 250), SPREAD, 0.9, disagreements=(0.0, 0.0))
+    assert typical.stored is not None and not typical.stored.scaled
+    assert typical.half_width == pytest.approx(plain.half_width)
+    assert typical.disagreements == (0.0, 0.0)
 
 
 def test_a_decision_needs_the_shared_answers_to_agree() -> None:

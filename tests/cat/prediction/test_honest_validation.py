@@ -102,7 +102,11 @@ def test_the_irt_design_replays_mfi_and_widens_as_cat_assess_does() -> None:
     assert not np.allclose(longer.predicted, plain.predicted)
 
 
-def test_the_default_takes_one_design_per_subject_with_its_interval() -> None:
+def test_the_default_takes_one_design_per_subject_with_its_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No subject's answers set the design aside here (the next test does).
+    monkeypatch.setattr(TrainingOnly, "falls_back", lambda *_: False)
     rows = _by_key(validate(_data(), "3pl", [DEFAULT, "mfi"], [25], np.random.default_rng(3)))
     default, irt, mfi = (
         rows[(DEFAULT, 25, "chosen")],
@@ -132,6 +136,28 @@ def test_the_default_takes_one_design_per_subject_with_its_interval() -> None:
         elif "irt" not in same:
             assert np.isclose(default.high[0, k] - default.low[0, k], 2 * default.half_width[0, k])
     np.testing.assert_allclose(mfi.high - mfi.low, 2 * mfi.half_width)
+
+
+def test_a_subject_whose_answers_do_not_follow_the_design_takes_the_fallback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[tuple[int, tuple[str, int, str]]] = []
+
+    def every_one(_: TrainingOnly, block: int, key: tuple[str, int, str], *__: float) -> bool:
+        calls.append((block, key))
+        return True
+
+    monkeypatch.setattr(TrainingOnly, "falls_back", every_one)
+    rows = _by_key(validate(_data(), "3pl", [DEFAULT], [25], np.random.default_rng(3)))
+    default = rows[(DEFAULT, 25, "chosen")]
+    designs = [rows[("irt", 25, "plug-in")], rows[("mixture", 25, "mixture")]]
+    designs.append(rows[("low-rank", 25, "low-rank")])
+    assert len(calls) == len(default.truth)
+    for k in range(len(default.truth)):
+        # The answers' own prediction, no design's, inside its own interval.
+        assert not any(np.isclose(d.predicted[0, k], default.predicted[0, k]) for d in designs)
+        assert default.low[0, k] <= default.predicted[0, k] <= default.high[0, k]
+        assert default.high[0, k] - default.low[0, k] >= 2 * default.half_width[0, k] - 1e-9
 
 
 def test_random_rows_are_always_there_with_their_sd_and_repeats() -> None:
@@ -297,3 +323,17 @@ def test_per_scenario_intervals_come_from_training_subjects_and_can_fail() -> No
         assert shifted["scenario_coverage_mean"] < 0.5 < honest["scenario_coverage_mean"], key
     # Rows that do not predict per scenario report nothing per scenario.
     assert "scenario_coverage" not in fair[("random", 50, "ridge")].metrics()
+
+
+def test_a_subject_falls_back_below_the_training_slope_threshold_or_lowest_gain() -> None:
+    key = ("irt", 100, "plug-in")
+    inner = TrainingOnly(
+        slope_threshold=[{key: -3.0}], lowest_gain=[{key: 0.05}], fallback_half_width=[{}]
+    )
+    assert not inner.falls_back(0, key, -2.9, 0.06)
+    assert inner.falls_back(0, key, -3.1, 0.06)  # the slope check
+    assert inner.falls_back(0, key, 0.0, 0.04)  # the difficulty check
+    assert not inner.falls_back(0, key, np.nan, np.nan)
+    # Without the training subjects' z, the design's own 1% point.
+    other = ("mixture", 100, "mixture")
+    assert inner.falls_back(0, other, -2.4, np.nan) and not inner.falls_back(0, other, -2.2, 1.0)

@@ -68,11 +68,12 @@ def test_the_fit_recovers_known_coefficients_and_the_point_values_agree() -> Non
         asked[None, :], answers[None, :], chances[None, :], counted[None, :]
     )
     fit = recalibrated_accuracy(asked, answers, chances, counted)
-    assert values[0] == pytest.approx(fit.value)
+    assert values.value[0] == pytest.approx(fit.value)
+    assert (values.low[0], values.high[0]) == (pytest.approx(fit.low), pytest.approx(fit.high))
     none = recalibrated_values(
         np.zeros((1, J), bool), answers[None, :], chances[None, :], counted[None, :]
     )
-    assert np.isnan(none[0])
+    assert np.isnan(none.value[0]) and np.isnan(none.low[0])
 
 
 def test_every_answer_right_stays_finite() -> None:
