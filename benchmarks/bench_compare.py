@@ -6,6 +6,8 @@ and a fixed-length paired random test on the raw answers.
                                                        # with the pools cached, +25 to build)
     python benchmarks/bench_compare.py --quick         # one fold, 28 pairs, 40 simulated
     python benchmarks/bench_compare.py --data oll-arc --pairs 30 --sims 0
+    python benchmarks/bench_compare.py --data oll-arc --references 30 --max-folds 2 \
+        --per-stratum 15 --sims 0      # issue 41: 30 references, pairs by |Δ| stratum
 
 Protocol (nothing about a compared model is in its pool): the models are split into
 ``--folds`` folds; per fold a pool is calibrated on the other folds' models as ``cat
@@ -23,8 +25,10 @@ Arms, on the same pairs:
   the interval of ``cat.comparison.interval``, looks at 30, 60, 120, 250);
 - (a) with the IRT plug-in forced, and (a)'s items under the other stopping rules it was
   chosen among (Bonferroni on both parts of the interval, the looks at 95% each, a look
-  after every item at 95%), replayed off the items (a) asked: a rule only stops them
-  earlier (checked: the default replayed so agrees with (a) on every pair);
+  after every item at 95%) and as it was before issue 41 (one width for every pair, no
+  check against the shared answers) or with one of those two guards only, replayed off
+  the items (a) asked: a rule only stops them earlier (checked: the default replayed so
+  agrees with (a) on every pair);
 - (b) random items (content-balanced the same way), the same predictor, interval and
   stopping rule;
 - (c) a fixed-length paired random test on the raw answers: both models the same n
@@ -32,11 +36,18 @@ Arms, on the same pairs:
   finite-population correction), decided by the same rule (excludes 0; inside ±margin),
   at several n, ``--repeats`` draws per pair.
 
+``--references K`` calibrates each fold's pool on K of the other folds' models (seeded),
+``--per-stratum N`` takes up to N pairs per fold from each stratum of the true
+difference |Δ| (under 1 point, 1–3, 3–5, 5–10, 10 and more), for the table by stratum.
+
 Printed per arm: wrong decisions (says A > B when B ≥ A on the full benchmark, or the
 reverse) as a share of all pairs and of decided pairs, decided share, equivalence calls
 (and those whose true difference is beyond the margin), median and quartiles of the
 items used; the n at which (c) first reaches (a)'s decided share, with its error rate;
-and the coverage of the 95% interval at 30, 100 and 250 items (no stopping). First,
+and the coverage of the 95% interval at 30, 100 and 250 items (no stopping); then by
+stratum of |Δ|: each arm's decided pairs, wrong decisions and how many of the decided
+pairs' intervals held Δ, the paired random test at each arm's mean number of items,
+and the coverage without stopping, now and before issue 41. First,
 ``--sims`` pairs of simulated models of equal ability on the demo pool, where the
 interval is the posterior one alone: any decision there is wrong. Issue 28's targets:
 wrong decisions ≤ 5%; median items of (a) below the n of (c) at the same error rate.
@@ -235,11 +246,12 @@ def _at(
     level: float,
     stored_level: float,
     paired: bool = True,
-    scaled: bool = True,
+    scaled: str | None = "unlike",
 ) -> Difference:
     """The difference after ``n`` shared items, as ``cat compare`` makes it (``paired``:
-    joined with the shared answers' own interval; ``scaled``: the stored width scaled by
-    the two models' disagreements), or without either, as it was made before."""
+    joined with the shared answers' own interval; ``scaled``: the stored width widened
+    by the disagreements for a pair with a model unlike the references, or "every"
+    pair), or without either (False, None), as it was made before issue 41."""
     terms, ses, disagreements = t.steps[n]
     return difference(
         terms,
@@ -250,13 +262,14 @@ def _at(
         stored_level=stored_level,
         disagreements=disagreements if scaled else None,
         shared=t.shared[:n] if paired else None,
+        scale_for=scaled or "unlike",
     )
 
 
 #: A stopping rule replayed off a trajectory: its looks, each look's levels of the
-#: posterior and the stored part, and whether it joins the paired answers' interval
-#: and scales the stored width (``_at``).
-Rule = tuple[tuple[int, ...], float, float, bool, bool]
+#: posterior and the stored part, whether it joins the paired answers' interval, and
+#: which pairs' stored width it scales (``_at``).
+Rule = tuple[tuple[int, ...], float, float, bool, str | None]
 
 
 def _offline(t: Trajectory, rule: Rule, margin: float, truth: float, min_length: int) -> Outcome:
@@ -281,18 +294,18 @@ def _rules(base: CompareSettings, min_length: int) -> dict[str, Rule]:
     every = tuple(range(max(min_length, 1), base.max_length + 1))
     shown = ",".join(map(str, looks))
     return {
-        BEFORE: (looks, base.look_level, base.stored_level, False, False),
-        "(a) width scaled, no paired check": (
+        BEFORE: (looks, base.look_level, base.stored_level, False, None),
+        "(a) width scaled for every pair": (
             looks,
             base.look_level,
             base.stored_level,
-            False,
             True,
+            "every",
         ),
-        "(a) paired check, one width": (looks, base.look_level, base.stored_level, True, False),
-        "(a) Bonferroni on both parts": (looks, base.look_level, base.look_level, True, True),
-        f"(a) looks {shown} at 95% each": (looks, 0.95, 0.95, True, True),
-        "(a) a look after every item at 95%": (every, 0.95, 0.95, True, True),
+        "(a) paired check, one width": (looks, base.look_level, base.stored_level, True, None),
+        "(a) Bonferroni on both parts": (looks, base.look_level, base.look_level, True, "unlike"),
+        f"(a) looks {shown} at 95% each": (looks, 0.95, 0.95, True, "unlike"),
+        "(a) a look after every item at 95%": (every, 0.95, 0.95, True, "unlike"),
     }
 
 
@@ -440,12 +453,12 @@ def run(folder: str, args: argparse.Namespace) -> None:
                         d = _at(path, n, 0.95, 0.95)
                         coverage[selection].setdefault(n, []).append(d.low <= truth <= d.high)
                         if selection == "difference":
-                            old = _at(path, n, 0.95, 0.95, False, False)
+                            old = _at(path, n, 0.95, 0.95, False, None)
                             before.setdefault(n, []).append((truth, old.low <= truth <= old.high))
                             at_n.setdefault(n, []).append((truth, d.low <= truth <= d.high))
                 if selection != "difference":
                     continue
-                default_rule = (looks, base.look_level, base.stored_level, True, True)
+                default_rule = (looks, base.look_level, base.stored_level, True, "unlike")
                 default = _offline(path, default_rule, args.margin, truth, args.min_length)
                 live = results["(a) cat compare"][-1]
                 mismatches += (default.decision, default.n_items) != (live.decision, live.n_items)
@@ -538,7 +551,7 @@ def _by_stratum(
     names = [
         "(a) cat compare",
         BEFORE,
-        "(a) width scaled, no paired check",
+        "(a) width scaled for every pair",
         "(a) paired check, one width",
         "(b) random items, same rule",
     ]
@@ -592,7 +605,13 @@ def simulated(n_pairs: int, args: argparse.Namespace) -> None:
         margin=args.margin, max_length=args.max_length, min_length=args.min_length
     )
     rules: dict[str, Rule] = {
-        "(a) cat compare": (base.look_lengths(), base.look_level, base.stored_level, True, True)
+        "(a) cat compare": (
+            base.look_lengths(),
+            base.look_level,
+            base.stored_level,
+            True,
+            "unlike",
+        )
     }
     rules.update(_rules(base, args.min_length))
     results: dict[str, list[Outcome]] = {name: [] for name in rules}

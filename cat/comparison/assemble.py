@@ -46,9 +46,10 @@ def assemble(
         lengths = sorted(set(d.stored.lengths))
         scaled = ""
         if d.disagreements is not None:
-            scaled = ", scaled by the two models' disagreements where that is wider" + (
-                " (it is)" if d.stored.scaled else " (it is not)"
-            )
+            scaled = (
+                ", scaled by the two models' disagreements where one is unlike the "
+                "references and that is wider"
+            ) + (" (it is)" if d.stored.scaled else " (not here)")
         method = (
             "the wider of the posterior half-width and the conformal half-width of the "
             f"references' cross-fitted errors of pairs, of {what} ({d.stored.references} "

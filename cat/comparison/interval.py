@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtri
 
+from cat.prediction.conformal import conformal_quantile
 from cat.prediction.disagreement import MIN_OFFSET, MIN_REFERENCES
 from irt.types import FloatArray
 from itempool.prediction_errors import PredictionErrors
@@ -93,6 +94,9 @@ class StoredWidth:
     pairs: int  # errors (or error differences) the quantile was taken over
     # Scaled by the two models' disagreements (``scaled_pair_half_width``).
     scaled: bool = False
+    # Whether A's and B's disagreements exceed the references' 90% conformal quantile
+    # (unlike the references, as ``cat assess`` flags a model), where scaled.
+    unlike: tuple[bool, bool] = (False, False)
 
 
 def pair_half_width(
@@ -153,8 +157,18 @@ def scaled_pair_half_width(
     scale = max(scale_a, scale_b)
     quantile = conformal_half_width(scores[kept], level)
     half = quantile * math.hypot(disagreements[0] + offset, disagreements[1] + offset) * scale
+    unlike = (
+        bool(disagreements[0] > conformal_quantile(s_a[keep_a])),
+        bool(disagreements[1] > conformal_quantile(s_b[keep_b])),
+    )
     return StoredWidth(
-        half, (stored_a, stored_b), scale, int(keep_a.sum()), int(kept.sum()), scaled=True
+        half,
+        (stored_a, stored_b),
+        scale,
+        int(keep_a.sum()),
+        int(kept.sum()),
+        scaled=True,
+        unlike=unlike,
     )
 
 

@@ -144,6 +144,18 @@ def test_the_pair_width_scales_with_the_two_models_disagreements() -> None:
     assert typical.stored is not None and not typical.stored.scaled
     assert typical.half_width == pytest.approx(plain.half_width)
     assert typical.disagreements == (0.0, 0.0)
+    # Widened only for a pair with a model unlike the references (its disagreement past
+    # their 90% conformal quantile, 0.02 here), unless asked for every pair.
+    assert like.unlike == (False, False) and unlike.unlike == (True, False)
+    edge = scaled_pair_half_width(SPREAD, 250, 250, (0.02, 0.02), level=0.9)
+    assert edge is not None and edge.unlike == (False, False)
+    assert edge.half_width > plain.half_width
+    kept = difference(terms, (0.1, 0.1), (250, 250), SPREAD, 0.9, disagreements=(0.02, 0.02))
+    every = difference(
+        terms, (0.1, 0.1), (250, 250), SPREAD, 0.9, disagreements=(0.02, 0.02), scale_for="every"
+    )
+    assert kept.half_width == pytest.approx(plain.half_width)
+    assert every.half_width == pytest.approx(edge.half_width)
 
 
 def test_a_decision_needs_the_shared_answers_to_agree() -> None:
