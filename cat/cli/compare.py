@@ -274,10 +274,8 @@ def _print(result: CompareResult) -> None:
     if d.stored_half_width is not None:
         scaled = ""
         if d.disagreement_a is not None and d.disagreement_b is not None:
-            scaled = (
-                f", scaled by how unlike them A and B are (disagreement "
-                f"{d.disagreement_a:.3f}, {d.disagreement_b:.3f})"
-            )
+            how = "widened: a model unlike them" if d.widened else "one width: neither unlike them"
+            scaled = f"; {how}, disagreement A {d.disagreement_a:.3f}, B {d.disagreement_b:.3f}"
         table.add_row(
             "interval from",
             f"the references' cross-fitted errors of pairs (±{d.stored_half_width:.3f}; "

@@ -96,6 +96,7 @@ def assemble(
             scale=None if d.stored is None else d.stored.scale,
             disagreement_a=None if d.disagreements is None else d.disagreements[0],
             disagreement_b=None if d.disagreements is None else d.disagreements[1],
+            widened=None if d.disagreements is None or d.stored is None else d.stored.scaled,
             paired_low=None if d.paired is None else d.paired[0],
             paired_high=None if d.paired is None else d.paired[1],
         ),

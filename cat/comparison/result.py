@@ -63,6 +63,7 @@ class DifferenceInterval(ResultModel):
         "scale",
         "disagreement_a",
         "disagreement_b",
+        "widened",
         "paired_low",
         "paired_high",
     )
@@ -91,6 +92,8 @@ class DifferenceInterval(ResultModel):
     # where they scaled the stored half-width (cat.comparison.interval).
     disagreement_a: float | None = None
     disagreement_b: float | None = None
+    # Whether they widened it: a model unlike the references, and the scaled width wider.
+    widened: bool | None = None
     # The shared items' own interval of the paired difference at ``look_level``, which
     # [low, high] holds too: a decision needs both to exclude 0.
     paired_low: float | None = None

@@ -34,6 +34,7 @@ import numpy as np
 from cat.designs.choice import smallest_error
 from cat.designs.flatness import SLOPE_FLAG, slope_threshold_of
 from cat.designs.per_scenario import scenario_truth
+from cat.engine.audit import AUDIT_AFTER
 from cat.engine.registry import ALL_DESIGN_NAMES, DEFAULT
 from cat.errors import CatError
 from cat.prediction.conformal import conformal_quantile
@@ -141,8 +142,9 @@ class TrainingOnly:
         gain below every training subject's."""
         threshold = self.slope_threshold[block].get(key, SLOPE_FLAG)
         lowest = self.lowest_gain[block].get(key)
+        audited = key[1] > AUDIT_AFTER  # the slope check waits for the audits
         return bool(
-            (np.isfinite(slope) and slope < threshold)
+            (audited and np.isfinite(slope) and slope < threshold)
             or (lowest is not None and np.isfinite(gain) and gain < lowest)
         )
 

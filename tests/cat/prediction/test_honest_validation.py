@@ -334,6 +334,10 @@ def test_a_subject_falls_back_below_the_training_slope_threshold_or_lowest_gain(
     assert inner.falls_back(0, key, -3.1, 0.06)  # the slope check
     assert inner.falls_back(0, key, 0.0, 0.04)  # the difficulty check
     assert not inner.falls_back(0, key, np.nan, np.nan)
+    # Before the audits begin (30 items) only the difficulty check can set it aside.
+    short = ("irt", 30, "plug-in")
+    inner.slope_threshold[0][short], inner.lowest_gain[0][short] = -3.0, 0.05
+    assert not inner.falls_back(0, short, -9.0, 0.06) and inner.falls_back(0, short, 0.0, 0.04)
     # Without the training subjects' z, the design's own 1% point.
     other = ("mixture", 100, "mixture")
     assert inner.falls_back(0, other, -2.4, np.nan) and not inner.falls_back(0, other, -2.2, 1.0)
