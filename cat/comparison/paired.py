@@ -7,7 +7,10 @@ paired comparison uses only items both answered). ``cat.comparison.compare`` dri
 with two examinees; the benchmark drives it with recorded answers.
 
 Each model's θ̂ comes from the pool's default estimator and its predicted accuracy from
-``cat.comparison.plugin`` (``cat assess``'s IRT design); Δ̂ is their difference. The
+``cat.comparison.plugin`` (``cat assess``'s IRT design) or the reference mixture; Δ̂ is
+their difference. Its interval is joined with the shared answers' own paired interval,
+and its stored width widened for a pair with a model unlike the references
+(``cat.comparison.plugin.difference``). The
 test stops, at a look (``CompareSettings.look_lengths``: a few numbers of shared items
 from ``min_length`` on, each look's interval at the levels that keep the error rate of
 the looks together, ``CompareSettings``), when the interval excludes 0 ("A better" or "B better") or
