@@ -318,6 +318,7 @@ def replay_split(
     calibrated: Calibrated | None = None,
     guessing: bool = True,
     criterion: str | None = None,
+    fallback_intervals: bool = False,
 ) -> Replayed:
     """Calibrate ``model`` on ``train_rows`` (unless ``calibrated`` there already) and
     replay ``test_rows`` under each policy ("default": what ``cat assess`` runs) and
@@ -351,7 +352,7 @@ def replay_split(
                 out.slope[(name, length, name)] = slopes[length]
                 given, chances = expected[length]
                 out.fallback[(name, length, name)] = recalibrated_values(
-                    given, right, chances, can_answer
+                    given, right, chances, can_answer, fallback_intervals
                 )
                 companion = plug_in_of_given(params, can_answer, expected[length][0], right, offset)
                 out.disagreement[(name, length, name)] = np.abs(by_length[length] - companion)
@@ -387,7 +388,7 @@ def replay_split(
                             result.right, result.chances, asked
                         )
                     out.fallback[(name, length, PLUG_IN)] = recalibrated_values(
-                        given, right, prob, can_answer
+                        given, right, prob, can_answer, fallback_intervals
                     )
                     companion = calibrated.references.mixture(can_answer, given, right)
                     out.disagreement[(name, length, PLUG_IN)] = np.abs(

@@ -267,6 +267,7 @@ def validate(
                 scenario,
                 repeats,
                 criterion=criterion,
+                fallback_intervals=True,  # a held-out subject may take the fallback's
             )
         )
     inner = training_only(

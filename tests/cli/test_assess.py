@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cat.cli.app import app
+from cat.designs.flatness import SLOPE_FLAG
 from cat.pools.calibration import record_calibration
 from irt.models import probability
 from irt.simulate import random_params, simulate_responses
@@ -552,10 +553,12 @@ def test_the_difficulty_check_compares_with_the_references_gains(
     assert check["lowest_reference"] == pytest.approx(min(stored))
     assert check["flagged"] == (check["gain"] < check["lowest_reference"])
     assert "difficulty" in output
-    # The slope check's threshold is the references' 5% point (the smallest of 30).
+    # The slope check's threshold is the 5% point of a normal fitted to the references'
+    # z, never above the design's own 1% point.
     slope = report["slope_check"]
-    zs = manifest["design_errors"][report["settings"]["design"]]["slope_z"]["100"]
-    assert slope["references"] == 30 and slope["threshold"] == pytest.approx(min(zs))
+    zs = np.asarray(manifest["design_errors"][report["settings"]["design"]]["slope_z"]["100"])
+    fitted = min(float(zs.mean() - 1.6449 * zs.std(ddof=1)), SLOPE_FLAG)
+    assert slope["references"] == 30 and slope["threshold"] == pytest.approx(fitted, abs=1e-3)
     assert slope["flagged"] == (slope["z"] < slope["threshold"]) and "slope check" in output
     # Per-scenario intervals are widened to each scenario's cross-fitted errors.
     design = manifest["design_errors"][report["settings"]["design"]]
