@@ -32,9 +32,14 @@ from cat.assessment.result import (
     UnlikeReferences,
 )
 from cat.assessment.session import AssessmentSession
-from cat.designs.flatness import SLOPE_FLAG, difficulty_gain, slope_threshold_of, slope_z
+from cat.designs.flatness import (
+    SLOPE_FLAG,
+    difficulty_gain,
+    slope_flagged,
+    slope_threshold_of,
+    slope_z,
+)
 from cat.designs.models import MIXTURE
-from cat.engine.audit import AUDIT_AFTER
 from cat.prediction.conformal import conformal_quantile, describe_widening
 from cat.prediction.disagreement import ScaledWidth, describe_scaled, scaled_width
 from cat.prediction.intervals import Z90 as _Z90
@@ -353,10 +358,7 @@ def _slope_check(session: AssessmentSession, errors: PredictionErrors | None) ->
     if not np.isfinite(z):
         return None
     threshold, references = slope_threshold(errors, len(session.given))
-    # Not before the audits begin: on the items an adaptive test picks alone the check
-    # has little power, and the fallback little to go on (on the example responses at
-    # 30 items it flagged 2 of 12 models, and the MAE rose from .041 to .059).
-    flagged = bool(z < threshold) and len(session.given) > AUDIT_AFTER
+    flagged = slope_flagged(z, threshold, len(session.given))
     reason = None
     if flagged:
         reason = (

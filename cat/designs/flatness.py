@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cat.engine.audit import AUDIT_AFTER
 from irt.types import BoolArray, FloatArray
 
 _CLIP = 1e-4
@@ -37,6 +38,17 @@ def difficulty_gain(given: BoolArray, right: FloatArray, prob: FloatArray) -> Fl
 
 #: z below which ``slope_z`` flags a model: one-sided 1% under the design's own model.
 SLOPE_FLAG = -2.326
+
+
+def slope_flagged(z: float, threshold: float, length: int) -> bool:
+    """Whether a slope check z after ``length`` items flags the model: below
+    ``threshold``, and only once the audit items have begun (more than ``AUDIT_AFTER``
+    items): on the items an adaptive test picks alone the check has little power, and
+    the fallback little to go on (on the example responses at 30 items it flagged 2 of
+    12 models, and the MAE rose from .041 to .059)."""
+    return bool(np.isfinite(z) and z < threshold and length > AUDIT_AFTER)
+
+
 #: The fewest references' z a threshold is taken from (``slope_threshold_of``).
 MIN_SLOPE_REFERENCES = 10
 _Z95 = 1.6449

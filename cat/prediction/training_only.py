@@ -32,9 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cat.designs.choice import smallest_error
-from cat.designs.flatness import SLOPE_FLAG, slope_threshold_of
+from cat.designs.flatness import SLOPE_FLAG, slope_flagged, slope_threshold_of
 from cat.designs.per_scenario import scenario_truth
-from cat.engine.audit import AUDIT_AFTER
 from cat.engine.registry import ALL_DESIGN_NAMES, DEFAULT
 from cat.errors import CatError
 from cat.prediction.conformal import conformal_quantile
@@ -142,10 +141,8 @@ class TrainingOnly:
         gain below every training subject's."""
         threshold = self.slope_threshold[block].get(key, SLOPE_FLAG)
         lowest = self.lowest_gain[block].get(key)
-        audited = key[1] > AUDIT_AFTER  # the slope check waits for the audits
-        return bool(
-            (audited and np.isfinite(slope) and slope < threshold)
-            or (lowest is not None and np.isfinite(gain) and gain < lowest)
+        return slope_flagged(slope, threshold, key[1]) or bool(
+            lowest is not None and np.isfinite(gain) and gain < lowest
         )
 
     def half_width_of(self, block: int, key: Key, disagreement: FloatArray | None) -> FloatArray:
