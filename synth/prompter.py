@@ -57,15 +57,22 @@ class Prompter:
         return cls(settings, language, FewShot.draw(items, settings.few_shot, seed))
 
     def check(self, items: Iterable[PoolItem], styles: Iterable[Style] = (Style.DIRECT,)) -> None:
-        """Render every first answer of ``items``: a template's error (an unknown field)
-        or an item without worked examples is raised here, before any call, naming it."""
+        """Render the first answer of one item of each shape of ``items`` (``_shape``):
+        a template's error (an unknown field) or an item without worked examples is
+        raised here, before any call, naming the item."""
         styles = tuple(styles)
         items = tuple(items)
         if isinstance(self.examples, WorkedShots):
             self.examples.check(items)
         if self.settings.prompt_template is None:
             return
+        # One item of each shape: a template reads an item only through its fields, so
+        # items alike in every field it could branch on render alike (rendering all of
+        # MMLU-Pro's 12,032 items took 5.5 s before a run's first call).
+        shapes: dict[tuple[object, ...], PoolItem] = {}
         for item in items:
+            shapes.setdefault(_shape(item), item)
+        for item in shapes.values():
             for style in styles:
                 self.first(item, style)
 
@@ -188,3 +195,17 @@ def _example_fields(example: PoolItem, answer: str) -> dict[str, Any]:
         "answer": example.answer,
         "worked": answer,
     }
+
+
+def _shape(item: PoolItem) -> tuple[object, ...]:
+    """What a template's branches may tell apart in ``item``: its type, scenario, the
+    option letters, the meta keys and which text fields are empty. Items of one shape
+    render alike (the first of each is rendered by ``Prompter.check``)."""
+    return (
+        item.type,
+        item.scenario,
+        tuple(item.options),
+        tuple(sorted(item.meta)),
+        not item.question,
+        tuple(not text for text in item.options.values()),
+    )

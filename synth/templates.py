@@ -30,7 +30,7 @@ for example::
 
 The environment is sandboxed (a template cannot reach Python objects beyond these
 values) and strict: a name it does not know, such as a misspelt field, is an error that
-names it, raised when the run checks every item before its first call.
+names it, raised when the run checks its items (one of each shape) before its first call.
 """
 
 from __future__ import annotations

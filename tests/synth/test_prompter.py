@@ -59,6 +59,18 @@ def test_a_misspelt_field_is_named_before_any_call() -> None:
         prompter.check(ITEMS)
 
 
+def test_an_item_of_a_shape_of_its_own_is_checked_and_named() -> None:
+    # Only the last item lacks the meta key the template reads: the check renders one
+    # item of each shape (not every item), so it still finds that one and names it.
+    items = tuple(i.model_copy(update={"meta": {"note": "n"}}) for i in ITEMS)
+    items += (ITEMS[-1].model_copy(update={"id": "odd", "meta": {}}),)
+    template = "{{ meta.note }} {{ question }}\n{{ instructions }}"
+    prompter = Prompter.for_pool(GenerationSettings(prompt_template=template), items, "en", 3)
+    with pytest.raises(SynthError, match=r"on item odd: .*'note'"):
+        prompter.check(items)
+    prompter.check(items[:-1])
+
+
 def test_the_template_is_sandboxed() -> None:
     prompter = _prompter(prompt_template="{{ question.__class__.__mro__ }}")
     with pytest.raises(SynthError, match="prompt template"):
