@@ -163,9 +163,9 @@ from irt.simulate import random_params""",
     (
         "code",
         """rng = np.random.default_rng(0)
-params = random_params(2000, rng)
+params = random_params(1000, rng)
 pool = PoolInfo.build(params)
-theta = rng.normal(size=300)
+theta = rng.normal(size=200)
 lengths = [10, 20, 40, 80]
 curves = {}
 for name in ("mfi", "kl", "astrat", "random"):
@@ -203,7 +203,7 @@ from itempool.formats.responses import read_responses
 shared = root.parent / "shared" / "data" / "mmlu-pro" / "responses.csv.gz"
 if shared.exists():
     data = read_responses(shared)
-    data = data.subset(items=np.arange(0, data.n_items, 3))
+    data = data.subset(items=np.arange(0, data.n_items, 4))
     results = [p.metrics() for p in validate(data, "3pl", ["mfi", "random"], [30, 100],
                                               np.random.default_rng(0), holdout=0.3)]
     for r in sorted(results, key=lambda r: (r["length"], r["policy"], r["predictor"])):

@@ -57,6 +57,13 @@ def _state(store: Path) -> str:
     return ", ".join(f"{n} {step}" for step, n in sorted(steps.items())) or "no batch yet"
 
 
+def _wait_for(store: Path, proc: subprocess.Popen[bytes]) -> None:
+    """Until ``store`` exists or the run has ended (at most 60 s)."""
+    deadline = time.monotonic() + 60
+    while not store.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 @pytest.mark.slow
 def test_kill_9_at_random_points_then_rerun(en_pool: Path, tmp_path: Path) -> None:
     env = {**os.environ, "OPENAI_API_KEY": ""}
@@ -69,12 +76,21 @@ def test_kill_9_at_random_points_then_rerun(en_pool: Path, tmp_path: Path) -> No
         faults = BatchFaults(line_error_rate=0.2 if seed % 2 else 0.0)
         with LocalServer(EN_ITEMS, MODELS, batch_faults=faults, seed=seed) as server:
             command = _command(en_pool, server.base_url, tmp)
-            for _ in range(3):
+            startup = 0.0
+            for kill in range(3):
+                began = time.monotonic()
                 proc = subprocess.Popen(
                     command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
                 )
-                # The interpreter takes about 2 s to start: kill after that, mostly.
-                time.sleep(rng.uniform(1.5, 5.0))
+                # Kills are timed from the end of start-up (about 2 s, longer on a
+                # loaded machine, where kills timed from the start all landed before
+                # any batch): the first run's time to make its store.
+                if kill == 0:
+                    _wait_for(tmp / "run.db", proc)
+                    startup = time.monotonic() - began
+                else:
+                    time.sleep(startup)
+                time.sleep(rng.uniform(0.0, 3.0))
                 if proc.poll() is not None:
                     break
                 os.kill(proc.pid, signal.SIGKILL)
