@@ -43,7 +43,7 @@ from irt.bifactor_model import (
 from irt.bifactor_mstep import GAMMA_BOUNDS, MAX_INTERCEPT, MAX_SLOPE, m_step
 from irt.bifactor_se import BifactorStandardErrors, bifactor_standard_errors
 from irt.errors import IRTError
-from irt.estimation.em_loop import max_abs_change, run_em
+from irt.estimation.em_loop import Drift, max_abs_change, run_em
 from irt.mirt_calibrator import MultidimensionalCalibrator
 from irt.quadrature import QuadratureGrid, normal_grid
 from irt.responses import ResponseMatrix
@@ -121,7 +121,8 @@ class BifactorCalibrator(MultidimensionalCalibrator):
             raise IRTError(f"{n_groups} groups coded but {len(names)} named")
         dtype = np.float32 if self.float32 else np.float64
         start = _start(responses, codes, names, self.guessing)
-        problem = _BifactorEM(start, Answers.of(responses, codes, n_groups, dtype), self)
+        cycles = Answers.of(responses, codes, n_groups, dtype, share_patterns=True)
+        problem = _BifactorEM(start, cycles, self)
         run = run_em(
             problem,
             _vector(start),
@@ -212,6 +213,14 @@ class _BifactorEM:
 
     def change(self, new: FloatArray, old: FloatArray) -> float:
         return max_abs_change(new, old)
+
+    def describe_move(self, new: FloatArray, old: FloatArray) -> Drift:
+        """The parameter (in ``_vector``'s layout) that moved most, by item."""
+        n = self.like.n_items
+        k = int(np.argmax(np.abs(new - old)))
+        what = ("general slope", "specific slope", "intercept", "logit of c")[k // n]
+        item = self.like.item_ids[k % n]
+        return Drift(f"{what} of item {item}", float(new[k]), float(new[k] - old[k]))
 
 
 def _start(

@@ -55,10 +55,16 @@ class Answers:
     """Right and wrong answers (0/1 floats, 0 where missing) split by group: index ``k``
     for group k, the last entry for the general-only items. ``gaps[k]`` lists the
     block's items (positions within the block) that someone left unanswered and
-    ``missing[k]`` (N, len(gaps[k])) marks who: a sum over the answered items is then
-    the sum over all items less a small product over these. ``dtype`` is the E-step's
-    working precision for the log-probabilities and the expected counts, and
-    ``right_work`` the right answers in it."""
+    ``missing[k]`` marks who: a sum over the answered items is then the sum over all
+    items less a small product over these. ``dtype`` is the E-step's working precision
+    for the log-probabilities and the expected counts, and ``right_work`` the right
+    answers in it.
+
+    A group's rows are its subjects (N), or with ``patterns[k]`` (made by
+    ``Answers.of(..., share_patterns=True)`` for the EM cycles) one row per distinct
+    answer pattern within the group, ``patterns[k]`` (N,) giving each subject's row:
+    subjects alike in a group's four items, say, share one row of its integral
+    (``irt.structures.TieredGrid.posterior``)."""
 
     items: list[IntArray]
     right: list[FloatArray]
@@ -66,6 +72,7 @@ class Answers:
     gaps: list[IntArray]
     missing: list[FloatArray]
     right_work: list[AnyFloat]
+    patterns: list[IntArray | None]
 
     @classmethod
     def of(
@@ -74,20 +81,31 @@ class Answers:
         codes: IntArray,
         n_groups: int,
         dtype: type[np.floating[Any]] = np.float64,
+        share_patterns: bool = False,
     ) -> Answers:
         observed = responses.observed
         right_all = ((responses.values == 1) & observed).astype(np.float64)
         wrong_all = ((responses.values == 0) & observed).astype(np.float64)
         items = [np.flatnonzero(codes == k) for k in (*range(n_groups), GENERAL_ONLY)]
-        right = [right_all[:, j] for j in items]
+        rows: list[IntArray | None] = [None] * len(items)
+        patterns: list[IntArray | None] = [None] * len(items)
+        for k, block in enumerate(items[:-1]):
+            if share_patterns and block.size:
+                rows[k], patterns[k] = _distinct_rows(right_all[:, block] - wrong_all[:, block])
+        right = [_rows(right_all[:, j], r) for j, r in zip(items, rows, strict=True)]
         gaps = [np.flatnonzero(~observed[:, j].all(axis=0)) for j in items]
+        missing = [
+            _rows((~observed[:, j[g]]).astype(np.float64), r)
+            for j, g, r in zip(items, gaps, rows, strict=True)
+        ]
         return cls(
             items,
             right,
-            [wrong_all[:, j] for j in items],
+            [_rows(wrong_all[:, j], r) for j, r in zip(items, rows, strict=True)],
             gaps,
-            [(~observed[:, j[g]]).astype(np.float64) for j, g in zip(items, gaps, strict=True)],
+            missing,
             [r.astype(dtype, copy=False) for r in right],
+            patterns,
         )
 
     @property
@@ -96,7 +114,8 @@ class Answers:
 
     @property
     def n_subjects(self) -> int:
-        return int(self.right[0].shape[0])
+        # The general-only block keeps a row per subject (it may have no columns).
+        return int(self.right[-1].shape[0])
 
     @property
     def n_blocks(self) -> int:
@@ -104,6 +123,25 @@ class Answers:
 
     def answered(self, k: int) -> FloatArray:
         return self.right[k] + self.wrong[k]
+
+
+#: Groups whose distinct answer patterns number more than this share of the subjects
+#: keep a row per subject: sharing would save little (MMLU-Pro's groups of hundreds of
+#: items have a pattern per LLM).
+_SHARE_BELOW = 0.5
+
+
+def _distinct_rows(codes: FloatArray) -> tuple[IntArray | None, IntArray | None]:
+    """The first row of each distinct row of ``codes`` (N, J) and each row's pattern
+    number, or (None, None) when the rows are mostly distinct."""
+    _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    if first.size > _SHARE_BELOW * codes.shape[0]:
+        return None, None
+    return np.asarray(first), np.asarray(inverse).ravel()
+
+
+def _rows(table: FloatArray, rows: IntArray | None) -> FloatArray:
+    return table if rows is None else np.ascontiguousarray(table[rows])
 
 
 @dataclass(frozen=True)
@@ -164,15 +202,15 @@ def _block_logits(
 def block_log_likelihood(
     data: Answers, k: int, params: BifactorParams, x: FloatArray, specific: bool
 ) -> FloatArray:
-    """(N, M) float64: each subject's log-likelihood of block k's answers at each of the
-    block's M grid points (``block_design(x, specific)``). The log-probabilities are
-    computed in ``data.dtype``; the sums over items always run in float64, as a float32
-    product summing a thousand items loses ~1e-2 of a subject's log-likelihood."""
+    """(N, M) float64: each subject's (or with ``data.patterns[k]``, each answer
+    pattern's) log-likelihood of block k's answers at each of the block's M grid points
+    (``block_design(x, specific)``). The log-probabilities are computed in
+    ``data.dtype``; the sums over items always run in float64, as a float32 product
+    summing a thousand items loses ~1e-2 of a subject's log-likelihood."""
     items = data.items[k]
-    n_subjects = data.n_subjects
     design = block_design(x, specific)
     if not items.size:
-        return np.zeros((n_subjects, design.shape[1]))
+        return np.zeros((data.right[k].shape[0], design.shape[1]))
     dtype = data.dtype
     right, wrong = data.right[k], data.wrong[k]
     log_sig = _log_sigmoid(_block_logits(params, items, x, specific, dtype))  # (J_k, M)
@@ -212,8 +250,9 @@ def block_probability(params: BifactorParams, items: IntArray, design: FloatArra
 
 @dataclass(frozen=True)
 class Posterior:
-    """Each subject's posterior on the grid: per group over (G, S), (N, Q·Q), and over
-    G, (N, Q); log marginals (N,)."""
+    """Each subject's posterior on the grid: per group over (G, S), (N, Q·Q) (with the
+    group's ``Answers.patterns``, summed over each pattern's subjects, (U, Q·Q)), and
+    over G, (N, Q); log marginals (N,)."""
 
     groups: list[FloatArray]
     general: FloatArray
@@ -226,7 +265,8 @@ def posterior(data: Answers, params: BifactorParams, x: FloatArray, log_w: Float
     n_groups = data.n_blocks - 1
     logliks = [block_log_likelihood(data, k, params, x, True) for k in range(n_groups)]
     logliks.append(block_log_likelihood(data, n_groups, params, x, False))
-    post = TieredGrid(n_groups, x[:, None], log_w, x, log_w).posterior(logliks)
+    plane = TieredGrid(n_groups, x[:, None], log_w, x, log_w)
+    post = plane.posterior(logliks, data.patterns[:-1])
     return Posterior(list(post.blocks[:-1]), post.blocks[-1], post.log_marginal)
 
 

@@ -13,10 +13,11 @@ from irt.estep import DesignMatrices, EStep, design_log_likelihood, e_step
 from irt.estimation.arrays import to_numpy
 from irt.estimation.calibrator import Calibrator
 from irt.estimation.devices import Backend, resolve_device
-from irt.estimation.em_loop import Evaluated, ProgressCallback, run_em
+from irt.estimation.em_loop import Drift, Evaluated, ProgressCallback, run_em
 from irt.item_se import item_standard_errors
 from irt.models import ItemArrays, ItemParams, ModelKind, log_prob_pair
 from irt.mstep import MStepSpec, clip_coords, from_abcd, log_prior, m_step, to_abcd
+from irt.mstep_coords import ALPHA, DELTA, GAMMA, LAMBDA
 from irt.priors import ItemPriors
 from irt.quadrature import QuadratureGrid, normal_grid
 from irt.responses import ResponseMatrix
@@ -108,7 +109,9 @@ class EMCalibrator(Calibrator):
         grid = normal_grid(self.n_quad, self.bound)
         spec = MStepSpec(model=self.model, priors=priors, theta=grid.points)
         design = DesignMatrices.from_responses(responses)
-        problem = _BinaryEM.on(backend, design, spec, grid, self.max_newton, self.tol)
+        problem = _BinaryEM.on(
+            backend, design, spec, grid, self.max_newton, self.tol, tuple(responses.item_ids)
+        )
         coords = self._start(problem.design, spec, responses, start)
         run = run_em(
             problem, coords.ravel(), tol=self.tol, max_iter=self.max_iter, progress=self.progress
@@ -183,6 +186,7 @@ class _BinaryEM:
     backend: Backend
     max_newton: int
     tol: float
+    item_ids: tuple[str, ...]
 
     @classmethod
     def on(
@@ -193,6 +197,7 @@ class _BinaryEM:
         grid: QuadratureGrid,
         max_newton: int,
         tol: float,
+        item_ids: tuple[str, ...],
     ) -> _BinaryEM:
         """The cycle with the codes and the grid moved to ``backend``."""
         on_device = replace(spec, theta=backend.asarray(spec.theta))
@@ -204,6 +209,7 @@ class _BinaryEM:
             backend,
             max_newton,
             tol,
+            item_ids,
         )
 
     def _coords(self, x: FloatArray) -> FloatArray:
@@ -250,9 +256,32 @@ class _BinaryEM:
         return clip_coords(self._coords(x), self.spec).ravel()
 
     def change(self, new: FloatArray, old: FloatArray) -> float:
-        active = list(self.spec.active) + ([0] if self.spec.model is ModelKind.ONE_PL else [])
-        return float(np.abs(self._coords(new) - self._coords(old))[:, active].max())
+        return float(np.abs(self._coords(new) - self._coords(old))[:, self._moving].max())
 
+    @property
+    def _moving(self) -> list[int]:
+        """The coordinates ``change`` measures: the 1PL's common slope with the rest."""
+        return list(self.spec.active) + ([0] if self.spec.model is ModelKind.ONE_PL else [])
+
+    def describe_move(self, new: FloatArray, old: FloatArray) -> Drift:
+        """The internal coordinate (``irt.mstep_coords``) that moved most, by item."""
+        cols = self._moving
+        step = (self._coords(new) - self._coords(old))[:, cols]
+        item, k = np.unravel_index(int(np.argmax(np.abs(step))), step.shape)
+        what = _COORDINATE_NAMES[cols[k]]
+        if cols[k] == ALPHA and self.spec.log_slope:
+            what = "log slope"
+        value = float(self._coords(new)[item, cols[k]])
+        return Drift(f"{what} of item {self.item_ids[item]}", value, float(step[item, k]))
+
+
+#: The internal coordinates' names (``irt.mstep_coords``), by column.
+_COORDINATE_NAMES = {
+    ALPHA: "slope",
+    DELTA: "intercept",
+    GAMMA: "logit of the lower asymptote",
+    LAMBDA: "logit of the upper asymptote",
+}
 
 #: Reported difficulties are kept within ±this. Beyond it the data do not identify b (a
 #: slope near 0, or an item all subjects got right or wrong without priors), and such an

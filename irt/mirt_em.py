@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from irt.errors import IRTError
-from irt.estimation.em_loop import EMRun, run_em
+from irt.estimation.em_loop import STOPPED_CAP, EMRun, run_em
 from irt.mirt_calibrator import MultidimensionalCalibrator
 from irt.mirt_estep import (
     Expected,
@@ -192,7 +192,7 @@ class MirtCalibrator(MultidimensionalCalibrator):
             return run
         left = self.max_iter - run.n_iter
         if left < 1:
-            run.converged = False
+            run.converged, run.stopped = False, STOPPED_CAP
             return run
         plain = run_em(problem.plain(), run.x, tol=self.tol, max_iter=left, stabilise=True)
         plain.n_iter += run.n_iter

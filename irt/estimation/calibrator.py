@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from irt.errors import ConvergenceWarning
-from irt.estimation.em_loop import EMRun
+from irt.estimation.em_loop import STOPPED_LOGLIK, Drift, EMRun
 from irt.estimation.threads import blas_threads_for, cells_of
 
 
@@ -24,7 +24,11 @@ class Calibrator:
     - ``loglik_``: the marginal log-likelihood at them; ``logpost_``: plus the log prior
       (equal without priors);
     - ``n_iter_``: EM cycles (every evaluation of the EM map, SQUAREM's included);
-      ``converged_``: whether the stopping rule was met before the cycle cap;
+      ``converged_``: whether the parameters settled before the cycle cap;
+      ``stopped_``: why the fit stopped ("parameters": none moved more than ``tol``;
+      "log-likelihood": it had stopped rising while ``drift_`` still moved, not
+      converged and warned about when that parameter runs along a ridge; "cycle
+      cap"; "" for a method without cycles);
     - ``seconds_``: wall time of ``fit``;
     - ``n_parameters_``: free parameters; ``df_``: the degrees of freedom of the full
       response table, Π_j K_j − 1 − ``n_parameters_`` (R mirt's ``df``; negative when
@@ -44,6 +48,8 @@ class Calibrator:
     n_parameters_: int
     df_: int
     trace_: list[float]
+    stopped_: str
+    drift_: Drift | None
 
     #: The words that open the warning when EM hits its cycle cap.
     _what: str = "EM"
@@ -74,14 +80,26 @@ class Calibrator:
         stacklevel: int = 3,
     ) -> None:
         """Set the result attributes. An EM fit passes its ``run`` (and is warned about,
-        ``ConvergenceWarning``, when the run hit its cap); another method passes its own
+        ``ConvergenceWarning``, when the run hit its cap or stopped with a parameter on
+        a ridge); another method passes its own
         ``n_iter``, ``converged`` and ``trace`` and warns in its own words.
         ``n_categories``: each item's number of response categories (2 for binary items;
         a continuous item counts as 0, which leaves ``df_`` undefined: −1); ``stacklevel``
         points the warning at the user's call of ``fit`` from wherever this is called."""
+        stopped, drift = "", None
         if run is not None:
             n_iter, converged, trace = run.n_iter, run.converged, run.trace
-            if not converged:
+            stopped, drift = run.stopped, run.drift
+            if stopped == STOPPED_LOGLIK and not converged:
+                warnings.warn(
+                    f"{self._what} stopped after {n_iter} cycles without converging: the "
+                    f"log-likelihood had stopped rising while one parameter still moved "
+                    f"({drift}); the data hardly inform it (it runs along a flat ridge, "
+                    "often toward a bound), so its estimate and standard error mean little",
+                    ConvergenceWarning,
+                    stacklevel=stacklevel,
+                )
+            elif not converged:
                 tol = getattr(self, "tol", None)
                 within = "" if tol is None else f" (tolerance {tol:g})"
                 warnings.warn(
@@ -96,6 +114,7 @@ class Calibrator:
         self.n_iter_ = int(n_iter)
         self.converged_ = bool(converged)
         self.trace_ = [float(v) for v in trace]
+        self.stopped_, self.drift_ = stopped, drift
         self.n_parameters_ = int(n_parameters)
         self.df_ = degrees_of_freedom(n_categories, self.n_parameters_)
         self.seconds_ = time.perf_counter() - self._t0

@@ -7,9 +7,20 @@ log-likelihood plus the log prior — and whatever expected counts its M-step ne
 the M-step (``EMProblem.update``: the next vector F(x) from that evaluation).
 ``run_em`` iterates F to its fixed point:
 
-- **Stopping rule** (R mirt's): stop when a plain EM step moves no coordinate more than
-  ``tol`` (the family may measure the move on its own scale, ``EMProblem.change``), or
-  after ``max_iter`` M-steps, which the caller reports as not converged.
+- **Stopping rule:** stop when a plain EM step moves no coordinate more than ``tol``
+  (R mirt's rule; the family may measure the move on its own scale,
+  ``EMProblem.change``). Or stop on a ridge: the log posterior rose by less than
+  ``tol`` a cycle over the last ``LOGLIK_WINDOW`` M-steps (its best value so far, so
+  that a refused jump does not count as a fall) while the parameter that moved most
+  over them moves steadily: the same way, and at least ``STEADY`` as far, as over the
+  ``LOGLIK_WINDOW`` M-steps before. Near a regular optimum every move shrinks
+  geometrically; a move that does not, while the likelihood gains nothing, runs along a
+  ridge where the data hardly inform the parameter (a slope of an item that is nearly
+  deterministic given the factors, a difficulty without priors on few subjects) and
+  would go on to the cap. The run names that parameter (``EMRun.drift``; the family's
+  ``describe_move``, when it has one) and is reported as not converged, as is one that
+  reaches ``max_iter`` M-steps. Where the E-step's rounding (``slack``) could hide
+  such rises, only the cap stops a ridge.
 - **Acceleration:** from x0, two plain steps x1 = F(x0), x2 = F(x1) give r = x1 − x0 and
   v = x2 − 2·x1 + x0; the jump x0 + 2αr + α²v, α = ‖r‖/‖v‖, is kept when its log
   posterior is no lower than x2's (less ``slack`` of its size, for E-steps that round),
@@ -36,16 +47,29 @@ the ramp against about 200 free ones, with the ramp, or with α held at 1 or mor
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 
+from irt.estimation.arrays import to_numpy
 from irt.types import FloatArray
 
 #: The SQUAREM step is at most this many plain EM steps long.
 MAX_EXTRAPOLATION = 64.0
+
+#: The ridge rule looks at the log posterior's rise over this many M-steps, and at the
+#: parameters' moves over twice as many: long enough that a regular approach, however
+#: SQUAREM's jumps vary its steps, has settled first (R mirt's SAT12 bifactor, the
+#: slowest of its tests here, settles in 80).
+LOGLIK_WINDOW = 50
+
+#: A coordinate whose move over the last ``LOGLIK_WINDOW`` M-steps is still at least
+#: this share of its move over the window before moves steadily (a regular approach at
+#: rate 0.993 a step, or faster, shrinks it more).
+STEADY = 0.7
 
 #: Called after every cycle with (cycle number, log-likelihood at the cycle's start,
 #: largest parameter change of the cycle).
@@ -107,15 +131,46 @@ class EMProblem(Protocol[E]):
         ...
 
 
+@dataclass(frozen=True)
+class Drift:
+    """The parameter an M-step moved most: its ``name`` (e.g. "specific slope of item
+    matrix.45"), its ``value`` after the step and the step ``per_cycle``."""
+
+    name: str
+    value: float
+    per_cycle: float
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.value:.4g}, {self.per_cycle:+.1e} a cycle"
+
+
+class DescribesMoves(Protocol):
+    """A family that can name the parameter a step moved most."""
+
+    def describe_move(self, new: FloatArray, old: FloatArray) -> Drift:
+        """The parameter that moved most from ``old`` to ``new``, on the scale of
+        ``EMProblem.change``."""
+        ...
+
+
 def max_abs_change(new: FloatArray, old: FloatArray) -> float:
     """The usual ``EMProblem.change``: the largest move of one coordinate."""
     return float(np.max(np.abs(new - old))) if new.size else 0.0
 
 
+#: Why a run stopped: no parameter moved more than ``tol``; the log posterior stopped
+#: rising while a parameter still moved; the cycle cap.
+STOPPED_PARAMETERS = "parameters"
+STOPPED_LOGLIK = "log-likelihood"
+STOPPED_CAP = "cycle cap"
+
+
 @dataclass
 class EMRun(Generic[E]):
     """The loop's result: the last vector and the E-step at it, the M-steps run,
-    whether the stopping rule was met, and the log posterior at every M-step's start
+    whether the stopping rule was met, why the run stopped (``STOPPED_*``), the
+    parameter still moving when the log posterior had stopped (``drift``, None unless
+    ``stopped`` is ``STOPPED_LOGLIK``), and the log posterior at every M-step's start
     and at the end (``trace``, one longer than ``n_iter``)."""
 
     x: FloatArray
@@ -123,6 +178,8 @@ class EMRun(Generic[E]):
     n_iter: int = 0
     converged: bool = False
     trace: list[float] = field(default_factory=list)
+    stopped: str = ""
+    drift: Drift | None = None
 
 
 def run_em(
@@ -138,26 +195,49 @@ def run_em(
     progress: ProgressCallback | None = None,
 ) -> EMRun[E]:
     """EM steps of ``problem`` from ``start`` until a plain step moves less than
-    ``tol`` or ``max_iter`` steps ran; SQUAREM-accelerated unless ``accelerate`` is
-    false; ``stabilise`` and ``ramp`` choose the step control the module's docstring
-    describes.
+    ``tol``, the log posterior stops rising (less than ``tol`` a cycle over
+    ``LOGLIK_WINDOW`` M-steps) or ``max_iter`` steps ran; SQUAREM-accelerated unless
+    ``accelerate`` is false; ``stabilise`` and ``ramp`` choose the step control the
+    module's docstring describes.
     ``slack``: the relative rounding of the family's log posterior, which a jump
     may lose and still be kept."""
     run: EMRun[E] = EMRun(x=start, evaluation=problem.evaluate(start))
+    best: list[float] = []  # the best log posterior at or before each M-step's start
+    last_step: list[FloatArray] = []  # the latest M-step's (new, old)
+    # Where the last 2 × LOGLIK_WINDOW + 1 M-steps started.
+    starts: deque[FloatArray] = deque(maxlen=2 * LOGLIK_WINDOW + 1)
 
     def update(x: FloatArray, at_x: E) -> tuple[FloatArray, float]:
         """The M-step from x: F(x) and how far it moved."""
         new = problem.update(x, at_x)
         run.n_iter += 1
         run.trace.append(at_x.logpost)
+        best.append(max(best[-1], at_x.logpost) if best else at_x.logpost)
+        last_step[:] = [new, x]
+        starts.append(np.array(to_numpy(x), dtype=np.float64))
         change = problem.change(new, x)
         if progress is not None:
             progress(run.n_iter, at_x.loglik, change)
         return new, change
 
-    def done(x: FloatArray, at_x: E | None, converged: bool) -> EMRun[E]:
+    def stop(change: float) -> str:
+        """Why the run stops after an M-step that moved ``change`` ("": it goes on)."""
+        if change < tol:
+            return STOPPED_PARAMETERS
+        window, flat = LOGLIK_WINDOW, tol * LOGLIK_WINDOW
+        # Not where the E-step's rounding (``slack`` on each of the two values compared)
+        # hides rises of that size.
+        visible = len(starts) == starts.maxlen and flat > 2 * slack * abs(best[-1])
+        if visible and best[-1] - best[-1 - window] < flat and _steady(starts, window):
+            return STOPPED_LOGLIK
+        return STOPPED_CAP if run.n_iter >= max_iter else ""
+
+    def done(x: FloatArray, at_x: E | None, why: str) -> EMRun[E]:
         at_x = problem.evaluate(x) if at_x is None else at_x
-        run.x, run.evaluation, run.converged = x, at_x, converged
+        run.x, run.evaluation, run.stopped = x, at_x, why
+        run.converged = why == STOPPED_PARAMETERS
+        if why == STOPPED_LOGLIK:
+            run.drift = _describe_move(problem, *last_step)
         run.trace.append(at_x.logpost)
         return run
 
@@ -167,14 +247,14 @@ def run_em(
     while True:
         x1, change = update(x, at_x)
         at_x1 = problem.evaluate(x1)
-        if change < tol or run.n_iter >= max_iter:
-            return done(x1, at_x1, change < tol)
+        if why := stop(change):
+            return done(x1, at_x1, why)
         if not accelerate:
             x, at_x = x1, at_x1
             continue
         x2, change = update(x1, at_x1)
-        if change < tol or run.n_iter >= max_iter:
-            return done(x2, None, change < tol)
+        if why := stop(change):
+            return done(x2, None, why)
         r = x1 - x
         v = x2 - 2 * x1 + x
         norm_v = float(np.linalg.norm(v))
@@ -212,7 +292,28 @@ def run_em(
             if ramp:
                 step_max = max(1.0, alpha / 4.0)
         if run.n_iter >= max_iter:
-            return done(x, at_x, False)
+            return done(x, at_x, STOPPED_CAP)
+
+
+def _steady(starts: deque[FloatArray], window: int) -> bool:
+    """Whether the coordinate that moved most over the last ``window`` M-steps moved the
+    same way over the ``window`` before, by no more than 1 / ``STEADY`` times as far."""
+    now = starts[-1] - starts[-1 - window]
+    before = starts[-1 - window] - starts[0]
+    k = int(np.argmax(np.abs(now)))
+    return bool(now[k] * before[k] > 0 and abs(before[k]) * STEADY <= abs(now[k]))
+
+
+def _describe_move(problem: object, new: FloatArray, old: FloatArray) -> Drift:
+    """The parameter the last M-step moved most, named by the family when it can
+    (``DescribesMoves``), else by its place in the vector."""
+    describe = getattr(problem, "describe_move", None)
+    if describe is not None:
+        return describe(new, old)  # type: ignore[no-any-return]
+    now = np.asarray(to_numpy(new), dtype=np.float64).ravel()
+    step = now - np.asarray(to_numpy(old), dtype=np.float64).ravel()
+    k = int(np.argmax(np.abs(step)))
+    return Drift(f"coordinate {k} of the parameter vector", float(now[k]), float(step[k]))
 
 
 def _at_least(candidate: Evaluation, reference: Evaluation, slack: float) -> bool:

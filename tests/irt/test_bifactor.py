@@ -359,3 +359,45 @@ def test_standard_errors_are_nan_where_not_identified() -> None:
         [shrunk.se_a_general_[3], shrunk.se_a_specific_[3], shrunk.se_d_[3]],
         [priors.a_general_sd, priors.a_specific_sd, priors.d_sd],
     )
+
+
+@pytest.mark.parametrize("guessing", [False, True])
+def test_shared_answer_patterns_give_the_same_e_step(guessing: bool) -> None:
+    # Four items a group, with missing answers and a general-only item: subjects alike
+    # in a group share its integral, and the expected counts and log-likelihood are
+    # those of a row per subject.
+    from irt.bifactor_estep import Answers, e_step
+
+    rng = np.random.default_rng(12)
+    group = np.array([0, 0, 0, 0, 1, 1, 1, 1, GENERAL_ONLY])
+    params = _params(rng, group, 2, guessing)
+    data = _simulate(params, 600, rng, missing=0.05)
+    grid = normal_grid(21, 6.0)
+    one_each = Answers.of(data, group, 2)
+    shared = Answers.of(data, group, 2, share_patterns=True)
+    assert all(p is not None and p.size == 600 for p in shared.patterns[:2])
+    assert shared.right[0].shape[0] < 100 and shared.patterns[-1] is None
+    counts, loglik = e_step(one_each, params, grid.points, grid.log_weights)
+    counts_shared, loglik_shared = e_step(shared, params, grid.points, grid.log_weights)
+    assert loglik_shared == pytest.approx(loglik, rel=1e-12)
+    for k in range(3):
+        np.testing.assert_array_equal(counts_shared.support[k], counts.support[k])
+        np.testing.assert_allclose(counts_shared.r[k], counts.r[k], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(counts_shared.n[k], counts.n[k], rtol=1e-9, atol=1e-12)
+
+
+def test_a_slope_running_to_a_bound_is_named_and_the_fit_stops() -> None:
+    # R mirt's bfactor test data: psychTools' ability items, one specific factor per
+    # item type (issue 42). matrix.45's slopes run on along a ridge (6.9 on the specific
+    # after 500 cycles) while the log-likelihood gains less than 1e-4 a cycle.
+    path = POLYTOMOUS.parent / "psychTools_ability.csv"
+    if not path.exists():
+        pytest.skip("../shared/data is not here")
+    data = read_responses(path, id_column=False)
+    with pytest.warns(ConvergenceWarning, match="still moved .*slope of item matrix.45"):
+        fit = BifactorCalibrator().fit(data, [k // 4 for k in range(16)])
+    assert not fit.converged_ and fit.stopped_ == "log-likelihood" and fit.n_iter_ < 450
+    assert fit.drift_ is not None and abs(fit.drift_.per_cycle) > 10 * fit.tol
+    # 500 cycles reach −12404.344 and the ridge climbs on by ever less: a likelihood
+    # ratio statistic of 0.2 at most between the two.
+    assert fit.loglik_ == pytest.approx(-12404.344, abs=0.1)
