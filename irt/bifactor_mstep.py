@@ -30,7 +30,7 @@ import numpy as np
 
 from irt.bifactor_estep import Answers, Counts, block_coefficients, block_design
 from irt.bifactor_model import BifactorParams, BifactorPriors
-from irt.models import log_sigmoid
+from irt.families.coordinates import log_sigmoid
 from irt.priors import beta_log_kernel
 from irt.types import BoolArray, FloatArray, IntArray
 

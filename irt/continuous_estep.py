@@ -25,7 +25,7 @@ from irt.continuous import ContinuousParams
 from irt.continuous_kernels import clip_scores, coefficients, log_jacobian, statistics
 from irt.continuous_responses import ContinuousResponses
 from irt.errors import IRTError
-from irt.mstep_coords import LOG_SLOPE_BOUNDS
+from irt.families.coordinates import LOG_SLOPE_BOUNDS
 from irt.quadrature import normal_grid
 from irt.structures import normalised
 from irt.types import BoolArray, FloatArray

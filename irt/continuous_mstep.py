@@ -35,7 +35,7 @@ from irt.continuous_estep import EStep, clip_internal, node_coefficients, to_nat
 from irt.continuous_kernels import beta_information, beta_shapes
 from irt.continuous_priors import ContinuousPriors
 from irt.estimation.fisher_scoring import fisher_scoring
-from irt.mstep_coords import LOG_SLOPE_BOUNDS
+from irt.families.coordinates import LOG_SLOPE_BOUNDS
 from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = ["ItemStats", "ItemsMStep", "complete_gradient", "m_step", "stats_of"]

@@ -24,8 +24,8 @@ import numpy as np
 
 from irt.estimation.fisher_scoring import fisher_scoring
 from irt.families.base import ItemValues
+from irt.families.coordinates import RAW_SLOPE_BOUND
 from irt.mirt_polytomous import CategoryGroup, group_curves
-from irt.mstep_coords import RAW_SLOPE_BOUND
 from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = ["GroupCoordinates", "group_m_step", "group_objective", "group_score"]

@@ -19,8 +19,10 @@ import numpy as np
 
 from irt.errors import ParamsError
 from irt.estimation.arrays import is_numpy, namespace
+from irt.families.coordinates import log_sigmoid
 from irt.names import ModelKind as ModelKind
 from irt.parameter_set import BinaryItems, bernoulli_probabilities, item_positions, one_theta
+from irt.person_fit import lz
 from irt.types import FloatArray
 
 #: Probabilities are kept this far from 0 and 1 wherever they are divided by.
@@ -139,8 +141,6 @@ class ItemParams(BinaryItems):
 
     def person_fit(self, theta: object, items: object, responses: object) -> float:
         """``irt.person_fit.lz`` of the answers to the items at ``items``."""
-        from irt.person_fit import lz  # person_fit imports this module
-
         return lz(np.asarray(responses, dtype=np.float64), one_theta(theta), self.subset(items))
 
     def subset(self, items: object) -> ItemParams:
@@ -215,12 +215,6 @@ def _sigmoid(z: FloatArray) -> FloatArray:
     ez = np.exp(z[~pos])
     out[~pos] = ez / (1.0 + ez)
     return out
-
-
-def log_sigmoid(z: FloatArray) -> FloatArray:
-    """log σ(z) = −log(1 + e^{−z}) without overflow (numpy or torch, like ``z``)."""
-    xp = namespace(z)
-    return xp.minimum(z, 0.0) - xp.log1p(xp.exp(-xp.abs(z)))  # type: ignore[no-any-return]
 
 
 def log_prob_pair(

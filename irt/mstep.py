@@ -26,17 +26,14 @@ from irt.estimation.arrays import (
     vector,
     zeros,
 )
+from irt.families.coordinates import INTERCEPT_BOUND, LOG_SLOPE_BOUNDS, LOGIT_BOUND, RAW_SLOPE_BOUND
 from irt.models import ModelKind
 from irt.mstep_coords import (
     ALPHA,
     DELTA,
     EPS,
     GAMMA,
-    INTERCEPT_BOUND,
     LAMBDA,
-    LOG_SLOPE_BOUNDS,
-    LOGIT_BOUND,
-    RAW_SLOPE_BOUND,
     MStepSpec,
     clip_coords,
     from_abcd,

@@ -18,15 +18,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from irt.estimation.arrays import copy, namespace, ones, zeros
+from irt.families.coordinates import (
+    INTERCEPT_BOUND,
+    LOG_SLOPE_BOUNDS,
+    LOGIT_BOUND,
+    RAW_SLOPE_BOUND,
+    sigmoid,
+)
 from irt.models import ModelKind
 from irt.priors import ItemPriors
 from irt.types import FloatArray
 
-# Bounds on the internal coordinates: c and d never reach 0 or 1, slopes stay finite.
-LOGIT_BOUND = 12.0
-LOG_SLOPE_BOUNDS = (-5.0, 3.5)
-RAW_SLOPE_BOUND = 30.0
-INTERCEPT_BOUND = 60.0
 #: Floor for divisors and probabilities.
 EPS = 1e-12
 
@@ -62,10 +64,6 @@ def estimated_columns(spec: MStepSpec) -> list[int]:
     if spec.model.has_slipping:
         cols.append(LAMBDA)
     return cols
-
-
-def sigmoid(x: FloatArray) -> FloatArray:
-    return 0.5 * (1.0 + namespace(x).tanh(0.5 * x))  # type: ignore[no-any-return]
 
 
 def to_abcd(coords: FloatArray, spec: MStepSpec) -> tuple[FloatArray, ...]:

@@ -11,18 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from irt.estimation.arrays import empty, namespace, zeros
+from irt.families.coordinates import sigmoid
 from irt.models import log_prob_pair
-from irt.mstep_coords import (
-    ALPHA,
-    DELTA,
-    EPS,
-    GAMMA,
-    LAMBDA,
-    MStepSpec,
-    estimated_columns,
-    sigmoid,
-    to_abcd,
-)
+from irt.mstep_coords import ALPHA, DELTA, EPS, GAMMA, LAMBDA, MStepSpec, estimated_columns, to_abcd
 from irt.mstep_priors import add_prior_terms, log_prior
 from irt.types import FloatArray
 

@@ -14,16 +14,15 @@ from __future__ import annotations
 import numpy as np
 
 from irt.errors import IRTError
-from irt.models import ItemParams, probability
-from irt.polytomous import PolytomousParams
+from irt.parameter_set import CategoryItems, ParameterSet
 
 #: lz below this is flagged (one-sided 5%).
 LZ_FLAG = -1.645
 
 
-def lz(responses: np.ndarray, theta: float, params: ItemParams) -> float:
-    """lz of one examinee's 0/1 ``responses`` to the items of ``params`` at ``theta``;
-    NaN when there are no answers or every probability is 0 or 1."""
+def lz(responses: np.ndarray, theta: float, params: ParameterSet) -> float:
+    """lz of one examinee's 0/1 ``responses`` to the 0/1 items of ``params`` (1–4PL) at
+    ``theta``; NaN when there are no answers or every probability is 0 or 1."""
     y = np.asarray(responses, dtype=np.float64)
     if y.shape != (params.n_items,):
         raise IRTError(f"{y.shape[0] if y.ndim else 0} responses for {params.n_items} items")
@@ -31,7 +30,7 @@ def lz(responses: np.ndarray, theta: float, params: ItemParams) -> float:
         raise IRTError("person fit needs 0/1 responses")
     if y.size == 0:
         return float("nan")
-    return lz_binary(y, probability([theta], params)[0])
+    return lz_binary(y, np.asarray(params.expected_score([theta]))[0])
 
 
 def lz_binary(responses: np.ndarray, p: np.ndarray) -> float:
@@ -50,7 +49,7 @@ def lz_binary(responses: np.ndarray, p: np.ndarray) -> float:
     return (l0 - expected) / float(np.sqrt(variance))
 
 
-def lz_scored(scores: np.ndarray, theta: float, params: PolytomousParams) -> float:
+def lz_scored(scores: np.ndarray, theta: float, params: CategoryItems) -> float:
     """lz of one examinee's ``scores`` (0..m_j) on the items of ``params`` at ``theta``:
     Drasgow, Levine & Williams' (1985) polytomous lz, (l0 − E l0)/√Var l0 with l0 the
     log-likelihood of the scores; NaN when there are none or it has no variance."""

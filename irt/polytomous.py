@@ -39,6 +39,7 @@ from irt.families import CategoryCurves, FamilyName, ItemFamily, category_curves
 from irt.item_checks import checked_item_types, item_vector
 from irt.item_groups import like_groups
 from irt.parameter_set import CategoryItems, draw_categories, item_positions, one_theta
+from irt.person_fit import lz_scored
 from irt.types import FloatArray, IntArray
 
 
@@ -278,8 +279,6 @@ class PolytomousParams(CategoryItems):
 
     def person_fit(self, theta: object, items: object, responses: object) -> float:
         """``irt.person_fit.lz_scored`` of the scores to the items at ``items``."""
-        from irt.person_fit import lz_scored  # person_fit imports this module
-
         scores = np.asarray(responses, dtype=np.float64)
         return lz_scored(scores, one_theta(theta), self.subset(items))
 

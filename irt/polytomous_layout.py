@@ -30,8 +30,8 @@ import numpy as np
 from irt.errors import IRTError
 from irt.estimation.arrays import clip, concat, copy, namespace, zeros
 from irt.families.base import ItemValues
+from irt.families.coordinates import LOG_SLOPE_BOUNDS, RAW_SLOPE_BOUND, sigmoid
 from irt.item_groups import GroupLayout, ItemGroup
-from irt.mstep_coords import LOG_SLOPE_BOUNDS, RAW_SLOPE_BOUND, sigmoid
 from irt.polytomous import ItemType, PolytomousParams, curves
 from irt.polytomous_responses import MISSING, PolytomousResponses
 from irt.types import FloatArray, IntArray

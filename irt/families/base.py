@@ -18,7 +18,7 @@ import numpy as np
 
 from irt.errors import ParamsError
 from irt.estimation.arrays import clip, concat, copy, zeros
-from irt.mstep_coords import INTERCEPT_BOUND, LOGIT_BOUND, sigmoid
+from irt.families.coordinates import INTERCEPT_BOUND, LOGIT_BOUND, sigmoid
 from irt.types import FloatArray
 
 __all__ = ["SCORE_BOUND", "CategoryCurves", "CurveInputs", "ItemFamily", "ItemValues"]

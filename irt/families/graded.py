@@ -19,8 +19,7 @@ import numpy as np
 
 from irt.estimation.arrays import concat, cumsum, empty, namespace, ones, zeros
 from irt.families.base import CategoryCurves, CurveInputs, ItemFamily
-from irt.models import log_sigmoid
-from irt.mstep_coords import INTERCEPT_BOUND
+from irt.families.coordinates import INTERCEPT_BOUND, log_sigmoid
 from irt.types import FloatArray
 
 __all__ = ["Graded"]

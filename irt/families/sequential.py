@@ -10,7 +10,7 @@ import numpy as np
 
 from irt.estimation.arrays import concat, copy, cumsum, like, namespace, zeros
 from irt.families.base import CategoryCurves, CurveInputs, ItemFamily, ItemValues
-from irt.models import log_sigmoid
+from irt.families.coordinates import log_sigmoid
 from irt.types import FloatArray
 
 __all__ = ["Sequential"]
