@@ -13,7 +13,7 @@ from irt.lazy import lazy_attributes
 # this name as true, and at run time the block below imports nothing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from irt.bayes import BayesCalibrator
+    from irt.bayes.calibrator import BayesCalibrator
     from irt.em import EMCalibrator
     from irt.errors import (
         ConvergenceWarning,
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 #: Public name → the module that defines it.
 _WHERE: dict[str, str] = {
-    "BayesCalibrator": "irt.bayes",
+    "BayesCalibrator": "irt.bayes.calibrator",
     "EMCalibrator": "irt.em",
     "ConvergenceWarning": "irt.errors",
     "DataWarning": "irt.errors",

@@ -20,7 +20,7 @@ Identification:
 - Exploratory (``model`` = K in 1..5): R = I and, as in R mirt, factor k (1-based)
   loads on items 1..J−k+1 only, so the last k−1 items have zero slopes on it (a
   triangle of K(K−1)/2 zeros that removes the rotational indeterminacy); signs as
-  above. The unrotated slopes are reported; ``irt.mirt_rotation.rotate`` rotates them
+  above. The unrotated slopes are reported; ``irt.exploratory.rotation.rotate`` rotates them
   (varimax or oblimin) for interpretation, which leaves the likelihood unchanged.
 
 Item standard errors come from the cross-product of per-subject scores
@@ -113,7 +113,7 @@ class MirtCalibrator(MultidimensionalCalibrator):
             if correlated:
                 raise IRTError(
                     "exploratory factors are fitted orthogonal; rotate them obliquely "
-                    "afterwards (irt.mirt_rotation.rotate(params, 'oblimin'))"
+                    "afterwards (irt.exploratory.rotation.rotate(params, 'oblimin'))"
                 )
             self.pattern = None
         else:

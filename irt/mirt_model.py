@@ -19,9 +19,9 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from irt.errors import IRTError, ParamsError
+from irt.fit.persons import lz_binary
 from irt.models import log_prob_pair
 from irt.parameter_set import BinaryItems, bernoulli_probabilities, item_positions
-from irt.person_fit import lz_binary
 from irt.types import FloatArray
 
 #: The general factor's name when a bifactor model is written in this form.
@@ -166,7 +166,7 @@ class MirtParams(BinaryItems):
         return np.asarray(rng.random(pos.size) < prob, dtype=np.float64)
 
     def person_fit(self, theta: object, items: object, responses: object) -> float:
-        """lz (``irt.person_fit.lz_binary``) at one point ``theta`` (D,)."""
+        """lz (``irt.fit.persons.lz_binary``) at one point ``theta`` (D,)."""
         pos = np.asarray(items, dtype=np.int_).reshape(-1)
         y = np.asarray(responses, dtype=np.float64).reshape(-1)
         if y.shape != pos.shape or not np.isin(y, (0.0, 1.0)).all():

@@ -30,10 +30,10 @@ import numpy as np
 
 from irt.errors import ParamsError
 from irt.families import CategoryCurves, FamilyName, category_curves
+from irt.fit.persons import lz_categories
 from irt.item_checks import checked_item_types, item_type
 from irt.item_groups import GroupLayout, ItemGroup
 from irt.parameter_set import CategoryItems, draw_categories, item_positions
-from irt.person_fit import lz_categories
 from irt.polytomous import check_item_values, fill_scoring_values, pad_thresholds
 from irt.types import BoolArray, FloatArray
 
@@ -243,7 +243,7 @@ class MirtPolytomousParams(CategoryItems):
         return draw_categories(np.asarray(prob), rng)
 
     def person_fit(self, theta: object, items: object, responses: object) -> float:
-        """lz (``irt.person_fit.lz_categories``) at one point ``theta`` (D,)."""
+        """lz (``irt.fit.persons.lz_categories``) at one point ``theta`` (D,)."""
         pos = np.asarray(items, dtype=np.int_).reshape(-1)
         x = np.asarray(responses, dtype=np.float64).reshape(-1)
         top = self.max_scores[pos]

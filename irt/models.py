@@ -20,9 +20,9 @@ import numpy as np
 from irt.errors import ParamsError
 from irt.estimation.arrays import is_numpy, namespace
 from irt.families.coordinates import log_sigmoid
+from irt.fit.persons import lz
 from irt.names import ModelKind as ModelKind
 from irt.parameter_set import BinaryItems, bernoulli_probabilities, item_positions, one_theta
-from irt.person_fit import lz
 from irt.types import FloatArray
 
 #: Probabilities are kept this far from 0 and 1 wherever they are divided by.
@@ -140,7 +140,7 @@ class ItemParams(BinaryItems):
         return np.asarray(rng.random(pos.size) < prob, dtype=np.float64)
 
     def person_fit(self, theta: object, items: object, responses: object) -> float:
-        """``irt.person_fit.lz`` of the answers to the items at ``items``."""
+        """``irt.fit.persons.lz`` of the answers to the items at ``items``."""
         return lz(np.asarray(responses, dtype=np.float64), one_theta(theta), self.subset(items))
 
     def subset(self, items: object) -> ItemParams:

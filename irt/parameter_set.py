@@ -132,7 +132,7 @@ class ParameterSet(Protocol):
         ...
 
     def person_fit(self, theta: object, items: object, responses: object) -> float:
-        """lz (``irt.person_fit``) of one examinee's ``responses`` to the items at
+        """lz (``irt.fit.persons``) of one examinee's ``responses`` to the items at
         positions ``items``, at ``theta``; continuous items are left out (lz is for
         discrete scores); NaN when nothing is left or it has no variance."""
         ...

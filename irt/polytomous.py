@@ -36,10 +36,10 @@ import numpy as np
 from irt.errors import ParamsError
 from irt.estimation.arrays import is_numpy
 from irt.families import CategoryCurves, FamilyName, ItemFamily, category_curves, family_of
+from irt.fit.persons import lz_scored
 from irt.item_checks import checked_item_types, item_vector
 from irt.item_groups import like_groups
 from irt.parameter_set import CategoryItems, draw_categories, item_positions, one_theta
-from irt.person_fit import lz_scored
 from irt.types import FloatArray, IntArray
 
 
@@ -278,7 +278,7 @@ class PolytomousParams(CategoryItems):
         return draw_categories(np.exp(self.log_probs_at(theta, items)), rng)
 
     def person_fit(self, theta: object, items: object, responses: object) -> float:
-        """``irt.person_fit.lz_scored`` of the scores to the items at ``items``."""
+        """``irt.fit.persons.lz_scored`` of the scores to the items at ``items``."""
         scores = np.asarray(responses, dtype=np.float64)
         return lz_scored(scores, one_theta(theta), self.subset(items))
 

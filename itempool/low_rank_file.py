@@ -1,6 +1,6 @@
 """``low_rank.csv`` and ``pool.json``'s ``low_rank``: the references' K-factor logistic
-model (``irt.low_rank``), stored so that ``cat assess`` need not refit it (a fit on 1,000
-references x 1,500 items takes tens of seconds).
+model (``irt.exploratory.low_rank``), stored so that ``cat assess`` need not refit it (a
+fit on 1,000 references x 1,500 items takes tens of seconds).
 
 ``low_rank.csv`` has one row per item: ``item_id,intercept,f1..fK``. ``pool.json``'s
 ``low_rank`` holds K, the penalty and the prior of a new model's factors (the

@@ -35,7 +35,7 @@ class MultidimensionalEntry(BaseModel):
     # The fit's figures beside the unidimensional model's (loglik, AIC, BIC, ...).
     fit: dict[str, Any] | None = None
     # What predictions take off each unasked item's expected score: the model's drift
-    # on its references (irt.scenario_factors).
+    # on its references (irt.exploratory.scenario_factors).
     offset: float = 0.0
     # How the pool's design picks items (cat assess --criterion), as its stored
     # cross-fitted errors were measured; None: the design's default.

@@ -47,7 +47,7 @@ from cat.prediction.intervals import theta_and_chance, widen
 from cat.prediction.predictors import reference_offset
 from cat.prediction.recalibrated import recalibrated_accuracy
 from cat.prediction.shares import expected_share, observed_share, share_variance
-from irt.person_fit import LZ_FLAG
+from irt.fit.persons import LZ_FLAG
 from irt.types import FloatArray, IntArray
 from itempool.prediction_errors import PredictionErrors
 
@@ -506,7 +506,7 @@ def _design_accuracy(
 
 
 def _person_fit(session: AssessmentSession, positions: IntArray) -> PersonFit:
-    """lz on the items given, at the final θ (``irt.person_fit``)."""
+    """lz on the items given, at the final θ (``irt.fit.persons``)."""
     if not session.given:
         return PersonFit(lz=None, flagged=False, threshold=LZ_FLAG)
     answers = np.array(session.responses, float)

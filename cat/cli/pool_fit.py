@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 class Correction(StrEnum):
-    """How p-values are adjusted for the number of items (``irt.item_fit.CORRECTIONS``)."""
+    """How p-values are adjusted for the number of items (``irt.fit.items.CORRECTIONS``)."""
 
     BH = "bh"
     HOLM = "holm"

@@ -1,4 +1,4 @@
-"""The new model in the references' low-rank space (``irt.low_rank``).
+"""The new model in the references' low-rank space (``irt.exploratory.low_rank``).
 
 Its factors u are found by MAP under a Gaussian prior taken from the references' u, by
 Newton steps that are halved until the penalised log-likelihood rises: undamped steps
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cat.errors import CatError
-from irt.low_rank import sigmoid, softplus
+from irt.exploratory.low_rank import sigmoid, softplus
 from irt.mirt_model import MirtParams
 from irt.models import log_prob_pair
 from irt.types import BoolArray, FloatArray, IntArray

@@ -19,7 +19,7 @@ from cat.designs.replay import ReferenceTest, replay_reference_test
 from cat.engine.registry import DEFAULT_CRITERION, REFERENCE_DESIGNS, CriterionName, DesignName
 from cat.errors import CatError
 from irt.errors import ConvergenceWarning
-from irt.low_rank import LowRankCalibrator
+from irt.exploratory.low_rank import LowRankCalibrator
 from irt.mirt_model import GENERAL_FACTOR, MirtParams, Structure
 from irt.responses import ResponseMatrix
 from irt.types import BoolArray, FloatArray, IntArray
@@ -54,7 +54,7 @@ def low_rank_dims(n_references: int) -> int:
     return int(np.clip(n_references // 30, 1, 8))
 
 
-#: The low-rank fit's L2 penalty (``irt.low_rank``), recorded with a stored fit.
+#: The low-rank fit's L2 penalty (``irt.exploratory.low_rank``), recorded with a stored fit.
 LOW_RANK_PENALTY = 1.0
 
 

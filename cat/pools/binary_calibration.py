@@ -1,4 +1,4 @@
-"""The 0/1 family of ``cat.calibrate``: the 1PL to 4PL by EM or Bayes (``irt.fit``),
+"""The 0/1 family of ``cat.calibrate``: the 1PL to 4PL by EM or Bayes (``irt.estimation.methods``),
 its fit report, its parameter file (params.csv) and, in a pool, the references, their
 answers, their low-rank model and their cross-fitted errors under each design.
 
@@ -30,8 +30,8 @@ from cat.pools.report_keys import FitReportHead
 from cat.pools.scenarios import ItemScenarios, scenarios_of
 from cat.provenance import package_version, utc_now
 from irt.checks import check_responses, warn_runaway_estimates
-from irt.fit import CalibrationResult, parameter_summary
-from irt.fit import calibrate as fit_items
+from irt.estimation.methods import CalibrationResult, parameter_summary
+from irt.estimation.methods import calibrate as fit_items
 from irt.models import ModelKind
 from irt.priors import ItemPriors
 from irt.responses import ResponseMatrix

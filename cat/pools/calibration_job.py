@@ -40,7 +40,7 @@ from irt.continuous_kernels import DEFAULT_EPSILON
 from irt.continuous_responses import ContinuousResponses
 from irt.errors import IRTError
 from irt.estimation.devices import resolve_device
-from irt.fit import FitProgress
+from irt.estimation.methods import FitProgress
 from irt.mirt_model import MirtParams
 from irt.mixed import MixedResponses
 from irt.names import AbilityMethod, CalibrationMethod

@@ -18,7 +18,7 @@ from typing import Generic, Literal, Protocol, TypeVar
 from cat.errors import CatError
 from cat.pools.report_keys import FitReportHead
 from irt.continuous import ContinuousParams
-from irt.fit import FitProgress
+from irt.estimation.methods import FitProgress
 from irt.mirt_model import MirtParams
 from irt.mixed import MixedParams
 from irt.models import ItemParams

@@ -7,7 +7,7 @@
 Every reason an item is flagged is one of ``REASONS``; the statistics behind them:
 
 - ``misfit``: a grouped chi-square given θ with bootstrap p-values, adjusted for the
-  number of items (``irt.item_fit`` states the method);
+  number of items (``irt.fit.items`` states the method);
 - ``low_discrimination``: the pool's slope a below ``LOW_SLOPE`` (or negative);
 - ``c_at_prior_edge``: the pool's c outside the central 99% of the calibration's prior
   on c: the data pushed it to where only the prior holds it;
@@ -16,7 +16,7 @@ Every reason an item is flagged is one of ``REASONS``; the statistics behind the
   drew at least half of the strongest third and more of them than the key; and, with or
   without them, right answers go with *lower* θ (point-biserial r < 0, one-sided test,
   adjusted);
-- ``easier`` / ``harder``: with earlier responses, b moved beyond chance (``irt.drift``;
+- ``easier`` / ``harder``: with earlier responses, b moved beyond chance (``irt.linking.drift``;
   two-sided z-test, adjusted). ``easier`` for later, new models only is the
   contamination signal.
 """
@@ -63,7 +63,7 @@ from cat.pools.loading import as_pool, binary_params
 from cat.pools.recalibration import merge_responses
 from cat.provenance import package_version, utc_now
 from irt.errors import IRTError
-from irt.item_fit import adjust_p_values, item_fit
+from irt.fit.items import adjust_p_values, item_fit
 from irt.models import ItemParams
 from irt.priors import ItemPriors
 from irt.responses import ResponseMatrix

@@ -16,8 +16,8 @@ from scipy.stats import beta as beta_dist
 from scipy.stats import t as t_dist
 
 from cat.errors import CatError
-from irt.drift import DEFAULT_B_PRIOR, DriftTest, drift_test
-from irt.item_fit import CORRECTIONS, ItemFit, adjust_p_values
+from irt.fit.items import CORRECTIONS, ItemFit, adjust_p_values
+from irt.linking.drift import DEFAULT_B_PRIOR, DriftTest, drift_test
 from irt.models import ItemParams
 from irt.priors import ItemPriors
 from irt.responses import ResponseMatrix

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict
 
 from cat.pools.fit_checks import REASONS, FitSettings, ItemFindings, ItemFlag, Reason
 from cat.pools.loading import binary_params
-from irt.drift import DriftTest
-from irt.item_fit import ItemFit
+from irt.fit.items import ItemFit
+from irt.linking.drift import DriftTest
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray
 from itempool import LoadedPool

@@ -40,7 +40,7 @@ from cat.pools.graded_report import graded_report
 from cat.pools.scored_data import collapsed_scores, refuse_skipped_scores, scored_data_notes
 from cat.pools.scored_pool import pool_item_types, read_pool_scores, record_scored_pool
 from irt.continuous_scoring import ContinuousScores
-from irt.fit import cycle_progress
+from irt.estimation.methods import cycle_progress
 from irt.mixed_scoring import MixedScores
 from irt.names import CalibrationMethod
 from irt.polytomous import ItemType

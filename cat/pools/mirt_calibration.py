@@ -22,11 +22,11 @@ from cat.pools.scenarios import ItemScenarios
 from irt.bifactor import BifactorCalibrator, BifactorPriors
 from irt.bifactor_model import GENERAL_ONLY, group_codes
 from irt.errors import ConvergenceWarning, IRTError
+from irt.exploratory.scenario_factors import RIDGE, fit_scenario_factors
 from irt.mirt_em import MirtCalibrator, MirtPriors
 from irt.mirt_model import MirtParams
 from irt.models import ItemParams, ModelKind
 from irt.responses import ResponseMatrix
-from irt.scenario_factors import RIDGE, fit_scenario_factors
 
 #: A product grid past this many factors is too large (R mirt's limit for EM too).
 MAX_GRID_FACTORS = 5
@@ -99,7 +99,7 @@ def fit_multidimensional(
     """Fit ``model`` to ``matrix``: the bifactor model with one specific factor per
     group of ``groups``; or ``mirt``, exploratory with ``dims`` factors by EM, else one
     correlated factor per group on the ``unidimensional`` fit's items
-    (``irt.scenario_factors``)."""
+    (``irt.exploratory.scenario_factors``)."""
     model = MultidimensionalModel(model)
     if model is MultidimensionalModel.MIRT and dims is None and groups is not None:
         if unidimensional is None:

@@ -3,10 +3,10 @@
 Two ways (DESIGN.md, issue 6):
 
 - ``anchor``: the pool's items keep their parameters; items new to the pool and the new
-  subjects are estimated on the pool's scale (``irt.anchored``);
+  subjects are estimated on the pool's scale (``irt.linking.anchored``);
 - ``concurrent``: every item is re-estimated from the new responses on their own scale,
   which Stocking–Lord linking over the items shared with the pool then moves onto the
-  pool's scale (``irt.linking``); the linking constants are reported.
+  pool's scale (``irt.linking.scale``); the linking constants are reported.
 
 Pool items the new responses do not cover keep their old parameters either way.
 """
@@ -22,10 +22,10 @@ import numpy as np
 from cat.errors import CatError
 from cat.pools.loading import binary_params
 from cat.pools.names import Method as Method
-from irt.anchored import calibrate_with_anchors
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning
-from irt.linking import Linking, stocking_lord, transform
+from irt.linking.anchored import calibrate_with_anchors
+from irt.linking.scale import Linking, stocking_lord, transform
 from irt.models import ItemParams
 from irt.responses import MISSING, ResponseMatrix
 from irt.scoring import AbilityMethod, score_abilities

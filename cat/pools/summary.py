@@ -18,7 +18,7 @@ from cat.arguments import PathArg, api_errors
 from cat.engine.score_table import ScoreTable
 from cat.engine.selection import PoolParams, model_name, pool_information
 from cat.pools.loading import as_pool
-from irt.fit import parameter_summary
+from irt.estimation.methods import parameter_summary
 from irt.mixed import MixedParams
 from irt.polytomous import PolytomousParams
 from itempool import ItemType, LoadedPool, PoolProtocol

@@ -44,10 +44,10 @@ from irt.bifactor import BifactorCalibrator, BifactorPriors
 from irt.bifactor_model import group_codes
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning, IRTError
+from irt.exploratory.scenario_factors import fit_scenario_factors
 from irt.mirt_model import MirtParams
 from irt.models import ItemParams, ModelKind, probability
 from irt.responses import ResponseMatrix
-from irt.scenario_factors import fit_scenario_factors
 from irt.scoring import AbilityMethod, score_abilities
 from irt.types import BoolArray, FloatArray, IntArray
 

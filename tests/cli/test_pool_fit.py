@@ -12,7 +12,7 @@ from typer.testing import CliRunner, Result
 from cat.cli.app import app
 from cat.cli.pool_fit import Correction
 from cat.pools import fit
-from irt.item_fit import CORRECTIONS
+from irt.fit.items import CORRECTIONS
 from tests.cat.pools.test_fit import setting  # noqa: F401  (the module's fixture)
 
 runner = CliRunner()

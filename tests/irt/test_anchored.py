@@ -8,9 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from irt.anchored import calibrate_with_anchors
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning, IRTError
+from irt.linking.anchored import calibrate_with_anchors
 from irt.responses import ResponseMatrix
 from irt.simulate import random_params, simulate_responses
 

@@ -1,4 +1,4 @@
-"""Tests of irt.bayes: Bayesian calibration with pyro (SVI and NUTS)."""
+"""Tests of irt.bayes.calibrator: Bayesian calibration with pyro (SVI and NUTS)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from irt.bayes import NUTS_MAX_OBSERVED, BayesCalibrator, proper_priors, svi_converged
+from irt.bayes.calibrator import NUTS_MAX_OBSERVED, BayesCalibrator, proper_priors, svi_converged
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning, IRTError
 from irt.models import ItemParams, ModelKind
@@ -227,7 +227,7 @@ def test_other_models_run(model: str) -> None:
 
 
 def test_missing_extra_gives_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "irt.bayes_model", raising=False)
+    monkeypatch.delitem(sys.modules, "irt.bayes.model", raising=False)
     monkeypatch.setitem(sys.modules, "pyro", None)
     monkeypatch.setitem(sys.modules, "torch", None)
     _, _, responses = _two_pl(20, 4, seed=0)
@@ -237,5 +237,5 @@ def test_missing_extra_gives_install_hint(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_module_import_does_not_load_torch() -> None:
-    code = "import sys, irt.bayes; assert not {'torch', 'pyro'} & set(sys.modules)"
+    code = "import sys, irt.bayes.calibrator; assert not {'torch', 'pyro'} & set(sys.modules)"
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -13,7 +13,7 @@ import irt.estimation.devices as devices
 from irt.em import EMCalibrator
 from irt.errors import IRTError
 from irt.estimation.devices import HOST, resolve_device
-from irt.fit import calibrate as fit_items
+from irt.estimation.methods import calibrate as fit_items
 from irt.responses import ResponseMatrix
 from irt.simulate import random_params, simulate_responses
 

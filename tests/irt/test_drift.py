@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irt.drift import difficulty_given_theta, drift_test
+from irt.linking.drift import difficulty_given_theta, drift_test
 from irt.models import ItemParams, probability
 from irt.responses import ResponseMatrix
 from irt.simulate import random_params

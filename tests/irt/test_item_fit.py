@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import false_discovery_control
 
 from irt.errors import IRTError
-from irt.item_fit import adjust_p_values, item_fit, refit_items
+from irt.fit.items import adjust_p_values, item_fit, refit_items
 from irt.models import ItemParams, probability
 from irt.priors import ItemPriors
 from irt.simulate import random_params

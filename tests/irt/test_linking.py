@@ -10,7 +10,7 @@ import pytest
 
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning, IRTError
-from irt.linking import mean_sigma, stocking_lord, transform
+from irt.linking.scale import mean_sigma, stocking_lord, transform
 from irt.models import probability
 from irt.simulate import random_params, simulate_responses
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from irt.errors import IRTError
-from irt.low_rank import LowRankCalibrator, logistic_rows
+from irt.exploratory.low_rank import LowRankCalibrator, logistic_rows
 from irt.responses import ResponseMatrix
 
 
@@ -50,7 +50,7 @@ def test_bad_settings_are_refused() -> None:
 
 
 def test_softplus_is_logaddexp_with_zero() -> None:
-    from irt.low_rank import softplus
+    from irt.exploratory.low_rank import softplus
 
     z = np.concatenate([np.linspace(-800, 800, 4001), [0.0, -1e-300, 1e-300, 37.0, -37.0]])
     np.testing.assert_allclose(softplus(z), np.logaddexp(0.0, z), rtol=1e-15, atol=0)

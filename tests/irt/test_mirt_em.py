@@ -18,6 +18,7 @@ from scipy.special import expit, log_expit
 
 from irt.em import EMCalibrator
 from irt.errors import ConvergenceWarning, IRTError
+from irt.exploratory.rotation import rotate, standardized_loadings
 from irt.mirt_em import (
     MirtCalibrator,
     MirtPriors,
@@ -28,7 +29,6 @@ from irt.mirt_estep import Patterns, e_step, item_log_probs, log_weights, poster
 from irt.mirt_estep import product_grid as grid_of
 from irt.mirt_model import MirtParams, Structure
 from irt.mirt_mstep import correlation_step, m_step
-from irt.mirt_rotation import rotate, standardized_loadings
 from irt.mirt_se import item_standard_errors
 from irt.priors import ItemPriors
 from irt.responses import MISSING, ResponseMatrix

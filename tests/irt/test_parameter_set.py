@@ -10,13 +10,13 @@ import irt
 from irt import models
 from irt.bifactor_model import BifactorParams
 from irt.continuous import ContinuousParams
+from irt.fit.persons import lz, lz_scored
 from irt.mirt_estep import item_log_probs
 from irt.mirt_model import MirtParams, Structure
 from irt.mirt_polytomous import MirtPolytomousParams
 from irt.mixed import MixedParams
 from irt.models import ItemParams, information, log_likelihood, probability
 from irt.parameter_set import ParameterSet
-from irt.person_fit import lz, lz_scored
 from irt.polytomous import PolytomousParams
 
 ITEM = ItemParams.create(

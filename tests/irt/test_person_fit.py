@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from irt.errors import IRTError
+from irt.fit.persons import LZ_FLAG, lz, lz_scored
 from irt.models import probability
-from irt.person_fit import LZ_FLAG, lz, lz_scored
 from irt.polytomous import PolytomousParams
 from irt.simulate import random_params
 

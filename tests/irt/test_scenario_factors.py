@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from irt.errors import IRTError
+from irt.exploratory.scenario_factors import fit_scenario_factors
 from irt.models import ItemParams, ModelKind
 from irt.responses import ResponseMatrix
-from irt.scenario_factors import fit_scenario_factors
 
 N_SUBJECTS, PER_SCENARIO, S = 300, 120, 3
 

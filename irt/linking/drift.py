@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from irt.item_fit import adjust_p_values
+from irt.fit.items import adjust_p_values
 from irt.models import ItemParams
 from irt.responses import ResponseMatrix
 from irt.scoring import AbilityMethod, score_abilities

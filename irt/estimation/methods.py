@@ -107,7 +107,7 @@ def calibrate(
         resolve_device(device)  # an unknown name is refused as such
         raise IRTError(f"device {device!r} runs EM; Bayesian calibration runs on the cpu")
     try:
-        from irt.bayes import BayesCalibrator
+        from irt.bayes.calibrator import BayesCalibrator
     except ImportError as exc:  # pragma: no cover - the module itself imports lazily
         raise IRTError("Bayesian calibration is not available in this installation") from exc
     calibrator = BayesCalibrator(kind, priors=priors, seed=seed)

@@ -1,7 +1,7 @@
 # pyro ships py.typed, but most of its API is unannotated and pyro.optim builds its
 # optimisers at import time, out of mypy's sight.
 # mypy: disable-error-code="no-untyped-call"
-"""The pyro model, guide and samplers behind ``irt.bayes.BayesCalibrator``.
+"""The pyro model, guide and samplers behind ``irt.bayes.calibrator.BayesCalibrator``.
 
 This module imports torch and pyro at import time; only ``BayesCalibrator.fit`` imports
 it, so that the rest of ``irt`` works without the optional 'bayes' extra.

@@ -286,6 +286,6 @@ def _is_int(x: object) -> bool:
 
 def _backend() -> ModuleType:
     try:
-        return importlib.import_module("irt.bayes_model")
+        return importlib.import_module("irt.bayes.model")
     except ImportError as exc:
         raise IRTError(_INSTALL_HINT) from exc
