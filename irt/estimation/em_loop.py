@@ -13,7 +13,8 @@ the M-step (``EMProblem.update``: the next vector F(x) from that evaluation).
   ``tol`` a cycle over the last ``LOGLIK_WINDOW`` M-steps (its best value so far, so
   that a refused jump does not count as a fall) while the parameter that moved most
   over them moves steadily: the same way, and at least ``STEADY`` as far, as over the
-  ``LOGLIK_WINDOW`` M-steps before. Near a regular optimum every move shrinks
+  ``LOGLIK_WINDOW`` M-steps before (looked at once a window, on three copies of the
+  vector). Near a regular optimum every move shrinks
   geometrically; a move that does not, while the likelihood gains nothing, runs along a
   ridge where the data hardly inform the parameter (a slope of an item that is nearly
   deterministic given the factors, a difficulty without priors on few subjects) and
@@ -204,8 +205,10 @@ def run_em(
     run: EMRun[E] = EMRun(x=start, evaluation=problem.evaluate(start))
     best: list[float] = []  # the best log posterior at or before each M-step's start
     last_step: list[FloatArray] = []  # the latest M-step's (new, old)
-    # Where the last 2 × LOGLIK_WINDOW + 1 M-steps started.
-    starts: deque[FloatArray] = deque(maxlen=2 * LOGLIK_WINDOW + 1)
+    # Where M-steps 0, LOGLIK_WINDOW, 2·LOGLIK_WINDOW … (the latest three) started: three
+    # copies of the vector, not a window of them (400,000 coordinates at scale).
+    starts: deque[FloatArray] = deque(maxlen=3)
+    due: list[int] = []  # the M-step whose start the last of ``starts`` is, until checked
 
     def update(x: FloatArray, at_x: E) -> tuple[FloatArray, float]:
         """The M-step from x: F(x) and how far it moved."""
@@ -214,7 +217,9 @@ def run_em(
         run.trace.append(at_x.logpost)
         best.append(max(best[-1], at_x.logpost) if best else at_x.logpost)
         last_step[:] = [new, x]
-        starts.append(np.array(to_numpy(x), dtype=np.float64))
+        if run.n_iter % LOGLIK_WINDOW == 1:
+            starts.append(np.array(to_numpy(x), dtype=np.float64))
+            due[:] = [len(best)]  # the check waits for the next ``stop``
         change = problem.change(new, x)
         if progress is not None:
             progress(run.n_iter, at_x.loglik, change)
@@ -225,11 +230,13 @@ def run_em(
         if change < tol:
             return STOPPED_PARAMETERS
         window, flat = LOGLIK_WINDOW, tol * LOGLIK_WINDOW
-        # Not where the E-step's rounding (``slack`` on each of the two values compared)
-        # hides rises of that size.
-        visible = len(starts) == starts.maxlen and flat > 2 * slack * abs(best[-1])
-        if visible and best[-1] - best[-1 - window] < flat and _steady(starts, window):
-            return STOPPED_LOGLIK
+        # Looked at once a window, when one has begun (the last of ``starts``), and not
+        # where the E-step's rounding (``slack`` on each value compared) hides such rises.
+        if due and len(starts) == starts.maxlen:
+            at = due.pop()
+            rise = best[at - 1] - best[at - 1 - window]
+            if flat > 2 * slack * abs(best[at - 1]) and rise < flat and _steady(starts):
+                return STOPPED_LOGLIK
         return STOPPED_CAP if run.n_iter >= max_iter else ""
 
     def done(x: FloatArray, at_x: E | None, why: str) -> EMRun[E]:
@@ -295,11 +302,11 @@ def run_em(
             return done(x, at_x, STOPPED_CAP)
 
 
-def _steady(starts: deque[FloatArray], window: int) -> bool:
-    """Whether the coordinate that moved most over the last ``window`` M-steps moved the
-    same way over the ``window`` before, by no more than 1 / ``STEADY`` times as far."""
-    now = starts[-1] - starts[-1 - window]
-    before = starts[-1 - window] - starts[0]
+def _steady(starts: deque[FloatArray]) -> bool:
+    """Whether the coordinate that moved most between the last two of ``starts`` moved
+    the same way between the two before, by no more than 1 / ``STEADY`` times as far."""
+    first, middle, last = starts
+    now, before = last - middle, middle - first
     k = int(np.argmax(np.abs(now)))
     return bool(now[k] * before[k] > 0 and abs(before[k]) * STEADY <= abs(now[k]))
 

@@ -56,9 +56,10 @@ def test_a_parameter_on_a_ridge_stops_the_run_once_the_log_posterior_is_flat() -
     run = run_em(_Ridge(0.05), np.zeros(2), tol=1e-4, max_iter=10_000, accelerate=False)
     # The log posterior has stopped moving; the parameters have not converged.
     assert run.stopped == STOPPED_LOGLIK and not run.converged
-    # The rise over the window first drops below its size × 1e-4 where 0.05·e^(−x₀) < 1e-4.
+    # The rise over a window first drops below its size × 1e-4 about where
+    # 0.05·e^(−x₀) < 1e-4; the rule looks once a window.
     first = int(np.ceil(np.log(0.05 / 1e-4) / 0.05))
-    assert first <= run.n_iter <= first + LOGLIK_WINDOW + 1
+    assert first <= run.n_iter <= first + 2 * LOGLIK_WINDOW + 1
     assert run.drift is not None and run.drift.name == "coordinate 0 of the parameter vector"
     assert run.drift.per_cycle == pytest.approx(0.05)
     assert run.drift.value == pytest.approx(run.x[0])
