@@ -26,9 +26,9 @@ class Calibrator:
     - ``n_iter_``: EM cycles (every evaluation of the EM map, SQUAREM's included);
       ``converged_``: whether the parameters settled before the cycle cap;
       ``stopped_``: why the fit stopped ("parameters": none moved more than ``tol``;
-      "log-likelihood": it had stopped rising while ``drift_`` still moved, not
-      converged and warned about when that parameter runs along a ridge; "cycle
-      cap"; "" for a method without cycles);
+      "log-likelihood": it had stopped rising while ``drift_`` still moved steadily,
+      along a ridge: not converged, and warned about; "cycle cap"; "" for a method
+      without cycles);
     - ``seconds_``: wall time of ``fit``;
     - ``n_parameters_``: free parameters; ``df_``: the degrees of freedom of the full
       response table, Π_j K_j − 1 − ``n_parameters_`` (R mirt's ``df``; negative when
@@ -90,7 +90,7 @@ class Calibrator:
         if run is not None:
             n_iter, converged, trace = run.n_iter, run.converged, run.trace
             stopped, drift = run.stopped, run.drift
-            if stopped == STOPPED_LOGLIK and not converged:
+            if stopped == STOPPED_LOGLIK:
                 warnings.warn(
                     f"{self._what} stopped after {n_iter} cycles without converging: the "
                     f"log-likelihood had stopped rising while one parameter still moved "

@@ -14,14 +14,14 @@ the M-step (``EMProblem.update``: the next vector F(x) from that evaluation).
   that a refused jump does not count as a fall) while the parameter that moved most
   over them moves steadily: the same way, and at least ``STEADY`` as far, as over the
   ``LOGLIK_WINDOW`` M-steps before (looked at once a window, on three copies of the
-  vector). Near a regular optimum every move shrinks
-  geometrically; a move that does not, while the likelihood gains nothing, runs along a
-  ridge where the data hardly inform the parameter (a slope of an item that is nearly
-  deterministic given the factors, a difficulty without priors on few subjects) and
-  would go on to the cap. The run names that parameter (``EMRun.drift``; the family's
-  ``describe_move``, when it has one) and is reported as not converged, as is one that
-  reaches ``max_iter`` M-steps. Where the E-step's rounding (``slack``) could hide
-  such rises, only the cap stops a ridge.
+  vector). Near a regular optimum every move shrinks geometrically; a move that does
+  not, while the likelihood gains nothing, runs along a ridge where the data hardly
+  inform the parameter (a slope of an item that is nearly deterministic given the
+  factors, a difficulty without priors on few subjects) and would go on to the cap.
+  The run names that parameter (``EMRun.drift``; the family's ``describe_move``, when
+  it has one) and is reported as not converged, as is one that reaches ``max_iter``
+  M-steps. Where the E-step's rounding (``slack``) could hide such rises, only the cap
+  stops a ridge.
 - **Acceleration:** from x0, two plain steps x1 = F(x0), x2 = F(x1) give r = x1 − x0 and
   v = x2 − 2·x1 + x0; the jump x0 + 2αr + α²v, α = ‖r‖/‖v‖, is kept when its log
   posterior is no lower than x2's (less ``slack`` of its size, for E-steps that round),
@@ -205,8 +205,9 @@ def run_em(
     run: EMRun[E] = EMRun(x=start, evaluation=problem.evaluate(start))
     best: list[float] = []  # the best log posterior at or before each M-step's start
     last_step: list[FloatArray] = []  # the latest M-step's (new, old)
-    # Where M-steps 0, LOGLIK_WINDOW, 2·LOGLIK_WINDOW … (the latest three) started: three
-    # copies of the vector, not a window of them (400,000 coordinates at scale).
+    # Where M-steps 1, 1 + LOGLIK_WINDOW, 1 + 2·LOGLIK_WINDOW … (the latest three)
+    # started: three copies of the vector, not a window of them (400,000 coordinates
+    # at scale).
     starts: deque[FloatArray] = deque(maxlen=3)
     due: list[int] = []  # the M-step whose start the last of ``starts`` is, until checked
 
