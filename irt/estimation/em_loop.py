@@ -203,7 +203,6 @@ def run_em(
     ``slack``: the relative rounding of the family's log posterior, which a jump
     may lose and still be kept."""
     run: EMRun[E] = EMRun(x=start, evaluation=problem.evaluate(start))
-    best: list[float] = []  # the best log posterior at or before each M-step's start
     last_step: list[FloatArray] = []  # the latest M-step's (new, old)
     # Where M-steps 1, 1 + LOGLIK_WINDOW, 1 + 2·LOGLIK_WINDOW … (the latest three)
     # started: three copies of the vector, not a window of them (400,000 coordinates
@@ -216,11 +215,10 @@ def run_em(
         new = problem.update(x, at_x)
         run.n_iter += 1
         run.trace.append(at_x.logpost)
-        best.append(max(best[-1], at_x.logpost) if best else at_x.logpost)
         last_step[:] = [new, x]
         if run.n_iter % LOGLIK_WINDOW == 1:
             starts.append(np.array(to_numpy(x), dtype=np.float64))
-            due[:] = [len(best)]  # the check waits for the next ``stop``
+            due[:] = [run.n_iter]  # the check waits for the next ``stop``
         change = problem.change(new, x)
         if progress is not None:
             progress(run.n_iter, at_x.loglik, change)
@@ -235,8 +233,9 @@ def run_em(
         # where the E-step's rounding (``slack`` on each value compared) hides such rises.
         if due and len(starts) == starts.maxlen:
             at = due.pop()
-            rise = best[at - 1] - best[at - 1 - window]
-            if flat > 2 * slack * abs(best[at - 1]) and rise < flat and _steady(starts):
+            # The best log posterior by then (a refused jump is not a fall).
+            best, before = max(run.trace[:at]), max(run.trace[: at - window])
+            if flat > 2 * slack * abs(best) and best - before < flat and _steady(starts):
                 return STOPPED_LOGLIK
         return STOPPED_CAP if run.n_iter >= max_iter else ""
 
