@@ -9,6 +9,7 @@ For the reported log-likelihood the mode and curvature are taken exactly instead
 from __future__ import annotations
 
 from irt.estimation.arrays import empty, is_numpy, namespace
+from irt.families.coordinates import sigmoid
 from irt.models import (
     LogisticItems,
     log_prob_pair,
@@ -83,9 +84,8 @@ def _value_score_curvature(
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """log L + log φ (less its constant), its slope and its curvature at ``theta``, in
     one pass over the items (σ(z) computed once for all three)."""
-    xp = namespace(theta)
     z = logits(theta, params)
-    s = 0.5 * (1.0 + xp.tanh(0.5 * z))
+    s = sigmoid(z)
     log_p, log_q = log_prob_pair(z, params.c, params.d, s)
     log_post = (right * log_p + wrong * log_q).sum(axis=1) - 0.5 * theta**2
     score, curvature = _score_curvature(right, wrong, theta, logit_derivatives(z, s, params))

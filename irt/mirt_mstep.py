@@ -30,6 +30,7 @@ from scipy.optimize import minimize
 
 from irt.bifactor_mstep import GAMMA_BOUNDS, MAX_INTERCEPT, MAX_SLOPE
 from irt.errors import IRTError
+from irt.families.coordinates import sigmoid
 from irt.mirt_estep import Expected, log_weights
 from irt.mirt_model import MirtParams
 from irt.priors import beta_log_kernel, check_normal_beta
@@ -89,11 +90,6 @@ class MirtPriors:
         if params.c is not None:
             out += float(np.sum(beta_log_kernel(params.c, self.c_alpha, self.c_beta)))
         return out
-
-
-def sigmoid(z: FloatArray) -> FloatArray:
-    """σ(z) without overflow."""
-    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * z)))
 
 
 def m_step(

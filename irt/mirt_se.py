@@ -20,9 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from irt.estimation.observed_information import invert_item_blocks, root_variance
+from irt.families.coordinates import sigmoid
 from irt.mirt_estep import Patterns, item_log_probs, log_weights, posterior_chunks
 from irt.mirt_model import MirtParams
-from irt.mirt_mstep import MirtPriors, sigmoid
+from irt.mirt_mstep import MirtPriors
 from irt.types import FloatArray
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from irt.errors import ParamsError
 from irt.estimation.arrays import is_numpy, namespace
-from irt.families.coordinates import log_sigmoid
+from irt.families.coordinates import log_sigmoid, sigmoid
 from irt.fit.persons import lz
 from irt.names import ModelKind as ModelKind
 from irt.parameter_set import BinaryItems, bernoulli_probabilities, item_positions, one_theta
@@ -236,7 +236,7 @@ def log_prob_pair(
     if bool(xp.all(c == 0)):
         log_p = xp.log(span) + log_sigmoid(z)
     elif bool(xp.all(c > 0)):
-        sig = 0.5 * (1.0 + xp.tanh(0.5 * z)) if sig is None else sig
+        sig = sigmoid(z) if sig is None else sig
         log_p = xp.log(c + span * sig)
     else:
         with np.errstate(divide="ignore"):
@@ -244,7 +244,7 @@ def log_prob_pair(
     if bool(xp.all(d == 1)):
         log_q = xp.log(span) + log_sigmoid(-z)
     elif bool(xp.all(d < 1)):
-        sig = 0.5 * (1.0 + xp.tanh(0.5 * z)) if sig is None else sig
+        sig = sigmoid(z) if sig is None else sig
         log_q = xp.log((1.0 - d) + span * (1.0 - sig))
     else:
         with np.errstate(divide="ignore"):
@@ -283,7 +283,7 @@ def theta_derivatives(
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """P (kept inside (0, 1)), ∂P/∂θ and ∂²P/∂θ², each shape (T, J)."""
     z = logits(theta, params)
-    return logit_derivatives(z, 0.5 * (1.0 + namespace(z).tanh(0.5 * z)), params)
+    return logit_derivatives(z, sigmoid(z), params)
 
 
 def logit_derivatives(

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from cat.errors import CatError
-from irt.exploratory.low_rank import sigmoid, softplus
+from irt.exploratory.low_rank import softplus
+from irt.families.coordinates import sigmoid
 from irt.mirt_model import MirtParams
 from irt.models import log_prob_pair
 from irt.types import BoolArray, FloatArray, IntArray

@@ -32,7 +32,7 @@ import numpy as np
 from cat.designs.low_rank import LowRankModel, LowRankTest
 from cat.engine.registry import CriterionName
 from cat.errors import CatError
-from irt.exploratory.low_rank import sigmoid
+from irt.families.coordinates import sigmoid
 from irt.types import BoolArray, FloatArray, IntArray
 
 #: Gauss–Hermite points of the KL criterion's expectation over z.

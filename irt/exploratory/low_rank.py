@@ -24,6 +24,7 @@ import numpy as np
 
 from irt.errors import ConvergenceWarning, IRTError
 from irt.estimation.calibrator import Calibrator
+from irt.families.coordinates import sigmoid
 from irt.responses import ResponseMatrix
 from irt.types import FloatArray, IntArray
 
@@ -39,11 +40,6 @@ class LowRankParams:
     item_ids: tuple[str, ...]
     loadings: FloatArray
     intercepts: FloatArray
-
-
-def sigmoid(z: FloatArray) -> FloatArray:
-    """The logistic function, without overflow warnings for large |z|."""
-    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * z)), dtype=np.float64)
 
 
 @dataclass(frozen=True)
