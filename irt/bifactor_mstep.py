@@ -12,24 +12,26 @@ score and the expected (Fisher) information per grid point are
     I_zz = n(1 − c)σ²(1 − σ)/P,   I_zγ = n·c(1 − c)σ(1 − σ)/P,   I_γγ = n·c²(1 − c)(1 − σ)/P
 
 (the 2PL is c = 0: ∂ℓ/∂z = r − nσ, I_zz = nσ(1 − σ), which is also the observed
-information). In the 3PL the observed information differs (``_newton_step``), and is
+information). In the 3PL the observed information differs (``_score_information``), and is
 used where it is positive definite.
 
 The 3PL's objective is not concave, and for an item that (nearly) nobody answers right
 the quadratic model can send a step across the optimum: each step is therefore halved
-until the item's objective does not fall, which makes every EM cycle a generalised EM
-step (Dempster, Laird & Rubin 1977) that cannot lower the log posterior.
+until the item's objective does not fall (the one driver, ``irt.estimation.fisher_scoring``),
+which makes every EM cycle a generalised EM step (Dempster, Laird & Rubin 1977) that
+cannot lower the log posterior.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import numpy as np
 
 from irt.bifactor_estep import Answers, Counts, block_coefficients, block_design
 from irt.bifactor_model import BifactorParams, BifactorPriors
+from irt.estimation.fisher_scoring import Safeguards, fisher_scoring
 from irt.families.coordinates import log_sigmoid
 from irt.priors import beta_log_kernel
 from irt.types import BoolArray, FloatArray, IntArray
@@ -41,17 +43,6 @@ MAX_SLOPE = 20.0
 MAX_INTERCEPT = 30.0
 GAMMA_BOUNDS = (-9.2, 2.2)
 
-# A scoring step moves no coordinate further than this: far from the optimum the
-# quadratic model can overshoot.
-_MAX_STEP = 2.0
-# Halvings of a step that lowers an item's objective before the item stays put.
-_MAX_HALVINGS = 8
-# An item whose Newton step moves no coordinate further than _SETTLED, or would raise
-# its objective by less than _SETTLED_GAIN, has reached its M-step optimum for all
-# practical purposes (EM's own tolerance is far coarser).
-_SETTLED = 1e-5
-_SETTLED_GAIN = 1e-9
-
 
 def m_step(
     params: BifactorParams,
@@ -61,7 +52,8 @@ def m_step(
     steps: int,
     priors: BifactorPriors | None = None,
 ) -> BifactorParams:
-    """Up to ``steps`` safeguarded Newton steps per item from ``params``."""
+    """Up to ``steps`` safeguarded Newton steps per item from ``params``
+    (``irt.estimation.fisher_scoring``)."""
     a_g, a_s, d = params.a_general.copy(), params.a_specific.copy(), params.d.copy()
     gamma = None if params.c is None else np.log(params.c / (1 - params.c))
     for k, items in enumerate(data.items):
@@ -75,29 +67,41 @@ def m_step(
             if priors is not None
             else (np.zeros(design.shape[0]), np.zeros(design.shape[0]))
         )
-        block = _Block(design, _pairs(design), n, r, (n - r) @ design.T, center, precision, priors)
-        theta, g = _maximise(
-            block,
-            _bounded(block_coefficients(params, items, specific)),
-            None if gamma is None else gamma[items],
-            steps,
+        block = _Block(
+            design,
+            _pairs(design),
+            n,
+            r,
+            (n - r) @ design.T,
+            center,
+            precision,
+            priors,
+            gamma is not None,
         )
-        a_g[items] = theta[:, 0]
+        psi = _bounded(block_coefficients(params, items, specific))
+        if gamma is not None:
+            psi = np.hstack([psi, gamma[items, None]])
+        # tol 0: an item is done only when its next step is settled (``_SAFEGUARDS``).
+        psi = fisher_scoring(block, psi, steps, 0.0, _SAFEGUARDS)
+        n_theta = design.shape[0]
+        a_g[items] = psi[:, 0]
         if specific:
-            a_s[items] = theta[:, 1]
-        d[items] = theta[:, -1]
-        if gamma is not None and g is not None:
-            gamma[items] = g
+            a_s[items] = psi[:, 1]
+        d[items] = psi[:, n_theta - 1]
+        if gamma is not None:
+            gamma[items] = psi[:, n_theta]
     c = None if gamma is None else 1.0 / (1.0 + np.exp(-gamma))
     return BifactorParams(params.item_ids, a_g, a_s, d, params.group, params.groups, c)
 
 
 @dataclass(frozen=True)
 class _Block:
-    """One block's M-step problem: ``design`` (P, M) over the M grid points kept,
-    ``pairs`` its row products, expected answers ``n`` (J or 1, M) and right answers
-    ``r`` (J, M), ``wrong_design`` = (n − r)·designᵀ (J, P), the priors' centres and
-    precisions for the P coordinates, and the priors (for c)."""
+    """One block's M-step problem, the ``irt.estimation.fisher_scoring.ItemObjective``
+    of its items in ψ = (θ, [γ]) with θ the P coefficients of the design: ``design``
+    (P, M) over the M grid points kept, ``pairs`` its row products, expected answers
+    ``n`` (J or 1, M) and right answers ``r`` (J, M), ``wrong_design`` = (n − r)·designᵀ
+    (J, P), the priors' centres and precisions for the P coordinates, the priors (for
+    c), and whether the items have a lower asymptote (``guessing``, γ = logit c last)."""
 
     design: FloatArray
     pairs: FloatArray
@@ -107,62 +111,38 @@ class _Block:
     center: FloatArray
     precision: FloatArray
     priors: BifactorPriors | None
+    guessing: bool
 
-    def subset(self, rows: IntArray) -> _Block:
-        n = self.n if self.n.shape[0] == 1 else self.n[rows]
-        return _Block(
-            self.design,
-            self.pairs,
-            n,
-            self.r[rows],
-            self.wrong_design[rows],
-            self.center,
-            self.precision,
-            self.priors,
-        )
+    def rows(self, items: IntArray) -> _Block:
+        n = self.n if self.n.shape[0] == 1 else self.n[items]
+        return replace(self, n=n, r=self.r[items], wrong_design=self.wrong_design[items])
+
+    def _split(self, psi: FloatArray) -> tuple[FloatArray, FloatArray | None]:
+        n_theta = self.design.shape[0]
+        return psi[:, :n_theta], psi[:, n_theta] if self.guessing else None
+
+    def objective(self, psi: FloatArray) -> FloatArray:
+        return _evaluate(self, *self._split(psi))[0]
+
+    def score_and_information(self, psi: FloatArray) -> tuple[FloatArray, FloatArray]:
+        theta, gamma = self._split(psi)
+        sigma = _evaluate(self, theta, gamma)[1]
+        return _score_information(self, theta, gamma, sigma)
+
+    def clip(self, psi: FloatArray) -> FloatArray:
+        out = psi.copy()
+        n_theta = self.design.shape[0]
+        out[:, :n_theta] = _bounded(psi[:, :n_theta])
+        if self.guessing:
+            out[:, n_theta] = np.clip(psi[:, n_theta], *GAMMA_BOUNDS)
+        return out
 
 
-def _maximise(
-    block: _Block, theta: FloatArray, gamma: FloatArray | None, steps: int
-) -> tuple[FloatArray, FloatArray | None]:
-    """Up to ``steps`` safeguarded Newton steps for each item of ``block``. An item stops
-    once its step moves no coordinate more than ``_SETTLED`` or promises (to second
-    order) less than ``_SETTLED_GAIN`` of objective: along a flat ridge the second
-    happens first, and further steps there would buy nothing."""
-    theta = theta.copy()
-    gamma = None if gamma is None else gamma.copy()
-    n_theta = theta.shape[1]
-    objective, sigma = _evaluate(block, theta, gamma)
-    active = np.arange(theta.shape[0])
-    for _ in range(steps):
-        part = block.subset(active) if active.size < theta.shape[0] else block
-        step, gain = _newton_step(
-            part, theta[active], None if gamma is None else gamma[active], sigma[active]
-        )
-        moving = (np.max(np.abs(step), axis=1) > _SETTLED) & (gain > _SETTLED_GAIN)
-        active, step = active[moving], step[moving]
-        if not active.size:
-            break
-        todo, todo_step = active, step
-        for _ in range(_MAX_HALVINGS + 1):
-            part = block.subset(todo) if todo.size < theta.shape[0] else block
-            new_theta = _bounded(theta[todo] + todo_step[:, :n_theta])
-            new_gamma = None
-            if gamma is not None:
-                new_gamma = np.clip(gamma[todo] + todo_step[:, -1], *GAMMA_BOUNDS)
-            new_objective, new_sigma = _evaluate(part, new_theta, new_gamma)
-            old = objective[todo]
-            ok = new_objective >= old - 1e-12 * np.abs(old)
-            took = todo[ok]
-            theta[took] = new_theta[ok]
-            if gamma is not None and new_gamma is not None:
-                gamma[took] = new_gamma[ok]
-            objective[took] = new_objective[ok]
-            sigma[took] = new_sigma[ok]
-            todo, todo_step = todo[~ok], 0.5 * todo_step[~ok]
-            if not todo.size:
-                break
-    return theta, gamma
+#: Eight halvings, a trial whose objective is lower only by rounding taken, and an item
+#: done once its next step moves no coordinate further than 1e-5 or would raise its
+#: objective by less than 1e-9: it has reached its M-step optimum for all practical
+#: purposes (EM's own tolerance is far coarser).
+_SAFEGUARDS = Safeguards(tries=9, slack=1e-12, settled=1e-5, min_gain=1e-9)
 
 
 def _bounded(theta: FloatArray) -> FloatArray:
@@ -220,13 +200,12 @@ def _symmetric(flat: FloatArray, size: int) -> FloatArray:
     return out
 
 
-def _newton_step(
+def _score_information(
     block: _Block, theta: FloatArray, gamma: FloatArray | None, sigma: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
-    """The Newton step (J, P[+1]) on the log posterior for the items of a block at
-    ``theta`` (J, P) and ``gamma`` (J,) logit(c) or None, given σ(z) at the grid points,
-    each capped so that no coordinate moves more than ``_MAX_STEP``, and its predicted
-    gain gradient·step.
+    """The gradient (J, P[+1]) and information (J, P[+1], P[+1]) of the log posterior
+    for the items of a block at ``theta`` (J, P) and ``gamma`` (J,) logit(c) or None,
+    given σ(z) at the grid points.
 
     In the 2PL the observed and the expected (Fisher) information coincide. In the 3PL
     they do not, and along the (d, c) ridge of an item few subjects answer right the
@@ -274,11 +253,7 @@ def _newton_step(
             )
             _add_prior(block, None, fisher, theta[bad], c[bad])
             info[bad] = fisher
-    info += 1e-8 * np.eye(info.shape[1])[None]
-    step = np.linalg.solve(info, grad[..., None])[..., 0]
-    longest = np.max(np.abs(step), axis=1, keepdims=True)
-    step *= np.minimum(1.0, _MAX_STEP / np.maximum(longest, 1e-12))
-    return np.asarray(step), np.asarray(np.sum(grad * step, axis=1))
+    return grad, info
 
 
 def _add_prior(

@@ -3,7 +3,8 @@ expected complete-data log-likelihood (plus its log prior) over the product grid
 vectorised over the items, and the EM update of the factor correlations.
 
 Each item's coordinates are (a_1..a_K, d[, γ = logit c]); a slope outside the loading
-pattern keeps a zero step. A scoring step that lowers an item's objective is halved
+pattern keeps a zero step. The steps are the one driver's
+(``irt.estimation.fisher_scoring``): a step that lowers an item's objective is halved
 until it does not, so every cycle is a generalised EM step and the marginal log
 posterior never falls (Dempster, Laird & Rubin 1977).
 
@@ -30,11 +31,12 @@ from scipy.optimize import minimize
 
 from irt.bifactor_mstep import GAMMA_BOUNDS, MAX_INTERCEPT, MAX_SLOPE
 from irt.errors import IRTError
+from irt.estimation.fisher_scoring import Safeguards, fisher_scoring
 from irt.families.coordinates import sigmoid
 from irt.mirt_estep import Expected, log_weights
 from irt.mirt_model import MirtParams
 from irt.priors import beta_log_kernel, check_normal_beta
-from irt.types import BoolArray, FloatArray
+from irt.types import BoolArray, FloatArray, IntArray
 
 __all__ = [
     "GAMMA_BOUNDS",
@@ -51,8 +53,6 @@ _PROB_EPS = 1e-12
 # The expanded step keeps the correlation matrix's smallest eigenvalue at least this
 # large: at a boundary solution (correlation → ±1) it would otherwise turn singular.
 _MIN_EIGENVALUE = 1e-4
-# A scoring step is halved at most this many times before the item keeps its values.
-_HALVINGS = 8
 
 
 @dataclass(frozen=True)
@@ -99,117 +99,113 @@ def m_step(
     steps: int,
     priors: MirtPriors | None = None,
 ) -> MirtParams:
-    """``steps`` Fisher-scoring steps per item from ``params`` (the correlation is left
-    as it is: ``correlation_step``)."""
+    """``steps`` safeguarded Fisher-scoring steps per item from ``params``
+    (``irt.estimation.fisher_scoring``; the correlation is left as it is:
+    ``correlation_step``)."""
     k = params.n_factors
-    cols = np.vstack([points.T, np.ones(points.shape[0])])  # (K + 1, Q)
-    theta = np.hstack([params.slopes, params.d[:, None]])  # (J, K + 1)
-    gamma = None if params.c is None else np.log(params.c / (1 - params.c))
+    psi = np.hstack([params.slopes, params.d[:, None]])  # (J, K + 1)
     free = np.hstack([np.asarray(params.pattern, dtype=bool), np.ones((params.n_items, 1), bool)])
-    if gamma is not None:
+    if params.c is not None:
+        psi = np.hstack([psi, np.log(params.c / (1 - params.c))[:, None]])
         free = np.hstack([free, np.ones((params.n_items, 1), bool)])
     center, precision = (
         priors.center_and_precision(k) if priors is not None else (np.zeros(k + 1), np.zeros(k + 1))
     )
-    for _ in range(steps):
-        theta, gamma = _scoring_step(theta, gamma, cols, expected, free, center, precision, priors)
-    c = None if gamma is None else sigmoid(gamma)
+    cols = np.vstack([points.T, np.ones(points.shape[0])])  # (K + 1, Q)
+    problem = _OnCounts(
+        cols, expected.n, expected.r, free, center, precision, priors, params.c is not None
+    )
+    # tol 0: every item takes every step.
+    psi = fisher_scoring(problem, psi, steps, 0.0, _SAFEGUARDS)
     return MirtParams(
         item_ids=params.item_ids,
-        slopes=np.where(params.pattern, theta[:, :k], 0.0),
-        d=theta[:, k].copy(),
+        slopes=np.where(params.pattern, psi[:, :k], 0.0),
+        d=psi[:, k].copy(),
         factors=params.factors,
         correlation=params.correlation,
         pattern=params.pattern,
         structure=params.structure,
-        c=c,
+        c=sigmoid(psi[:, k + 1]) if params.c is not None else None,
     )
 
 
-def _objective(
-    theta: FloatArray,
-    gamma: FloatArray | None,
-    cols: FloatArray,
-    expected: Expected,
-    center: FloatArray,
-    precision: FloatArray,
-    priors: MirtPriors | None,
-) -> FloatArray:
-    """Each item's expected complete-data log-likelihood plus its log prior (J,)."""
-    z = theta @ cols
-    c = 0.0 if gamma is None else sigmoid(gamma)[:, None]
-    prob = np.clip(c + (1 - c) * sigmoid(z), _PROB_EPS, 1 - _PROB_EPS)
-    out = np.sum(expected.r * np.log(prob) + (expected.n - expected.r) * np.log1p(-prob), axis=1)
-    out -= 0.5 * np.sum((theta - center) ** 2 * precision, axis=1)
-    if gamma is not None and priors is not None:
-        cj = sigmoid(gamma)
-        out += beta_log_kernel(cj, priors.c_alpha, priors.c_beta)
-    return np.asarray(out)
+#: Eight halvings, and a trial whose objective is lower only by rounding is taken.
+_SAFEGUARDS = Safeguards(tries=9, slack=1e-10)
 
 
-def _scoring_step(
-    theta: FloatArray,
-    gamma: FloatArray | None,
-    cols: FloatArray,
-    expected: Expected,
-    free: BoolArray,
-    center: FloatArray,
-    precision: FloatArray,
-    priors: MirtPriors | None,
-) -> tuple[FloatArray, FloatArray | None]:
-    """One Fisher-scoring step for every item: ``theta`` (J, K + 1) slopes and
-    intercept, ``gamma`` (J,) logit(c) or None, ``cols`` (K + 1, Q) the design at the
-    nodes, ``free`` (J, K + 1 [+ 1]) the coordinates that move."""
-    n, r = expected.n, expected.r
-    sigma = sigmoid(theta @ cols)  # (J, Q)
-    c = np.zeros((theta.shape[0], 1)) if gamma is None else sigmoid(gamma)[:, None]
-    prob = np.clip(c + (1 - c) * sigma, _PROB_EPS, 1 - _PROB_EPS)
-    rows = [((1 - c) * sigma * (1 - sigma))[:, None, :] * cols[None, :, :]]  # dP/dθ
-    if gamma is not None:
-        rows.append(((1 - sigma) * c * (1 - c))[:, None, :])  # dP/dγ
-    h = np.concatenate(rows, axis=1)  # (J, P, Q)
-    spread = prob * (1 - prob)
-    grad = np.einsum("jq,jaq->ja", (r - n * prob) / spread, h)
-    info = np.matmul(h * (n / spread)[:, None, :], h.transpose(0, 2, 1))
-    n_theta = theta.shape[1]
-    grad[:, :n_theta] -= (theta - center) * precision
-    info[:, np.arange(n_theta), np.arange(n_theta)] += precision
-    if gamma is not None and priors is not None:
-        c1 = c[:, 0]
-        grad[:, -1] += (priors.c_alpha - 1) * (1 - c1) - (priors.c_beta - 1) * c1
-        info[:, -1, -1] += (priors.c_alpha + priors.c_beta - 2) * c1 * (1 - c1)
-    # Fixed coordinates: zero gradient and a unit row and column, hence a zero step.
-    grad = np.where(free, grad, 0.0)
-    both = free[:, :, None] & free[:, None, :]
-    eye = np.eye(free.shape[1])[None]
-    info = np.where(both, info, eye) + 1e-8 * eye
-    step = np.linalg.solve(info, grad[..., None])[..., 0]
-    # A step far from the optimum can overshoot: cap its longest coordinate.
-    size = np.max(np.abs(step), axis=1, keepdims=True)
-    step *= np.minimum(1.0, 2.0 / np.maximum(size, 1e-12))
-    before = _objective(theta, gamma, cols, expected, center, precision, priors)
-    scale = np.ones(theta.shape[0])
-    for _ in range(_HALVINGS + 1):
-        new_theta, new_gamma = _moved(theta, gamma, step * scale[:, None])
-        after = _objective(new_theta, new_gamma, cols, expected, center, precision, priors)
-        worse = ~(after >= before - 1e-10 * np.abs(before))
-        if not worse.any():
-            break
-        scale = np.where(worse, scale / 2, scale)
-    scale = np.where(worse, 0.0, scale)
-    return _moved(theta, gamma, step * scale[:, None])
+@dataclass(frozen=True)
+class _OnCounts:
+    """The M-step of multidimensional 2PL/3PL items on their expected counts ``n`` and
+    ``r`` (J, Q): the ``irt.estimation.fisher_scoring.ItemObjective`` of the items, in
+    ψ = (a_1..a_K, d[, γ = logit c]); ``cols`` (K + 1, Q) is the design at the nodes,
+    ``free`` (J, K + 1 [+ 1]) the coordinates that move, ``center`` and ``precision``
+    the normal priors' of (a, d)."""
 
+    cols: FloatArray
+    n: FloatArray
+    r: FloatArray
+    free: BoolArray
+    center: FloatArray
+    precision: FloatArray
+    priors: MirtPriors | None
+    guessing: bool
 
-def _moved(
-    theta: FloatArray, gamma: FloatArray | None, step: FloatArray
-) -> tuple[FloatArray, FloatArray | None]:
-    """The coordinates after ``step``, within the bounds."""
-    n_theta = theta.shape[1]
-    new = theta + step[:, :n_theta]
-    new[:, :-1] = np.clip(new[:, :-1], -MAX_SLOPE, MAX_SLOPE)
-    new[:, -1] = np.clip(new[:, -1], -MAX_INTERCEPT, MAX_INTERCEPT)
-    new_gamma = None if gamma is None else np.clip(gamma + step[:, -1], *GAMMA_BOUNDS)
-    return new, new_gamma
+    def rows(self, items: IntArray) -> _OnCounts:
+        return replace(self, n=self.n[items], r=self.r[items], free=self.free[items])
+
+    def _split(self, psi: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The slopes and intercept (J, K + 1), and c (J, 1) (zeros without guessing)."""
+        k1 = self.cols.shape[0]
+        c = sigmoid(psi[:, k1:]) if self.guessing else np.zeros((psi.shape[0], 1))
+        return psi[:, :k1], c
+
+    def objective(self, psi: FloatArray) -> FloatArray:
+        """Each item's expected complete-data log-likelihood plus its log prior (J,)."""
+        theta, c = self._split(psi)
+        prob = np.clip(c + (1 - c) * sigmoid(theta @ self.cols), _PROB_EPS, 1 - _PROB_EPS)
+        out = np.sum(self.r * np.log(prob) + (self.n - self.r) * np.log1p(-prob), axis=1)
+        out -= 0.5 * np.sum((theta - self.center) ** 2 * self.precision, axis=1)
+        if self.guessing and self.priors is not None:
+            out += beta_log_kernel(c[:, 0], self.priors.c_alpha, self.priors.c_beta)
+        return np.asarray(out)
+
+    def score_and_information(self, psi: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The gradient and the expected information; fixed coordinates get a zero
+        gradient and a unit row."""
+        theta, c = self._split(psi)
+        n, r, cols = self.n, self.r, self.cols
+        sigma = sigmoid(theta @ cols)  # (J, Q)
+        prob = np.clip(c + (1 - c) * sigma, _PROB_EPS, 1 - _PROB_EPS)
+        rows = [((1 - c) * sigma * (1 - sigma))[:, None, :] * cols[None, :, :]]  # dP/dθ
+        if self.guessing:
+            rows.append(((1 - sigma) * c * (1 - c))[:, None, :])  # dP/dγ
+        h = np.concatenate(rows, axis=1)  # (J, P, Q)
+        spread = prob * (1 - prob)
+        grad = np.einsum("jq,jaq->ja", (r - n * prob) / spread, h)
+        info = np.matmul(h * (n / spread)[:, None, :], h.transpose(0, 2, 1))
+        n_theta = theta.shape[1]
+        grad[:, :n_theta] -= (theta - self.center) * self.precision
+        info[:, np.arange(n_theta), np.arange(n_theta)] += self.precision
+        if self.guessing and self.priors is not None:
+            c1 = c[:, 0]
+            al, be = self.priors.c_alpha, self.priors.c_beta
+            grad[:, -1] += (al - 1) * (1 - c1) - (be - 1) * c1
+            info[:, -1, -1] += (al + be - 2) * c1 * (1 - c1)
+        free = self.free
+        grad = np.where(free, grad, 0.0)
+        eye = np.eye(free.shape[1])[None]
+        info = np.where(free[:, :, None] & free[:, None, :], info, eye)
+        return grad, info
+
+    def clip(self, psi: FloatArray) -> FloatArray:
+        """Slopes within ±``MAX_SLOPE``, the intercept within ±``MAX_INTERCEPT``, γ
+        within ``GAMMA_BOUNDS``."""
+        k1 = self.cols.shape[0]
+        out = np.clip(psi, -MAX_SLOPE, MAX_SLOPE)
+        out[:, k1 - 1] = np.clip(psi[:, k1 - 1], -MAX_INTERCEPT, MAX_INTERCEPT)
+        if self.guessing:
+            out[:, k1] = np.clip(psi[:, k1], *GAMMA_BOUNDS)
+        return out
 
 
 def angles_from_correlation(correlation: FloatArray) -> FloatArray:

@@ -1,31 +1,22 @@
-"""The M-step of Bock–Aitkin EM: Fisher scoring for all items at once.
+"""The M-step of Bock–Aitkin EM for binary 1–4PL items, all items at once.
 
 Each item's objective (``irt.mstep_objective``: expected complete-data log-likelihood
 given the E-step's counts, plus log prior) is maximised in the slope–intercept
-coordinates of ``irt.mstep_coords``, by safeguarded Newton steps taken for all items at
-once. In the 1PL the slope is shared: it gets its own one-dimensional step after the
-intercepts.
+coordinates of ``irt.mstep_coords``, by the safeguarded Newton steps of the one M-step
+driver (``irt.estimation.fisher_scoring``). In the 1PL the slope is shared: it gets its
+own one-dimensional step after each step on the intercepts.
 
 The coordinates, the objective and its derivatives are also importable from here.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from irt.estimation.arrays import (
-    arange,
-    copy,
-    empty,
-    eye,
-    is_numpy,
-    namespace,
-    trues,
-    vector,
-    zeros,
-)
+from irt.estimation.arrays import empty, is_numpy, namespace, vector, zeros
+from irt.estimation.fisher_scoring import MAX_STEP, Safeguards, fisher_scoring
 from irt.families.coordinates import INTERCEPT_BOUND, LOG_SLOPE_BOUNDS, LOGIT_BOUND, RAW_SLOPE_BOUND
 from irt.models import ModelKind
 from irt.mstep_coords import (
@@ -41,7 +32,7 @@ from irt.mstep_coords import (
 )
 from irt.mstep_objective import GridCurves, gradient_and_information, grid_curves, objective
 from irt.mstep_priors import log_prior
-from irt.types import FloatArray
+from irt.types import FloatArray, IntArray
 
 __all__ = [
     "ALPHA",
@@ -64,61 +55,6 @@ __all__ = [
     "objective",
     "to_abcd",
 ]
-
-#: Largest Newton step in any internal coordinate.
-MAX_STEP = 2.0
-
-
-def _newton_direction(grad: FloatArray, info: FloatArray) -> FloatArray:
-    xp = namespace(grad)
-    k = grad.shape[1]
-    # A small ridge keeps items with (almost) no information solvable.
-    trace = sum(info[:, i, i] for i in range(k))
-    ridge = 1e-8 * xp.clip(trace / k, 1.0, None)
-    mat = info + ridge[:, None, None] * eye(k, like=grad)
-    step = xp.linalg.solve(mat, grad[:, :, None])[:, :, 0]
-    size = xp.max(xp.abs(step), axis=1, keepdims=True)
-    return step * xp.clip(MAX_STEP / xp.clip(size, EPS, None), None, 1.0)  # type: ignore[no-any-return]
-
-
-def _halving_search(
-    coords: FloatArray,
-    direction: FloatArray,
-    current: FloatArray,
-    right: FloatArray,
-    total: FloatArray,
-    spec: MStepSpec,
-    max_halvings: int = 12,
-) -> tuple[FloatArray, FloatArray]:
-    """Per item, the step 2^-h · direction (largest h-free one that does not lower the
-    objective), or its half where the half is better.
-
-    Comparing with the half step stops Fisher scoring from zigzagging across a narrow
-    valley — on a ridge its full step can overshoot to the far side, gaining almost
-    nothing each time, for hundreds of steps.
-    """
-    xp = namespace(coords)
-    new = copy(coords)
-    best = copy(current)
-    pending = trues(coords.shape[0], like=coords)
-    scale = 1.0
-    for _ in range(max_halvings):
-        idx = xp.nonzero(pending)[0]
-        if idx.shape[0] == 0:
-            break
-        trial = clip_coords(coords[idx] + scale * direction[idx], spec)
-        value = objective(trial, right[idx], total[idx], spec)
-        half = clip_coords(coords[idx] + 0.5 * scale * direction[idx], spec)
-        half_value = objective(half, right[idx], total[idx], spec)
-        use_half = half_value > value
-        trial[use_half] = half[use_half]
-        value = xp.where(use_half, half_value, value)
-        ok = value >= current[idx]
-        new[idx[ok]] = trial[ok]
-        best[idx[ok]] = value[ok]
-        pending[idx[ok]] = False
-        scale *= 0.25
-    return new, best
 
 
 def m_step(
@@ -161,6 +97,56 @@ def m_step(
 _CHUNK_CELLS = 2**16
 
 
+#: The binary items' safeguards: quarter steps, each against its half (Fisher scoring
+#: zigzagged across the narrow (d, c) valleys of 3PL items few subjects answer right),
+#: and a ridge of 1e-8, which sets the pace of an intercept no data bound (the ridge
+#: rule of ``irt.estimation.em_loop`` names it).
+_SAFEGUARDS = Safeguards(ridge=1e-8, shrink=0.25, with_half=True)
+
+
+@dataclass(frozen=True)
+class _OnCounts:
+    """The M-step of binary items on their expected counts ``right`` and ``total``
+    (J, Q): the ``irt.estimation.fisher_scoring.ItemObjective`` of the items, in the
+    four columns of ``irt.mstep_coords`` (those the model does not estimate, and the
+    1PL's common slope, stay put). The information is the observed one (Newton) where
+    it is positive definite on the estimated coordinates, Fisher's elsewhere."""
+
+    right: FloatArray
+    total: FloatArray
+    spec: MStepSpec
+
+    def rows(self, items: IntArray) -> _OnCounts:
+        return _OnCounts(self.right[items], self.total[items], self.spec)
+
+    def objective(self, psi: FloatArray) -> FloatArray:
+        return objective(psi, self.right, self.total, self.spec)
+
+    def clip(self, psi: FloatArray) -> FloatArray:
+        return clip_coords(psi, self.spec)
+
+    def score_and_information(self, psi: FloatArray) -> tuple[FloatArray, FloatArray]:
+        xp = namespace(psi)
+        active = list(self.spec.active)
+        grad, info = gradient_and_information(psi, self.right, self.total, self.spec, True)
+        hess = info[:, active][:, :, active]
+        indefinite = xp.linalg.eigvalsh(hess)[:, 0] <= 0
+        if bool(xp.any(indefinite)):
+            _, fisher = gradient_and_information(
+                psi[indefinite], self.right[indefinite], self.total[indefinite], self.spec
+            )
+            hess[indefinite] = fisher[:, active][:, :, active]
+        fixed = [k for k in range(psi.shape[1]) if k not in active]
+        out_grad = zeros(psi.shape, like=psi)
+        out_grad[:, active] = grad[:, active]
+        out_info = zeros(info.shape, like=psi)
+        for row, k in enumerate(active):
+            out_info[:, k, active] = hess[:, row]
+        for k in fixed:
+            out_info[:, k, k] = 1.0
+        return out_grad, out_info
+
+
 def _newton_steps(
     coords: FloatArray,
     right: FloatArray,
@@ -169,34 +155,18 @@ def _newton_steps(
     max_newton: int,
     tol: float,
 ) -> FloatArray:
-    """``m_step`` on the nodes kept, for the items given."""
+    """``m_step`` on the nodes kept, for the items given: safeguarded Newton steps
+    (``irt.estimation.fisher_scoring``), in the 1PL each followed by a step on the
+    common slope."""
+    problem = _OnCounts(right, total, spec)
+    if spec.model is not ModelKind.ONE_PL:
+        return fisher_scoring(problem, coords, max_newton, tol, _SAFEGUARDS)
     xp = namespace(coords)
-    coords = copy(coords)
-    active = list(spec.active)
-    todo = arange(coords.shape[0], like=coords)
-    current = objective(coords, right, total, spec)
     for _ in range(max_newton):
-        sub, r, n = coords[todo], right[todo], total[todo]
-        grad, info = gradient_and_information(sub, r, n, spec, observed=True)
-        hess = info[:, active][:, :, active]
-        indefinite = xp.linalg.eigvalsh(hess)[:, 0] <= 0
-        if bool(xp.any(indefinite)):
-            _, fisher = gradient_and_information(
-                sub[indefinite], r[indefinite], n[indefinite], spec
-            )
-            hess[indefinite] = fisher[:, active][:, :, active]
-        direction = zeros(sub.shape, like=sub)
-        direction[:, active] = _newton_direction(grad[:, active], hess)
-        new, value = _halving_search(sub, direction, current[todo], r, n, spec)
-        moved = xp.max(xp.abs(new - sub), axis=1)
-        coords[todo], current[todo] = new, value
-        if spec.model is ModelKind.ONE_PL:
-            coords, current = _common_slope_step(coords, right, total, spec)
-            if float(xp.max(moved)) < tol:
-                break
-            continue
-        todo = todo[moved >= tol]
-        if todo.shape[0] == 0:
+        new = fisher_scoring(problem, coords, 1, tol, _SAFEGUARDS)
+        moved = float(xp.max(xp.abs(new - coords)))
+        coords, _ = _common_slope_step(new, right, total, spec)
+        if moved < tol:
             break
     return coords
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from irt.errors import ParamsError
-from irt.estimation.fisher_scoring import MAX_STEP, fisher_scoring
+from irt.estimation.fisher_scoring import MAX_STEP, Safeguards, fisher_scoring
 from irt.families import FAMILIES, family_of
 from irt.mirt_polytomous import MultiItemType, group_curves
 from irt.polytomous import ItemType, curves
@@ -64,6 +64,19 @@ class _Quadratic:
         return np.clip(psi, -5.0, 5.0)
 
 
+@dataclass(frozen=True)
+class _Understated(_Quadratic):
+    """The quadratic, with an information half its curvature: each full step lands as
+    far beyond the optimum as it started before it, at the same objective."""
+
+    def rows(self, items: IntArray) -> _Understated:
+        return _Understated(self.target[items], self.hess)
+
+    def score_and_information(self, psi: FloatArray) -> tuple[FloatArray, FloatArray]:
+        grad, info = super().score_and_information(psi)
+        return grad, info / 2
+
+
 def test_fisher_scoring_reaches_each_items_optimum_without_ever_falling() -> None:
     hess = np.array([[2.0, 0.5], [0.5, 1.0]])
     target = np.array([[0.3, -0.2], [4.0, -4.5], [9.0, 0.0]])  # the last beyond the box
@@ -76,3 +89,23 @@ def test_fisher_scoring_reaches_each_items_optimum_without_ever_falling() -> Non
     done = fisher_scoring(problem, start, max_steps=50, tol=1e-10)
     np.testing.assert_allclose(done[:2], target[:2], atol=1e-8)
     assert np.all(np.abs(done) <= 5.0) and done[2, 0] == 5.0
+
+
+def test_comparing_each_step_with_its_half_stops_a_zigzag_across_the_optimum() -> None:
+    problem = _Understated(np.array([[0.5]]), np.array([[1.0]]))
+    start = np.zeros((1, 1))
+    plain = fisher_scoring(problem, start, max_steps=40, tol=1e-12)
+    assert abs(plain[0, 0] - 0.5) == pytest.approx(0.5)  # still zigzagging 0 ↔ 1
+    halves = fisher_scoring(problem, start, 40, 1e-12, Safeguards(with_half=True))
+    assert halves[0, 0] == pytest.approx(0.5, abs=1e-12)
+
+
+def test_an_item_whose_next_step_is_settled_or_gains_nothing_stops_before_it() -> None:
+    problem = _Quadratic(np.array([[0.3, 0.0], [1.5, 0.0]]), np.eye(2))
+    start = np.zeros((2, 2))
+    settled = fisher_scoring(problem, start, 5, 0.0, Safeguards(settled=0.5))
+    np.testing.assert_array_equal(settled[0], start[0])  # its step (0.3) is below 0.5
+    np.testing.assert_allclose(settled[1], [1.5, 0.0], atol=1e-8)
+    # gradient·step is 0.09 and 2.25: a gain floor of 1 stops the first item only.
+    gains = fisher_scoring(problem, start, 5, 0.0, Safeguards(min_gain=1.0))
+    np.testing.assert_array_equal(gains, settled)
