@@ -303,15 +303,26 @@ class OpenAIBackend:
 
 
 async def _chat_completion(client: openai.AsyncOpenAI, request: ChatRequest) -> ChatReply:
-    """One chat completion (no retry)."""
-    response = await client.chat.completions.create(
-        model=request.model,
-        messages=[{"role": r, "content": c} for r, c in request.messages],  # type: ignore[misc]
-        temperature=request.temperature,
-        seed=request.seed,
-        max_tokens=request.max_tokens,
-        extra_body=dict(request.extra_body) if request.extra_body else None,
+    """One chat completion (no retry).
+
+    Posted as the body ``client.chat.completions.create`` would send for these fields,
+    through the client's own ``post``: ``create`` first walks its whole parameter schema
+    over every message (``openai._utils._transform``), which for plain strings changes
+    nothing and was a fifth of ``cat demo``'s time (20,000 calls to a local server)."""
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": [{"role": r, "content": c} for r, c in request.messages],
+        "temperature": request.temperature,
+        "seed": request.seed,
+        "max_tokens": request.max_tokens,
         **_optional(request),
+    }
+    options: Any = {"extra_json": dict(request.extra_body)} if request.extra_body else {}
+    response = await client.post(
+        "/chat/completions",
+        body=body,
+        options=options,
+        cast_to=_openai().types.chat.ChatCompletion,
     )
     choice = response.choices[0]
     details = getattr(response.usage, "completion_tokens_details", None)

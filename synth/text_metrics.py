@@ -43,6 +43,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from enum import StrEnum
+from functools import lru_cache
 from typing import Literal
 
 from synth.errors import SynthError
@@ -82,9 +83,14 @@ _APOSTROPHES = "'’ʼ"
 _KEPT_BETWEEN_DIGITS = ".,"
 
 
+@lru_cache(maxsize=2**16)
 def normalize_text(text: str) -> str:
     """``text`` normalised for comparison (see the module docstring): NFKC, case folded,
-    leading answer phrases removed, punctuation and symbols as spaces, spaces collapsed."""
+    leading answer phrases removed, punctuation and symbols as spaces, spaces collapsed.
+
+    Cached: grading compares every reply with its item's reference answers, so the same
+    references (and, from models that answer alike, the same replies) come back again
+    and again (98 calls in 100 in ``cat demo``)."""
     text = unicodedata.normalize("NFKC", text).casefold()
     start = 0
     while (lead := _LEAD_IN_RE.match(text, start)) is not None:
