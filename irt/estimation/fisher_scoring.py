@@ -114,6 +114,25 @@ def scoring_step(grad: FloatArray, info: FloatArray, ridge: float = 1e-9) -> Flo
     return step  # type: ignore[no-any-return]
 
 
+def _within_the_box(
+    problem: ItemObjective, psi: FloatArray, grad: FloatArray, info: FloatArray, ridge: float
+) -> FloatArray:
+    """The step of each item, solved again without the coordinates that sit on their
+    bound and that the step pushes further out (the box would hold them where they
+    are): the rest then take their best step given those. Without this an item whose
+    slope sits on its bound kept a step along the slope that the box cut off, whose
+    remainder lowers its objective, and spent every M-step in a futile line search."""
+    xp = namespace(psi)
+    step = scoring_step(grad, info, ridge)
+    blocked = (problem.clip(psi + step) == psi) & (step != 0)
+    if not bool(xp.any(blocked)):
+        return step
+    pinned = blocked[:, :, None] | blocked[:, None, :]
+    diagonal = eye(info.shape[1], info)[None] * blocked[:, :, None]
+    info = xp.where(pinned, diagonal, info)
+    return scoring_step(xp.where(blocked, 0.0, grad), info, ridge)
+
+
 def _rows(problem: _Objective, items: IntArray, n_items: int) -> _Objective:
     """``problem`` on ``items``, itself where they are all of its ``n_items`` (in order:
     the driver's lists of items only ever lose members)."""
@@ -171,7 +190,7 @@ def fisher_scoring(
     for _ in range(max_steps):
         sub, start = _rows(problem, todo, psi.shape[0]), psi[todo]
         grad, info = sub.score_and_information(start)
-        step = scoring_step(grad, info, guard.ridge)
+        step = _within_the_box(sub, start, grad, info, guard.ridge)
         if guard.settled > 0 or guard.min_gain > -np.inf:
             going = (xp.max(xp.abs(step), axis=1) > guard.settled) & (
                 xp.sum(grad * step, axis=1) > guard.min_gain

@@ -109,3 +109,12 @@ def test_an_item_whose_next_step_is_settled_or_gains_nothing_stops_before_it() -
     # gradient·step is 0.09 and 2.25: a gain floor of 1 stops the first item only.
     gains = fisher_scoring(problem, start, 5, 0.0, Safeguards(min_gain=1.0))
     np.testing.assert_array_equal(gains, settled)
+
+
+def test_an_item_on_its_bound_takes_the_best_step_of_the_other_coordinates() -> None:
+    # The second item's optimum lies beyond the box in ψ_0 (9 > 5): given ψ_0 = 5 the
+    # best ψ_1 is t_1 − H_10/H_11 (5 − t_0) = 2, not where the box cuts the full step.
+    hess = np.array([[2.0, 0.5], [0.5, 1.0]])
+    target = np.array([[0.3, -0.2], [9.0, 0.0]])
+    done = fisher_scoring(_Quadratic(target, hess), np.array([[0.0, 0.0], [5.0, 0.0]]), 50, 1e-10)
+    np.testing.assert_allclose(done, [[0.3, -0.2], [5.0, 2.0]], atol=1e-8)
