@@ -159,7 +159,7 @@ def test_estimates_that_ran_off_warn_and_name_the_priors_option(
     assert ran_off == [
         "warning: 4 of 30 items have estimates that ran off (|b| > 6, a > 6 or a < 0), "
         "worst i0017 (a = 30.00, b = 1.43), i0021 (a = 30.00, b = -0.90), i0007 "
-        "(a = 12.81, b = -0.25): the data cannot place them; fit with priors on a and b "
+        "(a = 12.49, b = -0.25): the data cannot place them; fit with priors on a and b "
         "(cat calibrate --priors), or on more subjects"
     ]
     # The option it names does what it says.

@@ -22,7 +22,7 @@ def test_a_2pl_without_priors_warns_of_estimates_that_ran_off(tmp_path: Path) ->
     assert len(ran_off) == 1
     assert ran_off[0].startswith(
         "25 of 300 items have estimates that ran off (|b| > 6, a > 6 or a < 0), worst "
-        "q0049 (a = 29.98, b = -1.81)"
+        "q0049 (a = 29.98, b = -1.80)"
     )
     assert ran_off[0].endswith(
         "fit with priors on a and b (cat calibrate --priors), or on more subjects"
