@@ -309,15 +309,10 @@ async def _chat_completion(client: openai.AsyncOpenAI, request: ChatRequest) -> 
     through the client's own ``post``: ``create`` first walks its whole parameter schema
     over every message (``openai._utils._transform``), which for plain strings changes
     nothing and was a fifth of ``cat demo``'s time (20,000 calls to a local server)."""
-    body: dict[str, Any] = {
-        "model": request.model,
-        "messages": [{"role": r, "content": c} for r, c in request.messages],
-        "temperature": request.temperature,
-        "seed": request.seed,
-        "max_tokens": request.max_tokens,
-        **_optional(request),
-    }
-    options: Any = {"extra_json": dict(request.extra_body)} if request.extra_body else {}
+    body: dict[str, Any] = request.payload()  # what the key covers, which is what is sent
+    body.pop("endpoint", None)
+    extra = body.pop("extra_body", None)
+    options: Any = {"extra_json": extra} if extra else {}
     response = await client.post(
         "/chat/completions",
         body=body,
