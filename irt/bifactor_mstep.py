@@ -126,7 +126,8 @@ class _Block:
 
     def score_and_information(self, psi: FloatArray) -> tuple[FloatArray, FloatArray]:
         theta, gamma = self._split(psi)
-        sigma = _evaluate(self, theta, gamma)[1]
+        # σ(z) alone: the objective there is the driver's already.
+        sigma = np.exp(log_sigmoid(theta @ self.design))
         return _score_information(self, theta, gamma, sigma)
 
     def clip(self, psi: FloatArray) -> FloatArray:

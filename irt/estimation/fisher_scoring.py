@@ -75,10 +75,10 @@ class Safeguards:
     and one capped by ``MAX_STEP``; how far such a step goes decides how fast an
     unidentified coordinate runs toward its bound. ``tries``: the step lengths tried,
     the full step then each ``shrink`` times the last, before the item keeps its
-    values. ``with_half``: each length is also tried at
-    half and the better of the two taken, which stops a step from zigzagging across a
-    narrow valley (on a ridge the full step can overshoot to the far side, gaining
-    almost nothing each time, for hundreds of steps). ``slack``: a trial is taken when
+    values. ``with_half``: each length is also tried at half and the better of the two
+    taken, which stops a step from zigzagging across a narrow valley (on a ridge the
+    full step can overshoot to the far side, gaining almost nothing each time, for
+    hundreds of steps). ``slack``: a trial is taken when
     its objective is at least the current one less ``slack`` times its size (rounding
     on items with huge objectives). An item is done once a step moved none of its
     coordinates by ``tol`` or more (the driver's argument), or, before its next step is
