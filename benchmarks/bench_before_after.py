@@ -99,6 +99,12 @@ def _child(shared: Path, quick: bool) -> None:
         t0 = time.perf_counter()
         done = fit()
         seconds = time.perf_counter() - t0
+        # A fit of a few seconds on a shared machine varies by 10-20% run to run: the
+        # best of three is what the code costs.
+        for _ in range(2 if seconds < 5 else 0):
+            t0 = time.perf_counter()
+            fit()
+            seconds = min(seconds, time.perf_counter() - t0)
         row = {"case": label, "seconds": seconds, "cycles": done.n_iter_}
         row["logpost"] = float(done.logpost_)
         print(json.dumps(row), flush=True)

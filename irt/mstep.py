@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from irt.estimation.arrays import empty, is_numpy, namespace, vector, zeros
+from irt.estimation.arrays import copy, empty, is_numpy, namespace, vector
 from irt.estimation.fisher_scoring import MAX_STEP, Safeguards, fisher_scoring
 from irt.families.coordinates import INTERCEPT_BOUND, LOG_SLOPE_BOUNDS, LOGIT_BOUND, RAW_SLOPE_BOUND
 from irt.models import ModelKind
@@ -107,44 +107,45 @@ _SAFEGUARDS = Safeguards(ridge=1e-8, shrink=0.25, with_half=True)
 @dataclass(frozen=True)
 class _OnCounts:
     """The M-step of binary items on their expected counts ``right`` and ``total``
-    (J, Q): the ``irt.estimation.fisher_scoring.ItemObjective`` of the items, in the
-    four columns of ``irt.mstep_coords`` (those the model does not estimate, and the
-    1PL's common slope, stay put). The information is the observed one (Newton) where
-    it is positive definite on the estimated coordinates, Fisher's elsewhere."""
+    (J, Q): the ``irt.estimation.fisher_scoring.ItemObjective`` of the items in the
+    columns of ``irt.mstep_coords`` the model estimates (ψ is (J, k)); the others, and
+    the 1PL's common slope, stay as in ``base`` (J, 4). Handing the driver only these
+    columns keeps its ridge on the scale of their information alone. The information
+    is the observed one (Newton) where it is positive definite, Fisher's elsewhere."""
 
     right: FloatArray
     total: FloatArray
     spec: MStepSpec
+    base: FloatArray
 
     def rows(self, items: IntArray) -> _OnCounts:
-        return _OnCounts(self.right[items], self.total[items], self.spec)
+        return _OnCounts(self.right[items], self.total[items], self.spec, self.base[items])
+
+    def full(self, psi: FloatArray) -> FloatArray:
+        """The items' four coordinates with the estimated ones from ``psi``."""
+        out = copy(self.base)
+        out[:, list(self.spec.active)] = psi
+        return out  # type: ignore[no-any-return]
 
     def objective(self, psi: FloatArray) -> FloatArray:
-        return objective(psi, self.right, self.total, self.spec)
+        return objective(self.full(psi), self.right, self.total, self.spec)
 
     def clip(self, psi: FloatArray) -> FloatArray:
-        return clip_coords(psi, self.spec)
+        return clip_coords(self.full(psi), self.spec)[:, list(self.spec.active)]
 
     def score_and_information(self, psi: FloatArray) -> tuple[FloatArray, FloatArray]:
         xp = namespace(psi)
         active = list(self.spec.active)
-        grad, info = gradient_and_information(psi, self.right, self.total, self.spec, True)
+        coords = self.full(psi)
+        grad, info = gradient_and_information(coords, self.right, self.total, self.spec, True)
         hess = info[:, active][:, :, active]
         indefinite = xp.linalg.eigvalsh(hess)[:, 0] <= 0
         if bool(xp.any(indefinite)):
             _, fisher = gradient_and_information(
-                psi[indefinite], self.right[indefinite], self.total[indefinite], self.spec
+                coords[indefinite], self.right[indefinite], self.total[indefinite], self.spec
             )
             hess[indefinite] = fisher[:, active][:, :, active]
-        fixed = [k for k in range(psi.shape[1]) if k not in active]
-        out_grad = zeros(psi.shape, like=psi)
-        out_grad[:, active] = grad[:, active]
-        out_info = zeros(info.shape, like=psi)
-        for row, k in enumerate(active):
-            out_info[:, k, active] = hess[:, row]
-        for k in fixed:
-            out_info[:, k, k] = 1.0
-        return out_grad, out_info
+        return grad[:, active], hess
 
 
 def _newton_steps(
@@ -158,12 +159,15 @@ def _newton_steps(
     """``m_step`` on the nodes kept, for the items given: safeguarded Newton steps
     (``irt.estimation.fisher_scoring``), in the 1PL each followed by a step on the
     common slope."""
-    problem = _OnCounts(right, total, spec)
+    active = list(spec.active)
     if spec.model is not ModelKind.ONE_PL:
-        return fisher_scoring(problem, coords, max_newton, tol, _SAFEGUARDS)
+        problem = _OnCounts(right, total, spec, coords)
+        found = fisher_scoring(problem, coords[:, active], max_newton, tol, _SAFEGUARDS)
+        return problem.full(found)
     xp = namespace(coords)
     for _ in range(max_newton):
-        new = fisher_scoring(problem, coords, 1, tol, _SAFEGUARDS)
+        problem = _OnCounts(right, total, spec, coords)
+        new = problem.full(fisher_scoring(problem, coords[:, active], 1, tol, _SAFEGUARDS))
         moved = float(xp.max(xp.abs(new - coords)))
         coords, _ = _common_slope_step(new, right, total, spec)
         if moved < tol:

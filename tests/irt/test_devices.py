@@ -84,7 +84,11 @@ def test_device_blocks_sum_to_the_whole_matrix(
     monkeypatch.setattr(devices, "BLOCK_BYTES", 7 * 30 * 8)
     blocked = EMCalibrator("3pl", device="torch:cpu").fit(short_test)
     assert blocked.n_iter_ == whole.n_iter_
-    np.testing.assert_allclose(blocked.params_.b, whole.params_.b, atol=1e-8)
+    # The M-step stops an item's Newton steps once one moves it less than 1e-7, so a
+    # rounding difference can decide whether an item takes one more step: the fits
+    # agree to that precision, not to rounding (they differed by 1.4e-8 and 3e-8 in b
+    # as the driver's ridge changed).
+    np.testing.assert_allclose(blocked.params_.b, whole.params_.b, atol=1e-6)
     # Blocks sum the start values' counts in another order; EM, which stops at a 1e-4
     # step, carries that rounding to ~1e-11 of the log-likelihood.
     assert blocked.loglik_ == pytest.approx(whole.loglik_, rel=1e-10)
