@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Literal, cast
 import numpy as np
 
 from irt.errors import ParamsError
-from irt.families import CategoryCurves, FamilyName, category_curves
+from irt.families import CategoryCurves, FamilyName, ItemFamily, category_curves
 from irt.fit.persons import lz_categories
 from irt.item_checks import checked_item_types, item_type
 from irt.item_groups import GroupLayout, ItemGroup
@@ -55,6 +55,11 @@ class MultiItemType(FamilyName):
     GRADED = "graded"
     GPCM = "gpcm"
     NOMINAL = "nominal"
+
+    @classmethod
+    def accepts(cls, family: ItemFamily) -> bool:
+        # The factors' fits have no lower asymptote to estimate.
+        return super().accepts(family) and not family.has_guessing
 
 
 #: The curves of ``group_curves``: ``slope`` is S_k = ∂ log P_k/∂η, ``thresholds``

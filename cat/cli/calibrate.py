@@ -13,10 +13,11 @@ from cat.cli.common import (
     check_writable,
     fail,
     handle_errors,
+    model_choice,
     progress_bar,
 )
 from cat.engine.names import CriterionName
-from irt.names import AbilityMethod, CalibrationMethod
+from irt.names import AbilityMethod, CalibrationMethod, ModelGroup, model_names
 
 
 class StandardErrorChoice(StrEnum):
@@ -28,12 +29,12 @@ class StandardErrorChoice(StrEnum):
     NONE = "none"
 
 
-class ContinuousModelChoice(StrEnum):
-    """``--continuous-model`` (``cat.pools.mixed_calibration.CONTINUOUS_CHOICES``)."""
-
-    AUTO = "auto"
-    CRM = "crm"
-    BETA = "beta"
+#: ``--continuous-model`` (``cat.pools.mixed_calibration.CONTINUOUS_CHOICES``): auto,
+#: or a model for scores in [0, 1] of ``irt.names.MODELS``.
+ContinuousModelChoice = StrEnum(  # type: ignore[misc]
+    "ContinuousModelChoice",
+    [("AUTO", "auto")] + [(name.upper(), name) for name in model_names(ModelGroup.CONTINUOUS)],
+)
 
 
 #: Folds of the cross-fit ``cat calibrate --pool`` runs unless told otherwise.
@@ -52,6 +53,7 @@ def calibrate(
         ModelChoice.THREE_PL,
         "--model",
         metavar="MODEL",
+        parser=model_choice,
         help=f"IRT model, one of {MODEL_NAMES}. bifactor: a general factor plus one specific "
         "factor per scenario (from --groups or the --pool's items); mirt: --dims K "
         "exploratory factors, or one correlated factor per scenario. Either is fitted "
@@ -59,7 +61,9 @@ def calibrate(
         "nominal: for scores 0..m (0/1 items become 2PL, or 3PL with --guessing), "
         "written in the polytomous params.csv layout (item_id,type,a,d1..dM,c; nominal "
         "items add their scoring values ak1..akM). crm, beta: for scores in [0, 1] "
-        "(e.g. ROUGE-L), written as item_id,type,a,d,sigma,tau,epsilon; --out only.",
+        "(e.g. ROUGE-L), written as item_id,type,a,d,sigma,tau,epsilon; --out only. "
+        "An item family registered from outside the package (an irt.families entry "
+        "point) is taken by its name and fitted as graded is.",
     ),
     out: Path | None = typer.Option(
         None,
@@ -192,7 +196,7 @@ def calibrate(
         "theta (a mixed pool). Needs --continuous-out.",
     ),
     continuous_model: ContinuousModelChoice = typer.Option(
-        ContinuousModelChoice.AUTO,
+        ContinuousModelChoice("auto"),
         "--continuous-model",
         help="With --continuous: the continuous items' model; auto fits crm and beta and "
         "keeps the one with the lower AIC (the report keeps both).",
@@ -325,8 +329,7 @@ def _title(model: ModelChoice, continuous: bool) -> str:
     if model.graded or model.continuous:
         return f"calibrating {model.value}"
     # The multidimensional models are fitted after the 3PL beside them.
-    multidimensional = model in (ModelChoice.BIFACTOR, ModelChoice.MIRT)
-    return f"calibrating {'3PL' if multidimensional else model.value.upper()}"
+    return f"calibrating {'3PL' if model.multidimensional else model.value.upper()}"
 
 
 def _lengths(text: str) -> list[int]:

@@ -10,18 +10,19 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 
 from cat.cli.common import print_cross_fit, say, stdout, time_text
+from irt.errors import IRTError
+from irt.names import model_named
 
 if TYPE_CHECKING:
     from cat.pools.calibration_job import CalibrationOutcome
 
-# How each model is named in the summary's title.
-_TITLES = {
-    "graded": "Graded response",
-    "gpcm": "Generalized partial credit",
-    "nominal": "Nominal response",
-    "crm": "Continuous response model",
-    "beta": "Beta IRT",
-}
+
+def _title(model: str) -> str:
+    """How the summary's title names ``model`` (``irt.names.MODELS``' title)."""
+    try:
+        return model_named(model).title
+    except IRTError:  # a family no longer registered: its name
+        return model
 
 
 def render(
@@ -128,7 +129,7 @@ def _binary(report: Any) -> None:
 
 def _graded(report: Any) -> None:
     """The graded models (``GradedCalibrationReport``)."""
-    title = _TITLES.get(report.model, report.model.capitalize())
+    title = _title(report.model)
     table = _table(f"{title} calibration ({report.method})")
     table.add_row("subjects x items", f"{report.n_subjects:,} x {report.n_items:,}")
     table.add_row("responses", f"{report.n_responses:,} ({report.missing_share:.1%} missing)")
@@ -151,7 +152,7 @@ def _graded(report: Any) -> None:
 
 def _continuous(report: Any) -> None:
     """The continuous models (``ContinuousCalibrationReport``)."""
-    title = _TITLES.get(report.model, report.model)
+    title = _title(report.model)
     table = _table(f"{title} calibration ({report.method})")
     table.add_row("subjects x items", f"{report.n_subjects:,} x {report.n_items:,}")
     table.add_row("responses", f"{report.n_responses:,} ({report.missing_share:.1%} missing)")

@@ -10,9 +10,8 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TextIO, TypeVar
+from typing import TYPE_CHECKING, ClassVar, ParamSpec, TextIO, TypeVar
 
 import typer
 from rich.console import Console
@@ -21,6 +20,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 
 from cat.errors import CatError
 from irt.errors import IRTError
+from irt.names import ModelGroup, model_named, model_names
 from synth.errors import SynthError
 
 if TYPE_CHECKING:
@@ -309,44 +309,57 @@ def fraction_progress(description: str) -> Iterator[Callable[[str, float], None]
         yield progress
 
 
-class ModelChoice(StrEnum):
-    """``--model`` of ``cat calibrate`` and ``cat validate``: a unidimensional model,
-    ``bifactor`` or ``mirt``, fitted beside the 3PL, a model for scores 0..m: ``graded``,
-    ``gpcm``, ``sequential``, ``nominal``, or (``cat calibrate`` only) one for scores in
-    [0, 1]:
-    ``crm``, ``beta``."""
+class ModelChoice(str):
+    """``--model`` of ``cat calibrate`` and ``cat validate``: a name of ``irt.names.MODELS``
+    (a unidimensional model, ``bifactor`` or ``mirt`` fitted beside the 3PL, a model for
+    scores 0..m, or one for scores in [0, 1]), or an item family registered from outside
+    the package, which is fitted as the models for scores 0..m are. Parsed by
+    ``model_choice``."""
 
-    ONE_PL = "1pl"
-    TWO_PL = "2pl"
-    THREE_PL = "3pl"
-    FOUR_PL = "4pl"
-    BIFACTOR = "bifactor"
-    MIRT = "mirt"
-    GRADED = "graded"
-    GPCM = "gpcm"
-    SEQUENTIAL = "sequential"
-    NOMINAL = "nominal"
-    CRM = "crm"
-    BETA = "beta"
+    #: The default.
+    THREE_PL: ClassVar[ModelChoice]
+
+    @property
+    def value(self) -> str:
+        """The name as ``irt.names`` spells it."""
+        return str(self)
+
+    @property
+    def group(self) -> ModelGroup:
+        """How the model is fitted (``irt.names.ModelGroup``)."""
+        return model_named(self).group
 
     @property
     def continuous(self) -> bool:
         """Whether the model is for scores in [0, 1] (``cat.pools.continuous_calibration``)."""
-        return self in (ModelChoice.CRM, ModelChoice.BETA)
+        return self.group is ModelGroup.CONTINUOUS
 
     @property
     def graded(self) -> bool:
         """Whether the model is for scores 0..m (``cat.pools.graded_calibration``)."""
-        return self in (
-            ModelChoice.GRADED,
-            ModelChoice.GPCM,
-            ModelChoice.SEQUENTIAL,
-            ModelChoice.NOMINAL,
-        )
+        return self.group is ModelGroup.GRADED
+
+    @property
+    def multidimensional(self) -> bool:
+        """Whether the model is fitted on factors beside the 3PL (bifactor, mirt)."""
+        return self.group is ModelGroup.MULTIDIMENSIONAL
+
+
+ModelChoice.THREE_PL = ModelChoice("3pl")
+
+
+def model_choice(text: str | ModelChoice) -> ModelChoice:
+    """``--model``'s value as a ``ModelChoice``, or a usage error naming the choices."""
+    if isinstance(text, ModelChoice):
+        return text
+    try:
+        return ModelChoice(model_named(text).name)
+    except IRTError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 #: ``--model``'s choices, for its help: the list is too long for the option column.
-MODEL_NAMES = ", ".join(m.value for m in ModelChoice)
+MODEL_NAMES = ", ".join(model_names())
 
 
 def print_cross_fit(errors: dict[str, PredictionErrors]) -> None:

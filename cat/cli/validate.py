@@ -17,6 +17,7 @@ from cat.cli.common import (
     fail,
     fraction_progress,
     handle_errors,
+    model_choice,
     stdout,
 )
 from cat.engine.names import DEFAULT, CriterionName
@@ -53,12 +54,14 @@ def validate(
         ModelChoice.THREE_PL,
         "--model",
         metavar="MODEL",
+        parser=model_choice,
         help=f"IRT model, one of {MODEL_NAMES}. bifactor: the 3PL designs and, beside them, "
         "the bifactor design (a specific factor per --scenarios scenario), which the "
         "default may choose; mirt: the same with a correlated factor per scenario. "
         "graded, gpcm, sequential, nominal: RESPONSES hold scores 0..m, each item with "
         "3+ scores gets that model (0/1 items the 2PL) and the default is the irt "
-        "design of a scored pool.",
+        "design of a scored pool; so does an item family registered from outside the "
+        "package (an irt.families entry point), by its name.",
     ),
     criterion: CriterionName | None = typer.Option(
         None,

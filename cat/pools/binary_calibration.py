@@ -33,6 +33,7 @@ from irt.checks import check_responses, warn_runaway_estimates
 from irt.estimation.methods import CalibrationResult, parameter_summary
 from irt.estimation.methods import calibrate as fit_items
 from irt.models import ModelKind
+from irt.names import ModelGroup, model_names
 from irt.priors import ItemPriors
 from irt.responses import ResponseMatrix
 from irt.scoring import Abilities, score_abilities
@@ -42,7 +43,7 @@ from itempool.formats.responses import read_responses
 
 __all__ = ["BINARY", "BINARY_MODELS", "CalibrationReport", "refuse_scored_only"]
 
-BINARY_MODELS = tuple(kind.value for kind in ModelKind)
+BINARY_MODELS = model_names(ModelGroup.BINARY)
 
 
 class CalibrationReport(FitReportHead):

@@ -17,6 +17,8 @@ from cat.pools.continuous_calibration import CONTINUOUS
 from cat.pools.graded_calibration import GRADED
 from cat.pools.mixed_calibration import MIXED
 from cat.pools.multidimensional_calibration import MULTIDIMENSIONAL
+from irt.errors import IRTError
+from irt.names import model_named, model_names
 
 __all__ = ["FAMILIES", "MODELS", "family_of", "is_mixed", "takes_continuous", "with_continuous"]
 
@@ -31,17 +33,19 @@ FAMILIES: tuple[Family[Any, Any, Any], ...] = (
 #: A family whose models take continuous scores beside their own → the family that
 #: fits both.
 _WITH_CONTINUOUS: dict[str, Family[Any, Any, Any]] = {GRADED.name: MIXED}
-_BY_MODEL = {model: family for family in FAMILIES for model in family.models}
-#: Every model ``cat.calibrate`` fits, by the names ``cat calibrate --model`` takes.
-MODELS: tuple[str, ...] = tuple(_BY_MODEL)
+#: The family that fits each group of models (``irt.names.ModelGroup``).
+_BY_GROUP = {family.name: family for family in FAMILIES if family is not MIXED}
+#: Every model ``cat.calibrate`` fits, by the names ``cat calibrate --model`` takes
+#: (item families registered from outside the package besides).
+MODELS: tuple[str, ...] = model_names()
 
 
 def family_of(model: str) -> Family[Any, Any, Any]:
-    """The family that fits ``model``."""
+    """The family that fits ``model`` (``irt.names.model_named``)."""
     try:
-        return _BY_MODEL[model]
-    except KeyError:
-        raise CatError(f"unknown model {model!r}; choose from {', '.join(MODELS)}") from None
+        return _BY_GROUP[model_named(model).group.value]
+    except IRTError as exc:
+        raise CatError(str(exc)) from None
 
 
 def takes_continuous(family: Family[Any, Any, Any]) -> bool:

@@ -33,7 +33,7 @@ from irt.continuous_priors import ContinuousPriors
 from irt.continuous_responses import ContinuousResponses
 from irt.continuous_scoring import ContinuousScores, continuous_scores
 from irt.errors import DataWarning
-from irt.names import CalibrationMethod
+from irt.names import CalibrationMethod, ModelGroup, model_names
 from irt.scoring import Abilities, AbilityMethod
 from itempool import QuestionSet
 from itempool.formats.continuous_params import write_continuous_params
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 #: The models of a continuous item.
-CONTINUOUS_MODELS = ("crm", "beta")
+CONTINUOUS_MODELS = model_names(ModelGroup.CONTINUOUS)
 #: ``standard_errors`` "auto" computes them up to this many free parameters (3 an item).
 AUTO_SE_MAX_PARAMETERS = 2000
 

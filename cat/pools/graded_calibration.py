@@ -38,11 +38,16 @@ from cat.pools.calibration_steps import (
 )
 from cat.pools.graded_report import graded_report
 from cat.pools.scored_data import collapsed_scores, refuse_skipped_scores, scored_data_notes
-from cat.pools.scored_pool import pool_item_types, read_pool_scores, record_scored_pool
+from cat.pools.scored_pool import (
+    binary_item_type,
+    pool_item_types,
+    read_pool_scores,
+    record_scored_pool,
+)
 from irt.continuous_scoring import ContinuousScores
 from irt.estimation.methods import cycle_progress
 from irt.mixed_scoring import MixedScores
-from irt.names import CalibrationMethod
+from irt.names import CalibrationMethod, ModelGroup, model_names
 from irt.polytomous import ItemType
 from irt.polytomous_em import PolytomousCalibrator
 from irt.polytomous_priors import PolytomousPriors
@@ -67,12 +72,9 @@ __all__ = [
 ]
 
 #: The models an item with three or more score categories can be given.
-GRADED_MODELS = (
-    ItemType.GRADED.value,
-    ItemType.GPCM.value,
-    ItemType.SEQUENTIAL.value,
-    ItemType.NOMINAL.value,
-)
+#: The package's models for scores 0..m (item families registered from outside it are
+#: fitted here too: ``irt.names.model_named``).
+GRADED_MODELS = model_names(ModelGroup.GRADED)
 #: Fewer subjects with answers than this are refused: each of an item's thresholds
 #: would rest on a handful of answers.
 MIN_SUBJECTS = 10
@@ -282,10 +284,10 @@ def item_types_for(
     guessing: bool,
     overrides: Mapping[str, ItemType | str] | None = None,
 ) -> list[ItemType]:
-    """Each item's type: ``model`` for 3+ categories, 2PL (3PL with ``guessing``) for 2,
-    unless ``overrides`` names the item. A binary type on an item with 3+ categories
-    is refused here, naming the item."""
-    binary = ItemType.THREE_PL if guessing else ItemType.TWO_PL
+    """Each item's type: ``model`` for 3+ categories, ``binary_item_type`` for 2, unless
+    ``overrides`` names the item. A binary type on an item with 3+ categories is
+    refused here, naming the item."""
+    binary = binary_item_type(model, guessing)
     rule: list[ItemType | str] = [binary if k == 2 else model for k in data.n_categories]
     if overrides:
         unknown = sorted(set(overrides) - set(data.item_ids))

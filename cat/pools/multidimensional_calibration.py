@@ -29,6 +29,7 @@ from cat.pools.report_keys import value_stats
 from cat.pools.scenarios import ItemScenarios, read_item_scenarios, scenarios_of
 from irt.mirt_model import Structure
 from irt.models import ModelKind
+from irt.names import ModelGroup, model_names
 from irt.responses import ResponseMatrix
 from irt.scoring import Abilities
 from itempool import MIRT_PARAMS, MultidimensionalEntry, QuestionSet
@@ -211,7 +212,7 @@ def _check_criterion(request: CalibrationRequest) -> None:
 
 MULTIDIMENSIONAL: Family[ResponseMatrix, BinaryFit, Abilities] = Family(
     name="multidimensional",
-    models=tuple(m.value for m in MultidimensionalModel),
+    models=model_names(ModelGroup.MULTIDIMENSIONAL),
     check=_check,
     read=binary.read,
     fit=_fit,

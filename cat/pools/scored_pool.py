@@ -56,8 +56,9 @@ def read_pool_scores(path: Path, questions: QuestionSet, id_column: bool) -> Pol
 def pool_item_types(
     questions: QuestionSet, data: PolytomousResponses, model: ItemType, guessing: bool | None
 ) -> dict[str, ItemType]:
-    """Each answered item's type: ``model`` for 3+ scores; for 0/1 items the 3PL where
-    ``guessing`` says so, or (None) where the item is a single choice."""
+    """Each answered item's type: ``model`` for 3+ scores; for 0/1 items
+    ``binary_item_type``, with a lower asymptote where ``guessing`` says so, or (None)
+    where the item is a single choice."""
     kind = {item.id: item.type for item in questions.items}
     out = {}
     for item, k in zip(data.item_ids, data.n_categories, strict=True):
@@ -65,8 +66,17 @@ def pool_item_types(
             out[item] = model
             continue
         lower = kind[item] is QuestionType.SINGLE if guessing is None else guessing
-        out[item] = ItemType.THREE_PL if lower else ItemType.TWO_PL
+        out[item] = binary_item_type(model, lower)
     return out
+
+
+def binary_item_type(model: ItemType, guessing: bool) -> ItemType:
+    """The type of a 0/1 item in a fit of ``model``: ``model`` itself where it is a
+    binary family (one registered from outside the package), else the 3PL with
+    ``guessing``, the 2PL without."""
+    if model.binary:
+        return model
+    return ItemType.THREE_PL if guessing else ItemType.TWO_PL
 
 
 @dataclass(frozen=True)

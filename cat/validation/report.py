@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from pydantic import (
@@ -18,6 +18,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -44,6 +45,7 @@ from cat.provenance import package_version, utc_now
 from irt.errors import IRTError
 from irt.estimation.threads import blas_threads_for, cells_of
 from irt.models import ModelKind
+from irt.names import ModelGroup, model_named
 from irt.responses import ResponseMatrix
 from itempool.formats.responses import read_responses
 
@@ -106,8 +108,9 @@ class ValidationSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     responses: str | None = Field(description="The response file, or None for data in memory.")
-    model: ModelKind | Literal["graded", "gpcm", "sequential", "nominal"] = Field(
-        description="The IRT model; graded, gpcm, sequential or nominal for scores 0..m."
+    model: ModelKind | str = Field(
+        description="The IRT model: 1pl..4pl, or a model for scores 0..m (graded, gpcm, "
+        "sequential, nominal, or an item family registered from outside the package)."
     )
     policies: list[str] = Field(description='As asked; "random" is run whether named or not.')
     # None in files written before these settings existed.
@@ -146,6 +149,14 @@ class ValidationSettings(BaseModel):
     n_subjects: int = Field(description="Subjects in the response matrix, held out or not.")
     n_items: int
     package_version: str
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _logistic_as_kind(cls, value: object) -> object:
+        # The four logistic models read back as ``ModelKind``, as they were written.
+        if isinstance(value, str) and value.lower() in set(ModelKind):
+            return ModelKind(value)
+        return value
 
 
 class SubjectPredictions(BaseModel):
@@ -494,7 +505,11 @@ def validate_scored_responses(
 
     if seed < 0:
         raise CatError(f"the seed must be a non-negative whole number, got {seed}")
-    if model not in GRADED_MODELS:
+    try:
+        model = model_named(model).name
+    except IRTError as exc:
+        raise CatError(str(exc)) from None
+    if model_named(model).group is not ModelGroup.GRADED:
         raise CatError(f"unknown graded model {model!r}; choose from {', '.join(GRADED_MODELS)}")
     try:
         data = read_scored_responses(responses, id_column=id_column)
@@ -524,7 +539,7 @@ def validate_scored_responses(
     )
     settings = ValidationSettings(
         responses=str(responses),
-        model=model,  # one of GRADED_MODELS, checked above
+        model=model,  # a model for scores 0..m, checked above
         policies=list(policies),
         default_policy=default_selection(codes),
         repeats=repeats,

@@ -11,7 +11,7 @@ the families.
 from __future__ import annotations
 
 from irt.families.base import CategoryCurves, CurveInputs, ItemFamily
-from irt.families.registry import FAMILIES, FamilyName, category_curves, family_of
+from irt.families.registry import FAMILIES, FamilyName, category_curves, family_of, register
 
 __all__ = [
     "FAMILIES",
@@ -21,4 +21,5 @@ __all__ = [
     "ItemFamily",
     "category_curves",
     "family_of",
+    "register",
 ]

@@ -76,7 +76,8 @@ class ItemFamily(ABC):
     A family provides:
 
     - ``name``: R mirt's ``itemtype`` name, the key of the registry and the value of the
-      item-type enums (``irt.polytomous.ItemType``, ``irt.mirt_polytomous.MultiItemType``);
+      item-type enums (``irt.polytomous.ItemType``, ``irt.mirt_polytomous.MultiItemType``),
+      and ``title``, how reports name it;
     - what kind of parameters its items have: ``binary`` (two categories only),
       ``has_guessing`` (a lower asymptote c), ``has_scores`` (scoring values ak_1..ak_m),
       ``ordered_thresholds`` (d_1 > … > d_m), and ``free_scores(m)``, how many of the
@@ -101,14 +102,19 @@ class ItemFamily(ABC):
     arrays or torch tensors alike, written with ``irt.estimation.arrays``, so that a fit
     runs on a GPU (``--device``); start values and ``to_internal`` are the host's.
 
-    Adding a model is one module under ``irt/families/`` with its ``ItemFamily`` subclass
-    and one line in ``irt.families.registry.FAMILIES``; an enum member with that name
-    lets the parameter classes accept it. Every fit on one θ, on correlated factors or
-    on a bifactor structure then estimates it, since those fits reach a family only
-    through this interface.
+    Adding a model is one module with its ``ItemFamily`` subclass and one registry line:
+    in ``irt.families.registry.FAMILIES`` for a family of this package, or
+    ``irt.families.register`` (or an ``irt.families`` entry point) from outside it. The
+    item-type enums then accept its name, and every fit on one θ, on correlated
+    factors or on a bifactor structure estimates it, scoring scores with it and ``cat``
+    calibrates, assesses and validates with it (``cat calibrate --model NAME``), since
+    all of them reach a family only through this interface
+    (``tests/cat/test_new_family.py`` shows it with a family of the test suite).
     """
 
     name: ClassVar[str]
+    #: How reports name the model ("Graded response"); its ``name`` where empty.
+    title: ClassVar[str] = ""
     binary: ClassVar[bool] = False
     has_guessing: ClassVar[bool] = False
     has_scores: ClassVar[bool] = False

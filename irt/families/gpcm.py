@@ -19,6 +19,7 @@ class GPCM(ItemFamily):
     """mirt's ``gpcm``: the nominal model with its scoring values fixed at 0, 1, …, m."""
 
     name: ClassVar[str] = "gpcm"
+    title: ClassVar[str] = "Generalized partial credit"
     has_scores: ClassVar[bool] = True
 
     def scoring_values(self, free: FloatArray, m: int) -> FloatArray:

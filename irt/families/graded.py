@@ -33,6 +33,7 @@ class Graded(ItemFamily):
     """mirt's ``graded``: Samejima's graded response model."""
 
     name: ClassVar[str] = "graded"
+    title: ClassVar[str] = "Graded response"
     ordered_thresholds: ClassVar[bool] = True
 
     def curves(self, at: CurveInputs, derivatives: bool = False) -> CategoryCurves:

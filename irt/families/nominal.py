@@ -23,6 +23,7 @@ class Nominal(ItemFamily):
     """mirt's ``nominal``: Bock's nominal categories model."""
 
     name: ClassVar[str] = "nominal"
+    title: ClassVar[str] = "Nominal response"
     has_scores: ClassVar[bool] = True
     # With two categories the nominal item is the 2PL: no scoring value is free.
     min_categories: ClassVar[int] = 3

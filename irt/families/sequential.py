@@ -20,6 +20,7 @@ class Sequential(ItemFamily):
     """mirt's ``sequential``: Tutz's continuation-ratio model."""
 
     name: ClassVar[str] = "sequential"
+    title: ClassVar[str] = "Sequential"
 
     def start_values(self, counts: FloatArray, stretch: FloatArray, guess: float) -> ItemValues:
         # Continuation-ratio logits logit P(X ≥ k | X ≥ k − 1).

@@ -22,6 +22,7 @@ class ThreePL(ItemFamily):
     """mirt's ``3PL``: the 2PL with a lower asymptote."""
 
     name: ClassVar[str] = "3PL"
+    title: ClassVar[str] = "3PL"
     binary: ClassVar[bool] = True
     has_guessing: ClassVar[bool] = True
 

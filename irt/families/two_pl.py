@@ -15,5 +15,6 @@ class TwoPL(Graded):
     """mirt's ``2PL``: a graded item with two categories."""
 
     name: ClassVar[str] = "2PL"
+    title: ClassVar[str] = "2PL"
     binary: ClassVar[bool] = True
     ordered_thresholds: ClassVar[bool] = False

@@ -1,0 +1,1 @@
+"""Code a user would write outside the project, which tests plug into it."""
