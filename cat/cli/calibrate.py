@@ -35,6 +35,8 @@ ContinuousModelChoice = StrEnum(  # type: ignore[misc]
     "ContinuousModelChoice",
     [("AUTO", "auto")] + [(name.upper(), name) for name in model_names(ModelGroup.CONTINUOUS)],
 )
+#: ``--continuous-model``'s default: fit both, keep the better.
+_AUTO = ContinuousModelChoice("auto")
 
 
 #: Folds of the cross-fit ``cat calibrate --pool`` runs unless told otherwise.
@@ -196,7 +198,7 @@ def calibrate(
         "theta (a mixed pool). Needs --continuous-out.",
     ),
     continuous_model: ContinuousModelChoice = typer.Option(
-        ContinuousModelChoice("auto"),
+        _AUTO,
         "--continuous-model",
         help="With --continuous: the continuous items' model; auto fits crm and beta and "
         "keeps the one with the lower AIC (the report keeps both).",
