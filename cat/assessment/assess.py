@@ -204,7 +204,7 @@ def assess(
     name = model_name or examinee.label
     examinee.start(pool, seed)
     try:
-        config = _without_examples(config, examinee)
+        config = _without_examples(config, examinee, params.n_items)
         generation = _generation_record(examinee)
         protocol = protocol_use(pool, examinee)
         store = examinee.checkpoints()
@@ -281,13 +281,23 @@ def checkpoint_key(name: str, pool: LoadedPool) -> str:
     return f"assess:{name}:{pool.manifest.name}:{pool.manifest.version}"
 
 
-def _without_examples(config: SessionConfig, examinee: Examinee) -> SessionConfig:
+def _without_examples(config: SessionConfig, examinee: Examinee, n_items: int) -> SessionConfig:
     """``config`` excluding the items the examinee shows as few-shot examples (an
-    ``example_items()`` method names them, once started), which the test never asks."""
+    ``example_items()`` method names them, once started), which the test never asks.
+    Refused where they leave fewer of the pool's ``n_items`` than the test's length:
+    the test would stop short, or ask nothing at all."""
     shown = getattr(examinee, "example_items", None)
     excluded = tuple(shown()) if callable(shown) else ()
     if not excluded:
         return config
+    left = n_items - len(set(excluded))
+    if left < config.max_items:
+        raise CatError(
+            f"--few-shot shows {len(set(excluded)):,} of the pool's {n_items:,} items as "
+            f"examples (each question's examples come from its own scenario), which leaves "
+            f"{left:,} to ask, fewer than --length {config.max_items}; lower --few-shot "
+            "or --length"
+        )
     return _config(**{**config.model_dump(), "excluded_items": excluded})
 
 

@@ -191,6 +191,19 @@ def test_resume_refuses_changed_generation_settings(
     assert not {i["id"] for i in result["items"]} & set(result["settings"]["excluded_items"])
 
 
+def test_few_shot_that_leaves_fewer_items_than_the_length_stops_before_any_call(
+    calibrated: tuple[Path, ItemParams, Path], tmp_path: Path
+) -> None:
+    pool, params, _ = calibrated
+    with LocalServer(live_items(), {"llm": 0.5}, irt=true_irt(params)) as server:
+        code, output, _ = _assess(
+            pool, server.base_url, tmp_path / "c.db", tmp_path / "r.json", "--few-shot", "40"
+        )
+        assert not server.records
+    assert code == 2 and not (tmp_path / "r.json").exists()
+    assert "leaves 0 to ask, fewer than --length 6; lower --few-shot or --length" in output
+
+
 def test_a_misspelt_template_field_stops_before_any_call(
     calibrated: tuple[Path, ItemParams, Path], tmp_path: Path
 ) -> None:
