@@ -99,7 +99,8 @@ class GenerationSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    temperature: float = Field(0.0, ge=0.0)
+    # The OpenAI API's range; higher values make a reply close to noise.
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int | None = Field(None, ge=1)
     system_prompt: str | None = None
     prompt_template: str | None = None
@@ -191,7 +192,7 @@ class GenerationSettings(BaseModel):
     @property
     def default(self) -> bool:
         """Whether every setting is the built-in one (the prompts of ``synth.prompts``)."""
-        return self == GenerationSettings()
+        return self == type(self)()
 
     def record(self) -> GenerationRecord:
         """The settings as outputs record them (the template by path and sha256)."""

@@ -19,8 +19,9 @@ TEMPERATURE = typer.Option(
     None,
     "--temperature",
     min=0.0,
-    help="Sampling temperature, sent with every request (default: the pool's protocol's, "
-    "0 for a pool that records none).",
+    max=2.0,
+    help="Sampling temperature from 0 to 2 (the OpenAI API's range), sent with every "
+    "request (default: the pool's protocol's, 0 for a pool that records none).",
 )
 EXTRACTOR = typer.Option(
     None,

@@ -172,6 +172,9 @@ def test_missing_argument() -> None:
 def test_value_out_of_range() -> None:
     got = _error("assess", "--pool", "p", "--model", "sim:0", "--length", "0")
     assert got == "error: --length: 0 is not in the range x>=1"
+    # A sampling temperature beyond the OpenAI API's 0..2 is refused before any call.
+    got = _error("assess", "--pool", "p", "--model", "m", "--temperature", "100")
+    assert got == "error: --temperature: 100 is not in the range 0.0<=x<=2.0"
 
 
 def test_value_of_the_wrong_type() -> None:
