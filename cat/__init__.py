@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         ReplayExaminee,
         SimulatedExaminee,
     )
+    from cat.assessment.generation_settings import GenerationSettings
     from cat.assessment.many import ModelRun, assess_many
     from cat.assessment.result import AssessmentResult
     from cat.assessment.session import AssessmentSession, SessionConfig
@@ -77,7 +78,6 @@ if TYPE_CHECKING:
     from cat.pools.summary import PoolSummary, summarize_pool
     from cat.reports.html import write_report
     from cat.validation.report import ValidationReport, validate
-    from synth.generation import GenerationSettings
 
 #: Public name → (module, attribute in it).
 _WHERE: dict[str, tuple[str, str]] = {
@@ -86,7 +86,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "assess": ("cat.assessment.assess", "assess"),
     "assess_many": ("cat.assessment.many", "assess_many"),
     "ModelRun": ("cat.assessment.many", "ModelRun"),
-    "GenerationSettings": ("synth.generation", "GenerationSettings"),
+    "GenerationSettings": ("cat.assessment.generation_settings", "GenerationSettings"),
     "AssessmentResult": ("cat.assessment.result", "AssessmentResult"),
     "compare": ("cat.comparison.compare", "compare"),
     "compare_results": ("cat.comparison.from_results", "compare_results"),

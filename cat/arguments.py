@@ -35,7 +35,9 @@ T = TypeVar("T")
 
 def api_errors(func: Callable[P, R]) -> Callable[P, R]:
     """``func`` with the errors of ``irt``, ``itempool`` and ``synth`` raised as
-    ``CatError`` (the message unchanged, the original as its cause)."""
+    ``CatError`` (the message unchanged, the original as its cause), and a call whose
+    arguments do not fit its signature (a misspelt keyword) too, naming the closest
+    keyword."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -43,8 +45,37 @@ def api_errors(func: Callable[P, R]) -> Callable[P, R]:
             return func(*args, **kwargs)
         except (IRTError, PoolFormatError, SynthError) as exc:
             raise CatError(str(exc)) from exc
+        except TypeError:
+            _check_call(func, args, kwargs)
+            raise
 
     return wrapper
+
+
+def _check_call(
+    func: Callable[..., object], args: tuple[object, ...], kwargs: dict[str, object]
+) -> None:
+    """``CatError`` where ``args`` and ``kwargs`` do not bind to ``func``'s signature;
+    nothing where they do (the ``TypeError`` came from inside)."""
+    import difflib
+    import inspect
+
+    signature = inspect.signature(func)
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        names = [n for n, p in signature.parameters.items() if p.kind is not p.VAR_KEYWORD]
+        unknown = [k for k in kwargs if k not in signature.parameters]
+        message = f"{func.__name__}(): {exc}"
+        if unknown:
+            parts = []
+            for name in unknown:
+                close = difflib.get_close_matches(name, names, n=1)
+                parts.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+            message = f"{func.__name__}() takes no argument {' or '.join(parts)}"
+            if not any("did you mean" in part for part in parts):
+                message += f"; it takes {', '.join(names)}"
+        raise CatError(message) from None
 
 
 def as_path(value: object, argument: str) -> Path:

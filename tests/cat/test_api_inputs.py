@@ -158,6 +158,23 @@ def _bad_inputs(demo: LoadedPool, tmp: Path) -> list[tuple[Callable[[], object],
     responses, out = str(EXAMPLES), tmp / "p.csv"
     return [
         (lambda: api.assess(demo, sim, length=-5), "length must be at least 1, got -5"),
+        (
+            lambda: api.assess(demo, sim, lenght=20),
+            "assess() takes no argument 'lenght' (did you mean 'length'?)",
+        ),
+        (lambda: api.compare(), "compare(): missing a required argument"),
+        (
+            lambda: api.GenerationSettings(temperature=-1),
+            "GenerationSettings: temperature: Input should be greater than or equal to 0",
+        ),
+        (
+            lambda: api.GenerationSettings(temperature=2.5),
+            "temperature: Input should be less than or equal to 2",
+        ),
+        (
+            lambda: api.GenerationSettings(temprature=0.5),
+            "temprature: Extra inputs are not permitted",
+        ),
         (lambda: api.assess(demo, sim, length=2.5), "length must be a whole number, got 2.5"),
         (
             lambda: api.assess(demo, sim, length=10, min_length=20),
