@@ -38,7 +38,7 @@ from cat.engine.registry import DEFAULT_ESTIMATOR, make_estimator
 from cat.engine.selection import PoolInfo
 from cat.engine.simulation import estimation
 from cat.errors import CatError
-from cat.pools.loading import as_pool
+from cat.pools.loading import as_pool, recorded_pool
 from cat.provenance import package_version
 from itempool import LoadedPool
 from itempool.problems import describe_errors
@@ -114,7 +114,12 @@ def compare_results(
     """
     paths = (check.as_path(result_a, "result_a"), check.as_path(result_b, "result_b"))
     results = (read_result(paths[0]), read_result(paths[1]))
-    context = PoolContext.of(as_pool(results[0].pool.path if pool is None else pool))
+    first = results[0].pool
+    context = PoolContext.of(
+        recorded_pool(first.path, first.name, first.version, str(paths[0]))
+        if pool is None
+        else as_pool(pool)
+    )
     manifest = context.pool.manifest
     for path, result in zip(paths, results, strict=True):
         if (result.pool.name, result.pool.version) != (manifest.name, manifest.version):

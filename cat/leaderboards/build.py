@@ -19,7 +19,6 @@ import math
 import os
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 from pydantic import JsonValue
 
@@ -28,7 +27,7 @@ from cat.assessment.result import AssessmentResult, PoolReference
 from cat.errors import CatError
 from cat.leaderboards.reading import Run, read_runs
 from cat.leaderboards.result import Leaderboard, LeaderboardRow
-from cat.pools.loading import as_pool
+from cat.pools.loading import as_pool, recorded_pool
 from cat.provenance import package_version, utc_now
 from itempool import LoadedPool
 from synth.pricing import Prices
@@ -248,15 +247,12 @@ def _reference_rows(
     runs: list[Run], pool: LoadedPool | PathArg | None, notes: list[str]
 ) -> list[LeaderboardRow]:
     first = runs[0]
-    if pool is None:
-        where = Path(first.result.pool.path)
-        if not where.is_dir():
-            raise CatError(
-                f"the pool of {_where(first)} is not at {where} (moved, or assessed on "
-                "another machine): give its folder for the references (--pool DIR)"
-            )
-        pool = where
-    loaded = as_pool(pool)
+    recorded = first.result.pool
+    loaded = (
+        recorded_pool(recorded.path, recorded.name, recorded.version, _where(first))
+        if pool is None
+        else as_pool(pool)
+    )
     expected = first.result.pool
     if (loaded.manifest.name, loaded.manifest.version) != (expected.name, expected.version):
         raise CatError(

@@ -47,6 +47,33 @@ def as_pool(pool: LoadedPool | PathArg, argument: str = "pool") -> LoadedPool:
     return load_pool(as_path(pool, argument))
 
 
+def recorded_pool(path: str, name: str, version: str | None, whose: str) -> LoadedPool:
+    """The pool a RESULT.json was assessed on: at the folder it records (relative to
+    where that run was made), else a pool found by name (``itempool.shipped``: its
+    folder's name, then the pool's own) with the same name and version, so that results
+    read from another folder still find a shipped or ``$CAT_POOL_PATH`` pool. ``whose``
+    names the result in the error, which asks for ``--pool``."""
+    from itempool.checks import MANIFEST
+    from itempool.shipped import resolve_pool
+
+    candidates = [Path(path)]
+    for pool_name in (Path(path).name, name):
+        found = resolve_pool(pool_name)
+        if (found / MANIFEST).is_file() and found not in candidates:
+            candidates.append(found)
+    for folder in candidates:
+        if not folder.is_dir():
+            continue
+        loaded = load_pool(folder)
+        if (loaded.manifest.name, loaded.manifest.version) == (name, version):
+            return loaded
+    raise CatError(
+        f"the pool of {whose} is not at {path} (moved, or assessed in another folder or "
+        f"on another machine) and no pool {name} (version {version}) is found by name: "
+        "give its folder (--pool DIR)"
+    )
+
+
 def read_pool_questions(pool_dir: str | Path) -> QuestionSet:
     """The pool's manifest and questions under the same checks (``itempool.read_questions``;
     params.csv and reference.jsonl are not read), errors as ``CatError``."""

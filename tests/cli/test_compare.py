@@ -64,6 +64,23 @@ def test_two_result_files(tmp_path: Path) -> None:
     assert result["source"] == "results" and result["a"]["result"] == paths[0]
 
 
+def test_results_compared_outside_the_folder_they_were_made_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The runs record the pool as given, relative to where they ran.
+    monkeypatch.chdir(ROOT)
+    paths = [str(tmp_path / f"r{k}.json") for k in range(2)]
+    for theta, path in zip(("1.0", "-1.0"), paths, strict=True):
+        args = ["assess", "--pool", "item_pools/demo-en", "--model", f"sim:{theta}"]
+        done = runner.invoke(app, [*args, "--length", "20", "--out", path])
+        assert done.exit_code == 0, done.output
+    assert json.loads(Path(paths[0]).read_text())["pool"]["path"] == "item_pools/demo-en"
+    monkeypatch.chdir(tmp_path)
+    code, output = _run("--results", *paths)
+    assert code == 0, output
+    assert "sim:1.0 (A) vs sim:-1.0 (B) on demo-en" in output
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -133,8 +133,15 @@ def test_references_from_a_moved_pool_or_another_pool(runs: Path, tmp_path: Path
     data = assessed(0.4).model_dump(mode="json")
     data["pool"]["path"] = str(tmp_path / "gone")
     moved = write(tmp_path, "moved.json", data)
-    with pytest.raises(cat.CatError, match=r"is not at .*gone .*pool DIR"):
-        cat.leaderboard(moved, references=True)
+    # Not at its folder: found by its name, as the same pool and version.
+    found = cat.leaderboard(moved, references=True)
+    assert len(found.rows) == 1 + len(cat.load_pool(DEMO).references)
+    data["pool"]["version"] = "0.0-elsewhere"
+    other = write(tmp_path, "other.json", data)
+    with pytest.raises(
+        cat.CatError, match=r"is not at .*gone .*no pool demo .* is found by name.*pool DIR"
+    ):
+        cat.leaderboard(other, references=True)
     copy = tmp_path / "copy"
     shutil.copytree(DEMO, copy)
     assert len(cat.leaderboard(moved, pool=copy).rows) == 1 + len(cat.load_pool(DEMO).references)
