@@ -415,8 +415,12 @@ def _start(
         )
     if unfinished:
         assert saved is not None
-        if _saved_config(saved) != config:
-            raise CatError("--resume needs the same settings as the interrupted run")
+        before = _saved_config(saved)
+        if before != config:
+            raise CatError(
+                "--resume needs the same settings as the interrupted run: "
+                + _changed_config(before, config)
+            )
         if generation is not None:
             changed = changed_settings(saved.get("generation"), generation)
             if changed:
@@ -429,6 +433,36 @@ def _start(
         )
         return session, [ItemRecord.model_validate(item) for item in saved["items"]]
     return AssessmentSession(params, config, scenario, reference_models=models), []
+
+
+#: The option that sets each session setting, where it is not the setting's own name.
+_OPTION_OF = {
+    "max_items": "--length",
+    "min_items": "--min-length",
+    "excluded_items": "--few-shot (the items shown as examples)",
+    "content_balancing": "--no-content-balancing",
+    "randomesque_k": "the randomesque k",
+    "n_strata": "the number of strata",
+}
+
+
+def _changed_config(before: SessionConfig | None, now: SessionConfig) -> str:
+    """The settings that differ between an interrupted run's and this one's, as their
+    options and values ("--length 250 -> 100")."""
+    if before is None:
+        return "the interrupted run's settings cannot be read; run without --resume"
+    old, new = before.model_dump(mode="json"), now.model_dump(mode="json")
+    parts = []
+    for name in new:
+        if old.get(name) == new[name]:
+            continue
+        option = _OPTION_OF.get(name, "--" + name.replace("_", "-"))
+        if name == "excluded_items":
+            was, is_ = len(old.get(name) or ()), len(new[name] or ())
+            parts.append(f"{option}: {was} -> {is_} items")
+        else:
+            parts.append(f"{option} {old.get(name)} -> {new[name]}")
+    return "; ".join(parts)
 
 
 def _saved_config(saved: dict[str, Any]) -> SessionConfig | None:

@@ -185,6 +185,15 @@ def test_resume_refuses_changed_generation_settings(
         assert "--resume needs the same generation settings" in output
         assert "temperature 0.3 -> 0.6" in output
         assert not healthy.records
+        # A changed length or few-shot count is named too.
+        code, output, _ = _assess(
+            pool, healthy.base_url, store, out, *base, "--length", "25", "--resume"
+        )
+        assert code == 2 and "--length 20 -> 25" in output, output
+        fewer = [*base, "--few-shot", "1"]  # the later --few-shot wins
+        code, output, _ = _assess(pool, healthy.base_url, store, out, *fewer, "--resume")
+        assert code == 2 and "--few-shot (the items shown as examples)" in output, output
+        assert not healthy.records
         code, output, result = _assess(pool, healthy.base_url, store, out, *base, "--resume")
     assert code == 0 and result is not None, output
     assert result["n_items"] == 20
