@@ -209,7 +209,7 @@ def parse_model_spec(spec: str, **endpoint: Any) -> Examinee:
     """The examinee ``cat assess --model`` names: ``sim:THETA``, ``replay:FILE#SUBJECT``,
     or a model name at an endpoint (``endpoint`` holds ``EndpointExaminee``'s settings)."""
     if spec.startswith(("sim:", "replay:")):
-        _refuse_judge(spec, endpoint)
+        _refuse_live_settings(spec, endpoint)
     if spec.startswith("sim:"):
         try:
             theta = float(spec[4:])
@@ -228,10 +228,39 @@ def parse_model_spec(spec: str, **endpoint: Any) -> Examinee:
     return EndpointExaminee(spec.strip(), **endpoint)
 
 
-def _refuse_judge(spec: str, endpoint: dict[str, Any]) -> None:
-    """A judge grades a live model's replies: refuse it for sim: and replay:."""
+#: The options of how a live model is asked, by the field each sets.
+_LIVE_OPTIONS = {
+    "temperature": "--temperature",
+    "max_tokens": "--max-tokens",
+    "system_prompt": "--system-prompt",
+    "prompt_template": "--prompt-template",
+    "few_shot": "--few-shot",
+    "stop": "--stop",
+    "extra_body": "--extra-body",
+    "extractor": "--extractor",
+}
+
+
+def _refuse_live_settings(spec: str, endpoint: dict[str, Any]) -> None:
+    """sim: and replay: make no call: refuse the settings of how a live model is asked
+    and graded rather than ignore them."""
+    kind = spec.split(":")[0] + ":"
     if endpoint.get("judge_model") is not None:
-        raise CatError(f"--judge-model grades a live model's replies, not {spec.split(':')[0]}:")
+        raise CatError(f"--judge-model grades a live model's replies, not {kind}")
+    generation = endpoint.get("generation")
+    given = [
+        option
+        for field, option in _LIVE_OPTIONS.items()
+        if generation is not None and field in generation.model_fields_set
+    ]
+    given += [
+        f"--{name.replace('_', '-')}" for name in ("style", "protocol_form") if name in endpoint
+    ]
+    if given:
+        raise CatError(
+            f"{', '.join(given)} set how a live model is asked; {kind} makes no call "
+            "(leave them out, or name a model at --base-url)"
+        )
 
 
 def _categories(params: MixedParams) -> dict[str, int]:

@@ -115,3 +115,15 @@ def test_a_fair_judge_grades_as_the_metric_and_a_mute_one_skips(
 def test_a_judge_is_for_live_models_only(pool_dir: Path) -> None:
     with pytest.raises(CatError, match="judge_model grades a live model's replies, not sim:"):
         parse_model_spec("sim:0.5", judge_model="j")
+
+
+def test_how_a_live_model_is_asked_is_refused_for_sim_and_replay() -> None:
+    from synth.generation import GenerationSettings
+
+    asked = GenerationSettings(few_shot=2, stop=("END",))
+    with pytest.raises(CatError, match=r"few_shot, stop set how a live model is asked; sim:"):
+        parse_model_spec("sim:0.5", generation=asked)
+    with pytest.raises(CatError, match=r"style set how a live model is asked; replay:"):
+        parse_model_spec("replay:x.jsonl#m1", generation=GenerationSettings(), style="raw")
+    # Settings left at their defaults are no request at all.
+    assert parse_model_spec("sim:0.5", generation=GenerationSettings()).label
