@@ -11,6 +11,7 @@ from rich.table import Table
 from cat.cli.assess_many import assess_models, model_specs
 from cat.cli.common import (
     check_writable,
+    fail,
     handle_errors,
     progress_bar,
     say,
@@ -201,6 +202,11 @@ def assess(
     specs = model_specs(model, models_file)
     several = len(specs) > 1
     if several:
+        if out is not None and out.suffix.lower() == ".json" and not out.is_dir():
+            raise fail(
+                f"--out {out}: {len(specs)} models write one MODEL.json each into a folder; "
+                f"give a folder (--out {out.with_suffix('')}/)"
+            )
         check_writable({"--store": store_path}, folders={"--out": out, "--report": report})
     else:
         check_writable({"--out": out, "--store": store_path}, folders={"--report": report})

@@ -155,3 +155,11 @@ def test_one_model_is_refused_twice_and_names_are_file_safe() -> None:
         "sim:0.5": "sim_0.5",
         "...": "model",
     }
+
+
+def test_several_models_refuse_a_json_file_for_their_folder(tmp_path: Path) -> None:
+    out = tmp_path / "several.json"
+    args = ["assess", "--pool", "demo-en", "--model", "sim:0.5", "--model", "sim:1"]
+    result = runner.invoke(app, [*args, "--out", str(out)])
+    assert result.exit_code == 2 and not out.exists()
+    assert "2 models write one MODEL.json each into a folder" in result.output
