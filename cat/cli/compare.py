@@ -139,6 +139,8 @@ def compare(
             f"give --model twice (A, then B), or --results A.json B.json; got "
             f"{len(models or [])} --model"
         )
+    if models and models[0].strip() == models[1].strip():
+        raise fail(f"--model {models[0]} twice: a comparison needs two different models")
     check_writable({"--out": out, "--store": None if results else store_path})
     if results is not None:
         from cat.comparison.from_results import compare_results

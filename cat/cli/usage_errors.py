@@ -83,6 +83,9 @@ def describe_error(exc: ClickException) -> str:
         guess = f"; did you mean {exc.possibilities[0]}?" if exc.possibilities else ""
         return f"unknown option {exc.option_name}{guess}{see}"
     if isinstance(exc, BadOptionUsage) and "requires" in exc.message:
+        several = re.search(r"requires (\d+) arguments", exc.message)
+        if several and int(several[1]) > 1:
+            return f"{exc.option_name} takes {several[1]} values{see}"
         return f"{exc.option_name} needs a value{see}"
     if isinstance(exc, FileError):
         return f"cannot open {exc.ui_filename}: {_sentence(exc.message)}"

@@ -93,6 +93,8 @@ def compare(
     context = PoolContext.of(as_pool(pool))
     for examinee, which in ((examinee_a, "examinee_a"), (examinee_b, "examinee_b")):
         _check_examinee(examinee, which)
+    if examinee_a is examinee_b:
+        raise CatError("examinee_a and examinee_b are the same examinee: compare two models")
     settings = _settings(
         margin=margin,
         max_length=check.whole(max_length, "max_length", 1),

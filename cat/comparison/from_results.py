@@ -113,6 +113,8 @@ def compare_results(
             another version of it) than ``pool``, or a pool ``cat compare`` cannot use.
     """
     paths = (check.as_path(result_a, "result_a"), check.as_path(result_b, "result_b"))
+    if paths[0].resolve() == paths[1].resolve():
+        raise CatError(f"{paths[0]} twice: compare the results of two runs")
     results = (read_result(paths[0]), read_result(paths[1]))
     first = results[0].pool
     context = PoolContext.of(

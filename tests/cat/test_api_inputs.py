@@ -163,6 +163,7 @@ def _bad_inputs(demo: LoadedPool, tmp: Path) -> list[tuple[Callable[[], object],
             "assess() takes no argument 'lenght' (did you mean 'length'?)",
         ),
         (lambda: api.compare(), "compare(): missing a required argument"),
+        (lambda: api.compare(demo, sim, sim), "the same examinee: compare two models"),
         (
             lambda: api.GenerationSettings(temperature=-1),
             "GenerationSettings: temperature: Input should be greater than or equal to 0",
