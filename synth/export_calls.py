@@ -40,6 +40,7 @@ from typing import Any, TextIO
 from itempool import PoolItem, QuestionSet, read_questions
 from itempool.atomic import atomic_text_file
 from synth.call_grades import answer_grade, item_target, judge_grade, parsed_answer
+from synth.errors import SynthError
 from synth.judge import parse_judge_score
 from synth.question_match import QuestionIndex
 from synth.reasoning import split_reasoning
@@ -260,6 +261,27 @@ def export_samples(
             progress(counts.calls, total)
 
 
+def _check_selection(
+    run_store: RunStore, store: str | Path, models: Sequence[str] | None, pool: QuestionSet | None
+) -> None:
+    """Refuse a model with no stored call, and a pool that holds none of the calls'
+    items (another pool's store): either export would be empty or unfilled, silently."""
+    if models:
+        known = run_store.call_models()
+        missing = [m for m in models if m not in known]
+        if missing:
+            have = ", ".join(known[:10]) + (", ..." if len(known) > 10 else "") or "none"
+            raise SynthError(f"{store}: no stored call of model {missing[0]!r}; its models: {have}")
+    if pool is not None:
+        asked = run_store.call_items(models)
+        if asked and not asked & {item.id for item in pool.items}:
+            example = sorted(asked)[0]
+            raise SynthError(
+                f"{store}: none of the {len(asked):,} items its calls asked (e.g. {example!r}) "
+                f"is in pool {pool.name}: give the pool the calls were made on"
+            )
+
+
 def export_calls(
     store: str | Path,
     out: str | Path | None = None,
@@ -278,6 +300,7 @@ def export_calls(
     questions = pool if isinstance(pool, QuestionSet) or pool is None else read_questions(pool)
     counts = ExportCounts()
     with RunStore.existing(store) as run_store:
+        _check_selection(run_store, store, models, questions)
         lines = (
             json.dumps(sample, ensure_ascii=False) + "\n"
             for sample in export_samples(

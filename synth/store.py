@@ -398,6 +398,21 @@ class RunStore:
         (count,) = self._db.execute(f"SELECT COUNT(*) FROM calls{where}", args).fetchone()
         return int(count)
 
+    def call_models(self) -> list[str]:
+        """The models with stored calls, in name order."""
+        rows = self._db.execute("SELECT DISTINCT model FROM calls ORDER BY model")
+        return [str(model) for (model,) in rows]
+
+    def call_items(self, models: Sequence[str] | None = None) -> set[str]:
+        """The item ids the stored calls (of ``models`` only, where given) record; calls
+        stored without one (schema 2 or older) add nothing."""
+        where, args = _models_clause(models)
+        clause = f"{where} AND" if where else " WHERE"
+        rows = self._db.execute(
+            f"SELECT DISTINCT item_id FROM calls{clause} item_id IS NOT NULL", args
+        )
+        return {str(item) for (item,) in rows}
+
     def iter_calls(self, models: Sequence[str] | None = None) -> Iterator[CallRecord]:
         """Every stored call (of ``models`` only, where given) in the order stored, read
         a slice at a time: a big store is never held in memory."""

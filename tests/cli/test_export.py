@@ -110,6 +110,20 @@ def test_export_to_a_file_with_the_pool(assessed: tuple[Path, Path, Path], tmp_p
         assert line["doc_id"] == int(item.id[1:])  # its place in the pool
 
 
+def test_a_model_or_pool_the_store_does_not_hold_is_refused(
+    assessed: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    _, store, _ = assessed
+    out = tmp_path / "calls.jsonl"
+    code, output = _invoke("export", "--store", str(store), "--model", "nosuch", "--out", str(out))
+    assert code == 2 and not out.exists()
+    assert "no stored call of model 'nosuch'; its models: llm, other" in output
+    # demo-en's items are not the ones these calls asked.
+    code, output = _invoke("export", "--store", str(store), "--pool", "demo-en", "--out", str(out))
+    assert code == 2 and not out.exists()
+    assert "items its calls asked" in output and "is in pool" in output
+
+
 def test_bad_stores_and_outputs_are_one_line(tmp_path: Path) -> None:
     code, output = _invoke("export", "--store", str(tmp_path / "none.db"))
     assert code == 2 and output.startswith("error: ") and "no such run store" in output
