@@ -1,4 +1,7 @@
-"""The base of every typed result the library returns and the CLI writes as JSON."""
+"""The base of every typed result the library returns and the CLI writes as JSON, and
+which of those files a JSON object is (``output_kind``: so that a command given the wrong
+one, ``cat leaderboard compare.json``, says what it was given instead of listing the
+fields it lacks)."""
 
 from __future__ import annotations
 
@@ -34,3 +37,21 @@ class ResultModel(BaseModel):
         """Write the dump as indented UTF-8 JSON (non-ASCII kept readable), replacing
         ``path`` atomically: an interrupted run leaves the old file or none."""
         write_text_atomic(Path(path), self.model_dump_json(indent=1) + "\n")
+
+
+#: (keys, what the file is): the first whose keys are all in an object names it.
+_KINDS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"model_a", "model_b", "decision", "difference"}), "a cat compare result"),
+    (frozenset({"rows", "common_settings", "differing_settings"}), "a cat leaderboard file"),
+    (frozenset({"results", "subjects", "settings"}), "a cat validate report (VALID.json)"),
+    (frozenset({"examinees", "summary", "settings"}), "a cat simulate result"),
+    (frozenset({"loglik", "n_iter", "converged", "model"}), "a cat calibrate report (REPORT.json)"),
+    (frozenset({"predicted_accuracy", "theta", "model", "items"}), "a RESULT.json of cat assess"),
+)
+
+
+def output_kind(data: object) -> str | None:
+    """What ``data`` (a parsed JSON file) is among cat's outputs; None if none of them."""
+    if not isinstance(data, dict):
+        return None
+    return next((what for keys, what in _KINDS if keys <= data.keys()), None)

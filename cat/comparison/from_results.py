@@ -40,6 +40,7 @@ from cat.engine.simulation import estimation
 from cat.errors import CatError
 from cat.pools.loading import as_pool, recorded_pool
 from cat.provenance import package_version
+from cat.results import output_kind
 from itempool import LoadedPool
 from itempool.problems import describe_errors
 
@@ -83,12 +84,17 @@ class _Result(_Loose):
 def read_result(path: Path) -> _Result:
     """The model, pool and answers of a RESULT.json; ``CatError`` naming the file."""
     try:
-        return _Result.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise CatError(f"{path}: cannot read it ({exc.strerror or exc})") from exc
     except json.JSONDecodeError as exc:
         raise CatError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from exc
+    try:
+        return _Result.model_validate(data)
     except ValidationError as exc:
+        kind = output_kind(data)
+        if kind is not None and "cat assess" not in kind:
+            raise CatError(f"{path}: {kind}, not a RESULT.json of cat assess") from exc
         raise CatError(f"{path}: not a RESULT.json of cat assess ({describe_errors(exc)})") from exc
 
 

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from cat.arguments import as_path
 from cat.assessment.result import AssessmentResult
 from cat.errors import CatError
+from cat.results import output_kind
 
 __all__ = ["Run", "read_runs"]
 
@@ -89,6 +90,9 @@ def _validate(path: Path, data: object) -> AssessmentResult:
     try:
         return AssessmentResult.model_validate(data)
     except ValidationError as exc:
+        kind = output_kind(data)
+        if kind is not None and "cat assess" not in kind:
+            raise CatError(f"{path}: {kind}, not a RESULT.json of cat assess") from exc
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the file"
         more = f" and {exc.error_count() - 1} more" if exc.error_count() > 1 else ""

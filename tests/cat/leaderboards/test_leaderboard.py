@@ -195,6 +195,15 @@ def test_input_that_is_no_result_is_named_with_its_first_problem(tmp_path: Path)
     message = _error(bad)
     assert message.startswith(f"{bad}: not a RESULT.json of cat assess (")
     assert "and 1 more" in message  # the first problem, and how many others
+    # Another of cat's outputs is named as what it is.
+    compared = tmp_path / "compare.json"
+    compared.write_text(
+        json.dumps({"model_a": "x", "model_b": "y", "decision": "A", "difference": 0.1}),
+        encoding="utf-8",
+    )
+    assert _error(compared) == f"{compared}: a cat compare result, not a RESULT.json of cat assess"
+    with pytest.raises(cat.CatError, match="a cat compare result, not a RESULT.json"):
+        cat.compare_results(compared, compared.with_name("other.json"))
     assert "must be RESULT.json paths" in _error(42)
     assert "must be RESULT.json paths" in _error([None])
     assert "references must be True or False" in _error(bad, references="yes")
