@@ -8,7 +8,7 @@ the typed RESULT.json, resumable when the examinee keeps a run store.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -65,6 +65,7 @@ from itempool import (
     PredictionErrors,
     read_reference_answers,
 )
+from itempool.duplicates import twins
 from itempool.problems import describe_errors
 from synth.generation import GenerationRecord, GenerationSettings, changed_settings
 from synth.protocols import ProtocolFollowed
@@ -210,7 +211,16 @@ def assess(
         store = examinee.checkpoints()
         key = checkpoint_key(name, pool)
         session, log = _start(
-            store, key, name, params, config, codes.codes, resume, models, generation
+            store,
+            key,
+            name,
+            params,
+            config,
+            codes.codes,
+            resume,
+            models,
+            generation,
+            twins(pool.items),
         )
         # _start refuses --resume without an unfinished run, so resume means resumed.
         if resume and on_step is not None:  # show where it stands
@@ -392,15 +402,23 @@ def _start(
     resume: bool,
     models: ReferenceModels | None = None,
     generation: GenerationRecord | None = None,
+    copies: Mapping[str, tuple[str, ...]] | None = None,
 ) -> tuple[AssessmentSession, list[ItemRecord]]:
     """A new session, or the interrupted one in ``store`` when ``resume`` asks for it;
-    a resumed one must have the same session settings and ``generation`` settings."""
+    a resumed one must have the same session settings and ``generation`` settings.
+    ``copies`` are the pool's duplicated items (``itempool.duplicates.twins``)."""
+
+    def new() -> AssessmentSession:
+        return AssessmentSession(
+            params, config, scenario, reference_models=models, twins=copies or {}
+        )
+
     saved = store.get_meta(key) if store is not None else None
     unfinished = saved is not None and not saved.get("finished")
     if saved is not None and unfinished and not resume and not saved.get("items"):
         # Stopped before its first answer (a wrong URL or model name): nothing to lose by
         # starting over, and its paid calls are in the store all the same.
-        return AssessmentSession(params, config, scenario, reference_models=models), []
+        return new(), []
     if unfinished and not resume:
         raise CatError(
             f"an unfinished assessment of {name} is in {store.path if store else ''}: add "
@@ -429,10 +447,10 @@ def _start(
                     + "; ".join(changed)
                 )
         session = AssessmentSession.from_json(
-            saved["session"], params, scenario, reference_models=models
+            saved["session"], params, scenario, reference_models=models, twins=copies
         )
         return session, [ItemRecord.model_validate(item) for item in saved["items"]]
-    return AssessmentSession(params, config, scenario, reference_models=models), []
+    return new(), []
 
 
 #: The option that sets each session setting, where it is not the setting's own name.

@@ -4,6 +4,7 @@ JSON and resumed exactly (same seed, same next item)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -157,6 +158,9 @@ class AssessmentSession:
     pool_info: PoolInfo | None = None  # the pool's information table, if built already
     # The references' models, which a reference design (config.design) chooses items by.
     reference_models: ReferenceModels | None = None
+    # Item id -> the ids of its copies in the pool (``itempool.duplicates.twins``): once
+    # one copy is asked, the others are not (the pool's builder may have kept both).
+    twins: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.scenario is not None and len(self.scenario) != self.params.n_items:
@@ -229,7 +233,24 @@ class AssessmentSession:
         available = np.ones(self.params.n_items, dtype=bool)
         for item in (*self.given, *self.skipped, *self._pending, *self.config.excluded_items):
             available[self._index[item]] = False
+        for item in self._twins_of((*self.given, *self.skipped, *self._pending)):
+            available[self._index[item]] = False
         return available
+
+    def _twins_of(self, items: Iterable[str]) -> list[str]:
+        """The pool's other copies of ``items`` (``twins``)."""
+        return [twin for item in items for twin in self.twins.get(item, ())]
+
+    def _one_copy_each(self, positions: list[int]) -> list[int]:
+        """``positions`` without a later copy of an item chosen before it."""
+        kept: list[int] = []
+        taken: set[str] = set()
+        for j in positions:
+            item = self.params.item_ids[j]
+            if item not in taken:
+                kept.append(j)
+                taken.update(self.twins.get(item, ()))
+        return kept
 
     # --- the test --------------------------------------------------------------------
     def next_items(self, k: int = 1) -> list[str]:
@@ -242,7 +263,11 @@ class AssessmentSession:
             return list(self._pending)
         room = self.config.max_items - len(self.given)
         if self.design is not None:
+            asked = self._twins_of((*self.given, *self.skipped))
+            if asked:
+                self.design.block([self._index[i] for i in asked])
             positions = self.design.select(min(k, room), len(self.given), self.config.audit_every)
+            positions = self._one_copy_each(positions)
             self._pending = [self.params.item_ids[j] for j in positions]
             if positions:
                 chances = self.design.test.answer_chances()[0]
@@ -263,6 +288,8 @@ class AssessmentSession:
             j = int(self._policy.select(self._info(), state, self._rng)[0])
             available[j] = False
             given[j] = True
+            for twin in self._twins_of([self.params.item_ids[j]]):
+                available[self._index[twin]] = False
             chosen.append(self.params.item_ids[j])
         self._pending = chosen
         self._pending_chances = dict(zip(chosen, self._chances_at_theta(chosen), strict=True))
@@ -369,6 +396,7 @@ class AssessmentSession:
         scenario: tuple[int, ...] | None = None,
         pool_info: PoolInfo | None = None,
         reference_models: ReferenceModels | None = None,
+        twins: Mapping[str, tuple[str, ...]] | None = None,
     ) -> AssessmentSession:
         try:
             raw = json.loads(text)
@@ -391,6 +419,7 @@ class AssessmentSession:
             scenario=scenario,
             pool_info=pool_info,
             reference_models=reference_models,
+            twins=twins or {},
         )
         for name, value in saved.model_dump(include=set(_PROGRESS)).items():
             setattr(session, name, value)  # fresh lists: the session's own

@@ -57,3 +57,28 @@ def test_excluded_items_are_never_asked_even_after_a_resume(design: str) -> None
 def test_an_excluded_item_must_be_in_the_pool() -> None:
     with pytest.raises(CatError, match="not in the pool"):
         AssessmentSession(PARAMS, SessionConfig(excluded_items=("nope",)))
+
+
+@pytest.mark.parametrize("design", ["irt", "mixture"])
+def test_one_copy_of_a_duplicated_item_is_asked_even_after_a_resume(design: str) -> None:
+    models = _models()
+    # The items each design asks first, each copied by another item of the pool.
+    wanted = _most_wanted(design, models)
+    others = [i for i in PARAMS.item_ids if i not in wanted]
+    pairs = list(zip(wanted, others[: len(wanted)], strict=True))
+    copies = {a: (b,) for a, b in pairs} | {b: (a,) for a, b in pairs}
+    config = SessionConfig(design=design, max_items=PARAMS.n_items)  # type: ignore[arg-type]
+    session = AssessmentSession(PARAMS, config, reference_models=models, twins=copies)
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        for item in session.next_items(3):
+            session.record(item, int(rng.random() < 0.6))
+    session = AssessmentSession.from_json(
+        session.to_json(), PARAMS, reference_models=models, twins=copies
+    )
+    while not session.done:
+        for item in session.next_items(4):
+            session.record(item, int(rng.random() < 0.6))
+    asked = set(session.given)
+    assert all(len(asked & {a, b}) == 1 for a, b in pairs)
+    assert len(session.given) == PARAMS.n_items - len(pairs)
