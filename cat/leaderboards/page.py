@@ -39,11 +39,29 @@ figure { margin: 12px 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption, footer { color: #666; font-size: 0.9em; }
 code { word-break: break-all; }
+table.settings td { white-space: normal; }
 """
 
 
 def _e(value: object) -> str:
     return html.escape(str(value))
+
+
+#: A list setting longer than this (the few-shot examples' item ids) shows its count
+#: and first few, the whole list folded under them.
+_LIST_SHOWN = 5
+
+
+def _setting_cell(value: object) -> str:
+    """One setting's value as JSON, wrapping in its cell; a long list folded."""
+    text = _e(json.dumps(value, sort_keys=True))
+    if not isinstance(value, list) or len(value) <= _LIST_SHOWN:
+        return f"<code>{text}</code>"
+    first = ", ".join(json.dumps(v) for v in value[:3])
+    return (
+        f"<details><summary>{len(value):,} values: <code>{_e(first)}</code>, …</summary>"
+        f"<code>{text}</code></details>"
+    )
 
 
 @api_errors
@@ -96,7 +114,7 @@ def _page(board: Leaderboard, plot: str) -> str:
     )
     notes = "".join(f"<li>{_e(note)}</li>" for note in board.notes)
     common = "".join(
-        f"<tr><th>{_e(key)}</th><td><code>{_e(json.dumps(value, sort_keys=True))}</code></td></tr>"
+        f"<tr><th>{_e(key)}</th><td>{_setting_cell(value)}</td></tr>"
         for key, value in board.common_settings.items()
     )
     sources = "".join(f"<li><code>{_e(source)}</code></li>" for source in board.sources)
@@ -122,7 +140,9 @@ def _page(board: Leaderboard, plot: str) -> str:
             + ".",
         ),
         "<footer>",
-        f"<h2>Settings all runs share</h2><table>{common}</table>" if common else "",
+        f'<h2>Settings all runs share</h2><table class="settings">{common}</table>'
+        if common
+        else "",
         f"<h2>Results read</h2><ul>{sources}</ul>" if sources else "",
         f"<p>Written by cat-llm {_e(board.package_version)} on {_e(board.created)}.</p>",
         "</footer></main></body></html>",

@@ -76,3 +76,19 @@ def test_the_page_stands_alone_and_escapes_names(board: cat.Leaderboard, tmp_pat
     assert "9,000" not in page and "10,000" in page  # tokens: prompt + completion
     assert "Settings that differ between the runs: max_items, seed." in page
     assert "<h2>Notes</h2>" in page and "sim:0.4 has 2 runs" in page
+
+
+def test_a_long_shared_list_setting_is_folded_under_its_count(
+    board: cat.Leaderboard, tmp_path: Path
+) -> None:
+    examples = [f"q{k:04d}" for k in range(400)]
+    shared = board.model_copy(
+        update={"common_settings": {**board.common_settings, "excluded_items": examples}}
+    )
+    page = cat.write_leaderboard_html(shared, tmp_path / "board.html").read_text("utf-8")
+    row = page.split("<th>excluded_items</th>")[1].split("</tr>")[0]
+    assert "<details><summary>400 values: <code>&quot;q0000&quot;, &quot;q0001&quot;" in row
+    assert row.count("q0399") == 1  # the whole list, once, folded
+    assert (
+        '<table class="settings">' in page and "table.settings td { white-space: normal; }" in page
+    )
