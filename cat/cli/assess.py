@@ -62,6 +62,7 @@ _FEW_SHOT = few_shot_option(
 
 @handle_errors
 def assess(
+    ctx: typer.Context,
     pool_dir: Path = typer.Option(
         ..., "--pool", help="Calibrated item pool: a folder, or a shipped pool's name (mmlu-pro)."
     ),
@@ -201,6 +202,7 @@ def assess(
 
     specs = model_specs(model, models_file)
     several = len(specs) > 1
+    _note_idle_connections(ctx, specs, concurrency, batch_size)
     if several:
         if out is not None and out.suffix.lower() == ".json" and not out.is_dir():
             raise fail(
@@ -460,3 +462,25 @@ def _note_criterion(pool: LoadedPool, criterion: CriterionName) -> None:
             f"the interval keeps their width (cat calibrate --criterion {criterion.value} "
             "--pool measures this one's)"
         )
+
+
+def _note_idle_connections(
+    ctx: typer.Context, specs: list[str], concurrency: int, batch_size: int
+) -> None:
+    """Say so when a --concurrency given on the command line cannot be used: a test asks
+    one batch of items at a time, so live models keep at most models x --batch-size
+    calls in flight."""
+    live = sum(not spec.startswith(("sim:", "replay:")) for spec in specs)
+    in_flight = live * batch_size
+    if not live or concurrency <= in_flight:
+        return
+    source = ctx.get_parameter_source("concurrency")
+    if source is None or source.name != "COMMANDLINE":  # the default: nothing asked for
+        return
+    wider = -(-concurrency // live)  # the batch that would fill the connections
+    models = f"{live} model{'s' * (live > 1)}"
+    say(
+        f"note: --concurrency {concurrency}: {models} asking {batch_size} item"
+        f"{'s' * (batch_size > 1)} at a time keep at most {in_flight} calls in flight; "
+        f"--batch-size {wider} would use them (each test a little less adaptive)"
+    )

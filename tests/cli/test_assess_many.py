@@ -163,3 +163,16 @@ def test_several_models_refuse_a_json_file_for_their_folder(tmp_path: Path) -> N
     result = runner.invoke(app, [*args, "--out", str(out)])
     assert result.exit_code == 2 and not out.exists()
     assert "2 models write one MODEL.json each into a folder" in result.output
+
+
+def test_connections_the_tests_cannot_use_are_noted_only_when_asked_for() -> None:
+    args = ["assess", "--pool", "demo-en", "--model", "m1", "--model", "m2", "--length", "5"]
+    args += ["--base-url", "http://127.0.0.1:9/v1", "--max-attempts", "1"]
+    noted = runner.invoke(app, [*args, "--concurrency", "6"])
+    assert (
+        "note: --concurrency 6: 2 models asking 1 item at a time keep at most 2 calls in "
+        "flight; --batch-size 3 would use them" in noted.output
+    )
+    assert "note: --concurrency" not in runner.invoke(app, args).output  # the default 8
+    batched = runner.invoke(app, [*args, "--concurrency", "6", "--batch-size", "3"])
+    assert "note: --concurrency" not in batched.output
