@@ -139,7 +139,9 @@ def compare(
             f"give --model twice (A, then B), or --results A.json B.json; got "
             f"{len(models or [])} --model"
         )
-    if models and models[0].strip() == models[1].strip():
+    # Two sim: models of one θ answer independently; any other model twice would give
+    # the same answers (a live one's replies come from the store the second time).
+    if models and models[0].strip() == models[1].strip() and not models[0].startswith("sim:"):
         raise fail(f"--model {models[0]} twice: a comparison needs two different models")
     check_writable({"--out": out, "--store": None if results else store_path})
     if results is not None:

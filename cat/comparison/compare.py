@@ -93,7 +93,9 @@ def compare(
     context = PoolContext.of(as_pool(pool))
     for examinee, which in ((examinee_a, "examinee_a"), (examinee_b, "examinee_b")):
         _check_examinee(examinee, which)
-    if examinee_a is examinee_b:
+    if examinee_a is examinee_b and not isinstance(examinee_a, SimulatedExaminee):
+        # A simulated examinee answers each side from its own stream: that pair is two
+        # examinees of one ability; any other would give the same answers twice.
         raise CatError("examinee_a and examinee_b are the same examinee: compare two models")
     settings = _settings(
         margin=margin,

@@ -156,6 +156,7 @@ def _bad_inputs(demo: LoadedPool, tmp: Path) -> list[tuple[Callable[[], object],
     api: Any = cat  # typed Any: these calls are wrong on purpose
     sim = cat.SimulatedExaminee(0.0)
     responses, out = str(EXAMPLES), tmp / "p.csv"
+    replay = cat.ReplayExaminee(EXAMPLES, "m03")
     return [
         (lambda: api.assess(demo, sim, length=-5), "length must be at least 1, got -5"),
         (
@@ -163,7 +164,10 @@ def _bad_inputs(demo: LoadedPool, tmp: Path) -> list[tuple[Callable[[], object],
             "assess() takes no argument 'lenght' (did you mean 'length'?)",
         ),
         (lambda: api.compare(), "compare(): missing a required argument"),
-        (lambda: api.compare(demo, sim, sim), "the same examinee: compare two models"),
+        (
+            lambda: api.compare(demo, replay, replay),
+            "the same examinee: compare two models",
+        ),
         (
             lambda: api.GenerationSettings(temperature=-1),
             "GenerationSettings: temperature: Input should be greater than or equal to 0",

@@ -85,7 +85,7 @@ def test_results_compared_outside_the_folder_they_were_made_in(
     ("args", "message"),
     [
         (["--pool", str(DEMO_EN), "--model", "sim:1"], "give --model twice"),
-        (["--pool", str(DEMO_EN), "--model", "sim:1", "--model", "sim:1"], "two different models"),
+        (["--pool", str(DEMO_EN), "--model", "llm", "--model", "llm"], "two different models"),
         (["--results", "a.json", "a.json"], "a.json twice: compare the results of two runs"),
         (["--results", "a.json"], "--results takes 2 values"),
         (["--model", "sim:1", "--model", "sim:0"], "give --pool"),

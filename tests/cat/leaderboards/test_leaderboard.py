@@ -202,7 +202,7 @@ def test_input_that_is_no_result_is_named_with_its_first_problem(tmp_path: Path)
         encoding="utf-8",
     )
     assert _error(compared) == f"{compared}: a cat compare result, not a RESULT.json of cat assess"
-    with pytest.raises(cat.CatError, match="a cat compare result, not a RESULT.json"):
+    with pytest.raises(cat.CatError, match=r"a cat compare result, not a RESULT\.json"):
         cat.compare_results(compared, compared.with_name("other.json"))
     assert "must be RESULT.json paths" in _error(42)
     assert "must be RESULT.json paths" in _error([None])
