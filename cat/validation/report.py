@@ -506,11 +506,12 @@ def validate_scored_responses(
     if seed < 0:
         raise CatError(f"the seed must be a non-negative whole number, got {seed}")
     try:
-        model = model_named(model).name
-    except IRTError as exc:
-        raise CatError(str(exc)) from None
-    if model_named(model).group is not ModelGroup.GRADED:
+        named = model_named(model)
+    except IRTError:
+        named = None
+    if named is None or named.group is not ModelGroup.GRADED:
         raise CatError(f"unknown graded model {model!r}; choose from {', '.join(GRADED_MODELS)}")
+    model = named.name
     try:
         data = read_scored_responses(responses, id_column=id_column)
     except IRTError as exc:
