@@ -205,26 +205,40 @@ def _table(title: str, columns: list[str]) -> Table:
 
 
 def _mapping(entries: list[str]) -> dict[str, str]:
-    # Our own field names by default, so a file already in pool form needs no --map.
-    mapping = {"id": "id", "question": "question", "options": "options", "answer": "answer"}
+    """The fields --map names; the importer finds the others (a file in pool form, or
+    in a common benchmark's shape, needs none)."""
+    mapping: dict[str, str] = {}
     for entry in entries:
         field, sep, column = entry.partition("=")
         if not sep or not field.strip() or not column.strip():
             raise fail(f"--map takes field=column, got {entry!r}")
         mapping[field.strip()] = column.strip()
-    if "answer_index" in mapping and not any(e.startswith("answer=") for e in entries):
-        del mapping["answer"]
     return mapping
 
 
 @import_app.command("questions", no_args_is_help=True)
 @handle_errors
 def import_questions_cmd(
-    file: Path = typer.Argument(..., help="Questions: .csv or .jsonl, optionally .gz."),
+    file: Path = typer.Argument(
+        ...,
+        help="Questions: .csv, .jsonl or .json (optionally .gz), .parquet or .arrow, or a "
+        "dataset folder (datasets' save_to_disk, or a folder of Parquet files).",
+    ),
     out: Path = typer.Option(..., "--out", help="New pool folder to create."),
     language: Language = typer.Option(..., "--language", help="Language of the questions."),
     name: str | None = typer.Option(None, "--name", help="Pool name (default: the folder's)."),
     maps: list[str] = typer.Option([], "--map", help=_MAP_HELP),
+    split: str | None = typer.Option(
+        None,
+        "--split",
+        help="The split of a dataset dict folder (save_to_disk of several); default: test.",
+    ),
+    merge_duplicates: bool = typer.Option(
+        False,
+        "--merge-duplicates",
+        help="Keep one copy of a question the file holds more than once (the same text and "
+        "options); without it the copies are kept and reported.",
+    ),
     protocol: Path | None = typer.Option(
         None,
         "--protocol",
@@ -236,11 +250,18 @@ def import_questions_cmd(
     r"""Make a pool (items.jsonl, pool.json) from a benchmark's questions. The folder
     is created, with its parents; it must not hold a pool already.
 
-    Options are one column holding a JSON list (lettered A, B, C, ...) or object, or
-    several columns (--map options=opa,opb,opc,opd). The key is letters (--map
-    answer=COL) or a 0-based position (--map answer_index=COL).
+    The columns of the common shapes are found without --map (MMLU, MMLU-Pro, ARC,
+    CMMLU, C-Eval, MedQA, MedMCQA: question, options or choices or A..D columns, the key
+    as a letter, a 0-based position or the option's text, the id, the subject or
+    category as the scenario); --map names any other. Options are one column holding a
+    list (lettered A, B, C, ...) or object, or several columns (--map
+    options=opa,opb,opc,opd). Without an id column each item's id is made from its
+    question and options (the same on every import). Questions the file holds twice
+    are reported (--merge-duplicates keeps one copy).
 
-    Example:
+    Examples:
+
+      cat pool import questions test.parquet --out pools/mmlu --language en
 
       cat pool import questions items.csv.gz --out pools/mmlu-pro --language en \
           --map id=question_id --map scenario=category
@@ -253,13 +274,38 @@ def import_questions_cmd(
     check_writable(folders={"--out": out})
     try:
         bundle = None if protocol is None else read_protocol_file(protocol)  # before writing
-        count = import_questions(file, _mapping(maps), out, name or out.name, language)
+        given = _mapping(maps)
+        done = import_questions(
+            file,
+            given,
+            out,
+            name or out.name,
+            language,
+            split=split,
+            merge_duplicates=merge_duplicates,
+        )
         if bundle is not None:
             install_protocol(out, bundle)
             say(f"protocol {bundle.protocol.name} from {protocol}")
     except PoolFormatError as exc:
         raise CatError(str(exc)) from exc
-    imported = counted(count, "question")
+    found = {k: v for k, v in done.mapping.items() if k not in given}
+    if found:
+        say("columns found: " + ", ".join(f"{k}={v}" for k, v in found.items()))
+    if done.ids_made:
+        say("ids made from each question and its options (the file has no id column)")
+    if done.duplicates:
+        copies = sum(len(group) - 1 for group in done.duplicates)
+        example = " = ".join(done.duplicates[0])
+        what = (
+            "dropped (--merge-duplicates)" if done.merged else "kept: --merge-duplicates drops them"
+        )
+        copy = "copy of a question" if copies == 1 else "copies of questions"
+        say(
+            f"note: {copies:,} {copy} the file holds already (same text and options; "
+            f"e.g. {example}), {what}"
+        )
+    imported = counted(done.count, "question")
     say(f"imported {imported} from {file} into {out}; next: cat pool validate {out}")
 
 

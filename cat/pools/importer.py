@@ -12,24 +12,26 @@ from __future__ import annotations
 import contextlib
 import csv
 import datetime as dt
-import gzip
 import json
 import string
-from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from pydantic import ValidationError
 
 from cat.errors import CatError
-from cat.pools.jsonl import read_json_lines
 from cat.pools.lm_eval import import_lm_eval, lm_eval_task
 from cat.pools.names import QUESTION_FIELDS, Language
+from cat.pools.question_files import read_question_table
+from cat.pools.question_shapes import ANSWER_ANY, answer_any, content_id, detect_mapping
 from itempool import ITEMS, ITEMS_GZ, MANIFEST, ItemType, PoolItem
-from itempool.problems import describe_errors, numbered_csv_rows
+from itempool.duplicates import duplicate_groups
+from itempool.problems import describe_errors
 
 __all__ = [
     "QUESTION_FIELDS",
+    "ImportedQuestions",
     "Language",
     "import_lm_eval",
     "import_questions",
@@ -42,97 +44,90 @@ _LETTERS = string.ascii_uppercase
 _ANSWER_SEPARATORS = str.maketrans("", "", " ,;|/")
 
 
-def _open_text(path: Path) -> TextIO:
-    if path.name.lower().endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
-    return path.open(encoding="utf-8-sig", newline="")
-
-
-def _records(
-    path: Path, columns: set[str], optional: set[str]
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Each question record of a CSV or JSONL file with its line number. A CSV must have
-    every mapped column; a JSONL record may lack the ``optional`` ones (read as null)."""
-    name = path.name.lower().removesuffix(".gz")
-    if not (name.endswith(".csv") or name.endswith(".jsonl")):
-        raise CatError(f"{path.name}: questions must be .csv or .jsonl (optionally .gz)")
-    with _open_text(path) as fh:
-        if name.endswith(".jsonl"):
-            for line_no, record in read_json_lines(path.name, fh):
-                if not isinstance(record, dict):
-                    raise CatError(f"{path.name}:{line_no}: expected a JSON object")
-                absent = sorted(columns - optional - set(record))
-                if absent:
-                    raise CatError(
-                        f"{path.name}:{line_no}: no key {absent[0]!r} "
-                        f"(keys: {', '.join(map(str, record))})"
-                    )
-                yield line_no, {c: record.get(c) for c in columns}
-            return
-        rows = numbered_csv_rows(fh)
-        first = next(rows, None)
-        if first is None:
-            raise CatError(f"{path.name}: empty file")
-        header = [h.strip() for h in first[1]]
-        absent = sorted(columns - set(header))
-        if absent:
-            raise CatError(f"{path.name}: no column {absent[0]!r} (columns: {', '.join(header)})")
-        for line_no, row in rows:
-            if len(row) != len(header):
-                raise CatError(f"{path.name}:{line_no}: {len(row)} cells, expected {len(header)}")
-            yield line_no, dict(zip(header, row, strict=True))
-
-
 def _split(spec: str) -> list[str]:
     return [c.strip() for c in spec.split(",") if c.strip()]
 
 
-def _check_mapping(mapping: dict[str, str]) -> tuple[set[str], set[str]]:
-    """The columns the mapping reads, and those of them that are optional."""
+def _known_fields(mapping: dict[str, str]) -> None:
     unknown = sorted(set(mapping) - set(QUESTION_FIELDS))
     if unknown:
         raise CatError(
             f"unknown field {unknown[0]!r} in the mapping; fields: {', '.join(QUESTION_FIELDS)}"
         )
-    needed = [f for f in ("id", "question", "options") if f not in mapping]
+
+
+def _check_mapping(mapping: dict[str, str]) -> tuple[set[str], set[str]]:
+    """The columns the mapping reads, and those of them that are optional."""
+    _known_fields(mapping)
+    needed = [f for f in ("question", "options") if f not in mapping]
     if needed:
-        raise CatError(f"map the field(s) {', '.join(needed)} to columns (e.g. id=question_id)")
-    if ("answer" in mapping) == ("answer_index" in mapping):
-        raise CatError("map exactly one of answer (letters) and answer_index (0-based position)")
+        raise CatError(
+            f"no column found for {' and '.join(needed)}: map it (--map {needed[0]}=COLUMN)"
+        )
+    keys = [f for f in ("answer", "answer_index", ANSWER_ANY) if f in mapping]
+    if len(keys) != 1:
+        raise CatError(
+            "map exactly one of answer (letters), answer_index (0-based position) and key"
+            if keys
+            else "no answer column found: map it (--map answer=COLUMN for letters, "
+            "--map answer_index=COLUMN for 0-based positions)"
+        )
     columns: dict[str, set[str]] = {"required": set(), "optional": set()}
-    for field, spec in mapping.items():
-        names = _split(spec) if field in ("options", "meta") else [spec.strip()]
+    for ours, spec in mapping.items():
+        names = _split(spec) if ours in ("options", "meta") else [spec.strip()]
         if not names or not all(names):
-            raise CatError(f"field {field!r} is mapped to no column")
-        kind = "optional" if field in ("scenario", "type", "meta") else "required"
+            raise CatError(f"field {ours!r} is mapped to no column")
+        kind = "optional" if ours in ("scenario", "type", "meta") else "required"
         columns[kind].update(names)
     return columns["required"] | columns["optional"], columns["optional"] - columns["required"]
 
 
-def _options(record: dict[str, Any], spec: str) -> dict[str, str]:
+def _options(record: dict[str, Any], spec: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The options by letter, and the file's own labels of them where it has some
+    (ARC's ``choices.label``, "1".."4" as well as "A".."D") -> our letter."""
     columns = _split(spec)
     if len(columns) > 1:
         # Letters follow column positions, so a blank last option does not shift the key.
         cells = [(str(record[c]) if record[c] is not None else "").strip() for c in columns]
-        return {_LETTERS[k]: text for k, text in enumerate(cells) if text}
+        return {_LETTERS[k]: text for k, text in enumerate(cells) if text}, {}
     value = record[columns[0]]
+    if isinstance(value, dict) and isinstance(value.get("text"), list):
+        # {"text": [...], "label": [...]}: the texts lettered in order, the labels kept.
+        texts, labels = value["text"], value.get("label") or []
+        if len(texts) > len(_LETTERS):
+            raise ValueError(f"{len(texts)} options; at most {len(_LETTERS)} can be lettered")
+        options = {_LETTERS[k]: str(text) for k, text in enumerate(texts)}
+        return options, {str(label): _LETTERS[k] for k, label in enumerate(labels[: len(texts)])}
+    return _listed_options(value, columns[0]), {}
+
+
+def _listed_options(value: Any, column: str) -> dict[str, str]:
+    """Options from one cell: a JSON list (lettered) or object, or its text."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
             raise ValueError(
-                f"options column {columns[0]!r} is not a JSON list or object ({exc.msg})"
+                f"options column {column!r} is not a JSON list or object ({exc.msg})"
             ) from exc
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         if len(value) > len(_LETTERS):
             raise ValueError(f"{len(value)} options; at most {len(_LETTERS)} can be lettered")
         return {_LETTERS[k]: str(text) for k, text in enumerate(value)}
     if isinstance(value, dict):
         return {str(k): str(v) for k, v in value.items()}
-    raise ValueError(f"options column {columns[0]!r} holds neither a list nor an object")
+    raise ValueError(f"options column {column!r} holds neither a list nor an object")
 
 
-def _answer(record: dict[str, Any], mapping: dict[str, str], keys: list[str]) -> str:
+def _answer(
+    record: dict[str, Any], mapping: dict[str, str], options: dict[str, str], labels: dict[str, str]
+) -> str:
+    keys = list(options)
+    if ANSWER_ANY in mapping:
+        value = record[mapping[ANSWER_ANY]]
+        if isinstance(value, str) and value.strip() in labels:
+            return labels[value.strip()]
+        return answer_any(value, options)
     if "answer_index" in mapping:
         value = record[mapping["answer_index"]]
         if isinstance(value, str):
@@ -169,16 +164,17 @@ def _text(record: dict[str, Any], mapping: dict[str, str], field: str) -> str:
 
 
 def _item(record: dict[str, Any], mapping: dict[str, str]) -> PoolItem:
-    options = _options(record, mapping["options"])
-    answer = _answer(record, mapping, list(options))
+    options, labels = _options(record, mapping["options"])
+    answer = _answer(record, mapping, options, labels)
     kind = _text(record, mapping, "type").lower()
     meta = {c: record[c] for c in _split(mapping.get("meta", ""))}
+    question = _text(record, mapping, "question")
     return PoolItem.model_validate(
         {
-            "id": _text(record, mapping, "id"),
+            "id": _text(record, mapping, "id") or content_id(question, options),
             "scenario": _text(record, mapping, "scenario"),
             "type": kind or (ItemType.MULTI if len(answer) > 1 else ItemType.SINGLE),
-            "question": _text(record, mapping, "question"),
+            "question": question,
             "options": options,
             "answer": answer,
             "meta": meta,
@@ -186,49 +182,100 @@ def _item(record: dict[str, Any], mapping: dict[str, str]) -> PoolItem:
     )
 
 
+@dataclass(frozen=True)
+class ImportedQuestions:
+    """What ``import_questions`` wrote: ``count`` items; the ``mapping`` it read them
+    with (``--map`` and the columns found for the rest); whether the ids were made from
+    the content (``ids_made``: the file had no id column); the ``duplicates`` (each set
+    of ids asking the same question) and how many copies were dropped (``merged``)."""
+
+    count: int
+    mapping: dict[str, str]
+    ids_made: bool
+    duplicates: list[tuple[str, ...]] = field(default_factory=list)
+    merged: int = 0
+
+
 def import_questions(
-    path: Path, mapping: dict[str, str], pool_dir: Path, name: str, language: Language | str
-) -> int:
-    """Make the pool ``pool_dir`` from a CSV or JSONL of questions; return the item count.
+    path: Path,
+    mapping: dict[str, str],
+    pool_dir: Path,
+    name: str,
+    language: Language | str,
+    *,
+    split: str | None = None,
+    merge_duplicates: bool = False,
+) -> ImportedQuestions:
+    """Make the pool ``pool_dir`` from a file of questions (``cat.pools.question_files``:
+    CSV, JSONL, JSON, Parquet, Arrow, a ``save_to_disk`` folder; ``split`` of a dataset
+    dict).
 
     ``mapping`` maps our fields (``QUESTION_FIELDS``) to the file's columns, e.g.
-    ``{"id": "question_id", "question": "question", "answer": "answer", "options":
-    "options", "scenario": "category"}``. Options are one column with a JSON list
-    (lettered A, B, C, …) or object, or several columns ``"opa,opb,opc,opd"`` (A–D).
-    Nothing is written unless every row is a valid item; an existing pool is never
-    overwritten. ``pool_dir`` is created with any missing parents.
+    ``{"id": "question_id", "answer": "answer", "scenario": "category"}``; the fields it
+    leaves out are read from the columns the common shapes hold them in
+    (``cat.pools.question_shapes``), so MMLU, MMLU-Pro, ARC, CMMLU, MedQA and MedMCQA
+    need none. Options are one column with a list (lettered A, B, C, …) or object, or
+    several columns ``"opa,opb,opc,opd"`` (A–D). Without an id column each item's id is
+    made from its content. Questions the file holds twice (the same text and options)
+    are reported, and with ``merge_duplicates`` kept once. Nothing is written unless
+    every row is a valid item; an existing pool is never overwritten. ``pool_dir`` is
+    created with any missing parents.
     """
     path, pool_dir = Path(path), Path(pool_dir)
     if language not in tuple(Language):
         raise CatError(f"language must be 'zh' or 'en', got {language!r}")
     language = Language(language)
-    columns, optional = _check_mapping(mapping)
     existing = [f for f in (ITEMS, ITEMS_GZ, MANIFEST) if (pool_dir / f).exists()]
     if existing:
         raise CatError(f"{pool_dir} already holds {' and '.join(existing)}; choose a new folder")
-    if not path.is_file():
-        raise CatError(f"no such file: {path}")
+    _known_fields(mapping)
+    table = read_question_table(path, split)
+    mapping = detect_mapping(table.columns, mapping)
+    columns, optional = _check_mapping(mapping)
+    if table.name.lower().removesuffix(".gz").endswith(".csv"):
+        absent = sorted(columns - set(table.columns))
+        if absent:
+            raise CatError(
+                f"{table.name}: no column {absent[0]!r} (columns: {', '.join(table.columns)})"
+            )
     items: list[PoolItem] = []
-    first_line: dict[str, int] = {}
+    first: dict[str, str] = {}
+    ids_made = "id" not in mapping
     try:
-        for line_no, record in _records(path, columns, optional):
-            try:
-                item = _item(record, mapping)
-            except ValidationError as exc:
-                raise CatError(f"{path.name}:{line_no}: {describe_errors(exc)}") from exc
-            except ValueError as exc:
-                raise CatError(f"{path.name}:{line_no}: {exc}") from exc
-            if item.id in first_line:
+        for where, record in table.rows:
+            absent = sorted(columns - optional - set(record))
+            if absent:
                 raise CatError(
-                    f"{path.name}:{line_no}: duplicate item id {item.id!r} "
-                    f"(first on line {first_line[item.id]})"
+                    f"{table.name}:{where}: no key {absent[0]!r} "
+                    f"(keys: {', '.join(map(str, record))})"
                 )
-            first_line[item.id] = line_no
+            try:
+                item = _item({c: record.get(c) for c in columns}, mapping)
+            except ValidationError as exc:
+                raise CatError(f"{table.name}:{where}: {describe_errors(exc)}") from exc
+            except ValueError as exc:
+                raise CatError(f"{table.name}:{where}: {exc}") from exc
+            if item.id in first:
+                if not ids_made:
+                    raise CatError(
+                        f"{table.name}:{where}: duplicate item id {item.id!r} "
+                        f"(first on line {first[item.id]})"
+                    )
+                # A copy of a question: its made id is its copy's; number it.
+                copies = sum(1 for i in first if i == item.id or i.startswith(item.id + "-"))
+                item = item.model_copy(update={"id": f"{item.id}-{copies + 1}"})
+            first[item.id] = where
             items.append(item)
     except (OSError, EOFError, UnicodeError, csv.Error) as exc:
-        raise CatError(f"{path.name}: cannot read the file ({exc})") from exc
+        raise CatError(f"{table.name}: cannot read the file ({exc})") from exc
     if not items:
-        raise CatError(f"{path.name}: no questions")
+        raise CatError(f"{table.name}: no questions")
+    duplicates = duplicate_groups(items)
+    merged = 0
+    if merge_duplicates and duplicates:
+        dropped = {copy for group in duplicates for copy in group[1:]}
+        items = [item for item in items if item.id not in dropped]
+        merged = len(dropped)
     scenarios = list(dict.fromkeys(item.scenario for item in items if item.scenario))
     manifest = {
         "name": name,
@@ -245,7 +292,7 @@ def import_questions(
     (pool_dir / MANIFEST).write_text(
         json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
-    return len(items)
+    return ImportedQuestions(len(items), mapping, ids_made, duplicates, merged)
 
 
 def make_folder(folder: Path) -> None:

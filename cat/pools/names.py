@@ -1,5 +1,7 @@
 """The names that pool commands take as choices: the fields ``cat pool import questions``
-maps columns to, the languages prompts exist for, and the methods of ``cat recalibrate``.
+maps columns to (it finds them by itself in the common shapes of benchmarks:
+``cat.pools.question_shapes``), the languages prompts exist for, and the methods of
+``cat recalibrate``.
 
 Kept apart from the modules that use them so that the command line can list them in its
 help without importing numpy or pydantic.
@@ -24,6 +26,7 @@ QUESTION_FIELDS = {
     "options": "one column holding a JSON list or object, or several columns: a,b,c,d",
     "answer": "the key as letter(s), e.g. B or BD",
     "answer_index": "the key as a 0-based option position",
+    "key": "the key read per row: a letter, a 0-based position or an option's text",
     "scenario": "the scenario (content area)",
     "type": "single, multi or order (default: single, or multi for several letters)",
     "meta": "columns copied into the item's meta: a,b",

@@ -145,8 +145,11 @@ def test_import_questions(tmp_path: Path) -> None:
     assert code == 2 and "already holds items.jsonl" in output
     code, output = invoke(*args[:-4], "--out", tmp_path / "x", "--language", "en", "--map", "id")
     assert code == 2 and "--map takes field=column, got 'id'" in output
+    # Without --map, the same columns are found by their names.
     code, output = invoke(*args[:-4], "--out", tmp_path / "y", "--language", "en")
-    assert code == 2 and "no column 'id'" in output
+    assert code == 0 and "columns found: id=question_id" in output, output
+    assert "scenario=category" in output
+    assert (tmp_path / "y" / "items.jsonl").read_text() == (pool / "items.jsonl").read_text()
 
 
 def test_import_lm_eval(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def read_items(pool: Path) -> list[dict[str, Any]]:
 def test_csv_with_json_list_options(tmp_path: Path) -> None:
     source = write_csv(tmp_path / "items.csv.gz", MMLU_HEADER, mmlu_rows())
     pool = tmp_path / "pool"
-    assert import_questions(source, MMLU_MAP, pool, "mmlu-mini", "en") == 3
+    assert import_questions(source, MMLU_MAP, pool, "mmlu-mini", "en").count == 3
     items = read_items(pool)
     assert [i["id"] for i in items] == ["10", "11", "12"]
     assert items[0]["options"] == {"A": "3", "B": "4", "C": "5"}
@@ -87,7 +87,7 @@ def test_csv_with_option_columns_and_answer_index(tmp_path: Path) -> None:
         "answer_index": "cop",
         "scenario": "subject",
     }
-    assert import_questions(source, mapping, tmp_path / "pool", "med", "en") == 2
+    assert import_questions(source, mapping, tmp_path / "pool", "med", "en").count == 2
     first, second = read_items(tmp_path / "pool")
     assert first["options"] == {"A": "C", "B": "B1", "C": "K", "D": "B12"}
     assert first["answer"] == "C"
@@ -110,7 +110,7 @@ def test_jsonl_with_object_options_and_multi_answers(tmp_path: Path) -> None:
         "id": "qid", "question": "q", "options": "opts", "answer": "key", "scenario": "area",
         "type": "kind",
     }  # fmt: skip
-    assert import_questions(source, mapping, tmp_path / "pool", "zh-mini", "zh") == 3
+    assert import_questions(source, mapping, tmp_path / "pool", "zh-mini", "zh").count == 3
     items = read_items(tmp_path / "pool")
     assert (items[0]["id"], items[0]["type"], items[0]["answer"]) == ("1", "multi", "AC")
     assert items[0]["options"]["A"] == "青霉素"
@@ -134,7 +134,7 @@ def test_creates_missing_parent_folders(tmp_path: Path) -> None:
     # `--out pools/mmlu-pro` before pools/ exists: the README's MMLU-Pro chain.
     source = write_csv(tmp_path / "items.csv", MMLU_HEADER, mmlu_rows())
     pool = tmp_path / "pools" / "mmlu-pro"
-    assert import_questions(source, MMLU_MAP, pool, "mmlu-pro", "en") == 3
+    assert import_questions(source, MMLU_MAP, pool, "mmlu-pro", "en").count == 3
     assert check_pool(pool) == []
     (tmp_path / "file").write_text("")
     with pytest.raises(CatError, match=r"cannot create the folder .*file.*pool"):
@@ -172,11 +172,14 @@ def test_bad_mappings_and_files(tmp_path: Path) -> None:
         import_questions(source, {**MMLU_MAP, "explanation": "x"}, pool, "p", "en")
     with pytest.raises(CatError, match="exactly one of answer"):
         import_questions(source, {**MMLU_MAP, "answer_index": "n_options"}, pool, "p", "en")
-    with pytest.raises(CatError, match="map the field\\(s\\) id"):
-        import_questions(source, {"question": "question", "options": "options"}, pool, "p", "en")
+    odd = write_csv(tmp_path / "odd.csv", ["text", "opts", "k"], [["Q?", '["a", "b"]', "A"]])
+    with pytest.raises(CatError, match="no column found for question and options: map it"):
+        import_questions(odd, {}, pool, "p", "en")
+    with pytest.raises(CatError, match="no answer column found: map it"):
+        import_questions(odd, {"question": "text", "options": "opts"}, pool, "p", "en")
     with pytest.raises(CatError, match="language must be"):
         import_questions(source, MMLU_MAP, pool, "p", "fr")
-    with pytest.raises(CatError, match=r"must be .csv or .jsonl"):
+    with pytest.raises(CatError, match=r"must be .csv, .jsonl, .json"):
         import_questions(source.rename(tmp_path / "items.txt"), MMLU_MAP, pool, "p", "en")
     jsonl = tmp_path / "q.jsonl"
     jsonl.write_text(json.dumps({"question_id": 1, "question": "Q?"}) + "\n")
@@ -194,7 +197,7 @@ def test_first_rows_of_mmlu_pro(shared_data: Path, tmp_path: Path) -> None:
         header = next(reader)
         rows = [row for _, row in zip(range(200), reader, strict=False)]
     sample = write_csv(tmp_path / "head.csv", header, rows)  # a temporary slice, not a copy
-    assert import_questions(sample, MMLU_MAP, tmp_path / "pool", "mmlu-pro", "en") == 200
+    assert import_questions(sample, MMLU_MAP, tmp_path / "pool", "mmlu-pro", "en").count == 200
     pool = load_pool(tmp_path / "pool")
     assert len(pool.items) == 200 and pool.manifest.scenarios
     assert all(len(i.options) >= 3 and i.answer in i.options for i in pool.items)
