@@ -287,8 +287,8 @@ def settings_from_options(
         raise SynthError(describe(exc)) from exc
 
 
-#: The option that sets each field, for messages.
-_OPTIONS = {
+#: The command-line option that sets each field, for messages.
+FIELD_OPTIONS = {
     "temperature": "--temperature",
     "max_tokens": "--max-tokens",
     "system_prompt": "--system-prompt",
@@ -305,7 +305,7 @@ def describe(exc: ValidationError) -> str:
     error = exc.errors()[0]
     where = error["loc"][0] if error["loc"] else ""
     message = str(error["msg"]).removeprefix("Value error, ")
-    option = _OPTIONS.get(str(where))
+    option = FIELD_OPTIONS.get(str(where))
     return f"{option}: {message}" if option else message
 
 

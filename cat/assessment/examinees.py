@@ -28,6 +28,7 @@ from irt.responses import ResponseMatrix
 from itempool import LoadedPool
 from itempool.formats.mixed_responses import read_mixed_responses
 from itempool.formats.responses import read_responses, read_scored_responses
+from synth.generation import FIELD_OPTIONS
 from synth.store import RunStore
 
 __all__ = [
@@ -228,19 +229,6 @@ def parse_model_spec(spec: str, **endpoint: Any) -> Examinee:
     return EndpointExaminee(spec.strip(), **endpoint)
 
 
-#: The options of how a live model is asked, by the field each sets.
-_LIVE_OPTIONS = {
-    "temperature": "--temperature",
-    "max_tokens": "--max-tokens",
-    "system_prompt": "--system-prompt",
-    "prompt_template": "--prompt-template",
-    "few_shot": "--few-shot",
-    "stop": "--stop",
-    "extra_body": "--extra-body",
-    "extractor": "--extractor",
-}
-
-
 def _refuse_live_settings(spec: str, endpoint: dict[str, Any]) -> None:
     """sim: and replay: make no call: refuse the settings of how a live model is asked
     and graded rather than ignore them."""
@@ -250,7 +238,7 @@ def _refuse_live_settings(spec: str, endpoint: dict[str, Any]) -> None:
     generation = endpoint.get("generation")
     given = [
         option
-        for field, option in _LIVE_OPTIONS.items()
+        for field, option in FIELD_OPTIONS.items()
         if generation is not None and field in generation.model_fields_set
     ]
     given += [
