@@ -93,7 +93,7 @@ def _print(board: Leaderboard) -> None:
     stopped = stop_text(board)
     say(
         ("" if stopped is None else f"{stopped}; ")
-        + "P(>next): the probability that a row's θ is above the next row's"
+        + "P(>next): the probability that a row's accuracy is above the next row's"
     )
     # Calls and settings are the runs' only (a reference has neither), in tables of
     # their own keyed by rank and model, so that each fits a terminal.

@@ -87,7 +87,9 @@ def leaderboard(
         row.rank = k + 1
         if k + 1 < len(rows):
             below = rows[k + 1]
-            row.p_above_next = p_above(row.theta, row.se, below.theta, below.se)
+            row.p_above_next = p_above(
+                row.accuracy, _accuracy_sd(row), below.accuracy, _accuracy_sd(below)
+            )
     first = runs[0].result
     return Leaderboard(
         pool=first.pool,
@@ -101,6 +103,19 @@ def leaderboard(
         package_version=package_version(),
         created=utc_now(),
     )
+
+
+#: The normal quantile of a run's 90% interval: its half-width over this is the SD the
+#: comparison of neighbouring rows takes.
+_Z90 = 1.6448536269514722
+
+
+def _accuracy_sd(row: LeaderboardRow) -> float:
+    """The uncertainty of a row's accuracy, as a normal SD: a run's from its 90% interval;
+    0 for a reference, whose accuracy is observed on the whole pool."""
+    if row.low is None or row.high is None:
+        return 0.0
+    return (row.high - row.low) / (2 * _Z90)
 
 
 def p_above(theta: float, se: float, other_theta: float, other_se: float) -> float | None:

@@ -154,9 +154,9 @@ def _legend(board: Leaderboard) -> str:
     stopped = stop_text(board)
     return (
         ("" if stopped is None else stopped[0].upper() + stopped[1:] + ". ")
-        + "P(>next) is the probability that a row's ability θ is above the next row's, "
-        "from both estimates and their standard errors: near 0.5 the test has not told "
-        "the two apart."
+        + "P(>next) is the probability that a row's accuracy is above the next row's, "
+        "from both and their intervals (a reference's accuracy is observed on the whole "
+        "pool): near 0.5 the test has not told the two apart."
         + (
             f" Settings that differ between the runs: {', '.join(board.differing_settings)}."
             if board.differing_settings

@@ -14,9 +14,9 @@ Keys of the file:
   - ``accuracy`` (the sort key: a run's predicted full-pool accuracy, a reference's
     observed accuracy), ``low`` and ``high`` (a run's 90% interval; null for a
     reference), ``true_accuracy`` (where the run knows it: simulated or replayed);
-  - ``theta``, ``se``; ``p_above_next``: the probability that this row's θ is above the
-    next row's (normal approximation from both θ and SE, as ``cat assess`` computes
-    P(above) for references); null on the last row;
+  - ``theta``, ``se``; ``p_above_next``: the probability that this row's accuracy (the
+    sort key) is above the next row's, each taken as normal with the SD of its 90%
+    interval (a reference's observed accuracy as exact); null on the last row;
   - ``n_items`` (items the run used; a reference's items answered), ``stop_reason``;
   - ``flags``: what ``cat assess`` flagged about the run's answers, "person fit" (lz below
     its threshold: the answers fit the IRT model poorly) and "difficulty" (the answers

@@ -33,8 +33,12 @@ def test_rows_are_best_first_with_p_above_the_next(runs: Path) -> None:
     assert [r.rank for r in board.rows] == [1, 2, 3]
     pairs = list(zip(board.rows, board.rows[1:], strict=False))
     assert all(a.accuracy >= b.accuracy for a, b in pairs)
+    z90 = norm.ppf(0.95)
     for row, below in pairs:
-        expected = norm.cdf((row.theta - below.theta) / math.hypot(row.se, below.se))
+        assert row.low is not None and row.high is not None
+        assert below.low is not None and below.high is not None
+        sds = ((row.high - row.low) / (2 * z90), (below.high - below.low) / (2 * z90))
+        expected = norm.cdf((row.accuracy - below.accuracy) / math.hypot(*sds))
         assert row.p_above_next == pytest.approx(expected)
         assert row.p_above_next is not None and row.p_above_next > 0.5
     assert board.rows[-1].p_above_next is None
@@ -53,6 +57,19 @@ def test_rows_are_best_first_with_p_above_the_next(runs: Path) -> None:
     assert board.differing_settings == [] and board.notes == []
     assert board.common_settings["max_items"] == 20
     assert sorted(board.sources) == sorted(str(p) for p in runs.glob("*.json"))
+
+
+def test_p_above_the_next_follows_the_sorted_accuracy_beside_references(runs: Path) -> None:
+    # A reference's accuracy and θ can order two rows differently; the table's order is
+    # the accuracy's, and so is P(>next): never below one half down the sorted rows.
+    board = cat.leaderboard(runs, references=True)
+    pairs = list(zip(board.rows, board.rows[1:], strict=False))
+    assert any(a.theta < b.theta for a, b in pairs)  # the case this is about
+    for row, _ in pairs:
+        assert row.p_above_next is not None and row.p_above_next >= 0.5
+    for row, below in pairs:
+        if row.kind == below.kind == "reference":  # both observed on the whole pool
+            assert row.p_above_next == (0.5 if row.accuracy == below.accuracy else 1.0)
 
 
 def test_files_folders_and_results_in_memory_mix_and_count_once(runs: Path) -> None:
