@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from itempool import PoolProtocol
 
 pool_app = typer.Typer(
-    help="Item pools: check, describe, compare versions, test item fit, import questions "
+    help="Item pools: list, check, describe, compare versions, test item fit, import questions "
     "or lm-eval logs.",
     no_args_is_help=True,
 )
@@ -38,8 +38,59 @@ pool_app.add_typer(import_app, name="import")
 
 _MAP_HELP = (
     f"field=column, repeatable. Fields: {', '.join(QUESTION_FIELDS)}. "
-    "Unmapped id, question, options, answer are read from columns of that name."
+    "Unmapped fields are read from the columns the common benchmark shapes hold them in."
 )
+
+
+@pool_app.command("list")
+@handle_errors
+def list_pools_cmd(
+    json_out: Path | None = typer.Option(None, "--json", help="Also write the list here."),
+) -> None:
+    """List the pools found by name, with their size, model, references and protocol.
+
+    A pool's name (--pool NAME) is looked up in the folders of $CAT_POOL_PATH
+    (separated by the system's path separator), then in the repository's item_pools/.
+    Each pool is listed with its items, calibrated model, reference models and the
+    protocol they were asked by, read without loading its items.
+
+    Example:
+
+      cat pool list --json pools.json
+    """
+    check_writable({"--json": json_out})
+    from cat.pools.listing import list_pools
+
+    pools = list_pools()
+    if not pools:
+        say("no pools found by name: put pool folders in a folder listed in $CAT_POOL_PATH")
+        return
+    columns = ["name", "items", "model", "references", "protocol", "language"]
+    table = _table("Pools found by name", columns)
+    for pool in pools:
+        if pool.problem is not None:
+            table.add_row(pool.name, f"unreadable: {pool.problem}", "", "", "", "")
+            continue
+        table.add_row(
+            pool.name,
+            "" if pool.n_items is None else f"{pool.n_items:,}",
+            pool.model or "none",
+            "" if pool.n_references is None else f"{pool.n_references:,}",
+            pool.protocol or "built-in",
+            pool.language or "",
+        )
+    stdout.print(table)
+    from itempool.shipped import SHIPPED_POOLS, pool_search_path
+
+    searched = [
+        "the repository's item_pools/" if folder == SHIPPED_POOLS else _shown(folder)
+        for folder in pool_search_path()
+    ]
+    say("searched, in order: " + ", ".join(searched))
+    if json_out is not None:
+        rows = [pool.model_dump(mode="json") for pool in pools]
+        json_out.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        say(f"list written to {json_out}")
 
 
 @pool_app.command("validate", no_args_is_help=True)
@@ -194,6 +245,14 @@ def _print_form(protocol: PoolProtocol, title: str) -> None:
     if protocol.source is not None:
         table.add_row("source", protocol.source)
     stdout.print(table)
+
+
+def _shown(folder: Path) -> str:
+    """``folder`` relative to the working folder where it lies inside it."""
+    try:
+        return str(folder.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(folder)
 
 
 def _table(title: str, columns: list[str]) -> Table:

@@ -79,3 +79,22 @@ def test_gzipped_questions_through_the_commands(elsewhere: Path) -> None:
     shutil.copy(old / ITEMS, new / ITEMS)  # both: refused, naming them
     code, output = _invoke("pool", "validate", new)
     assert code == 2 and "items.jsonl, items.jsonl.gz: both items.jsonl and" in output
+
+
+def test_pool_list_shows_the_pools_found_by_name(
+    elsewhere: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_clean_pool(elsewhere / "mine" / "tiny-pool")
+    (elsewhere / "mine" / "broken").mkdir()
+    (elsewhere / "mine" / "broken" / "pool.json").write_text("[1]")
+    monkeypatch.setenv(POOL_PATH_ENV, str(elsewhere / "mine"))
+    code, output = _invoke("pool", "list", "--json", "pools.json")
+    assert code == 0, output
+    listed = {row["name"]: row for row in json.loads((elsewhere / "pools.json").read_text())}
+    assert list(listed)[:2] == ["broken", "tiny-pool"]  # $CAT_POOL_PATH first
+    assert listed["tiny-pool"]["n_items"] == 5 and listed["tiny-pool"]["problem"] is None
+    assert listed["broken"]["problem"] == "pool.json is not a JSON object"
+    mmlu = listed["mmlu-pro"]
+    assert (mmlu["n_items"], mmlu["model"], mmlu["n_references"]) == (12032, "3pl", 32)
+    assert mmlu["protocol"] == "mmlu-pro-official" and listed["demo-open"]["model"] is None
+    assert "searched, in order: mine, the repository's item_pools/" in output
