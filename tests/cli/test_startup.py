@@ -128,3 +128,14 @@ def test_a_command_that_runs_loads_its_work() -> None:
     assert result["code"] == 0, result["output"]
     assert "Reference" in str(result["output"])
     assert "numpy" in _loaded(result)
+
+
+def test_a_live_run_starts_without_scipy() -> None:
+    # What a live run imports before its first request: scipy's special functions and
+    # optimisers (0.4 s and 0.5 s) wait until something uses them.
+    code = (
+        "import sys, cat.assessment.assess; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
