@@ -46,6 +46,8 @@ def read_question_table(path: Path, split: str | None = None) -> QuestionTable:
         return _dataset_folder(path, split)
     if not path.is_file():
         raise CatError(f"no such file: {path}")
+    if split is not None:
+        raise CatError(f"--split {split}: {path.name} is one file; a split is of a dataset folder")
     name = path.name.lower().removesuffix(".gz")
     if name.endswith(_ARROW):
         return _arrow_table(path.name, [path])
@@ -78,6 +80,8 @@ def _text_table(path: Path, name: str) -> QuestionTable:
     for where, record in records:
         if not isinstance(record, dict):
             raise CatError(f"{path.name}:{where}: expected a JSON object")
+    if not records:
+        raise CatError(f"{path.name}: no questions")
     columns = list(dict.fromkeys(key for _, record in records[:50] for key in record))
     return QuestionTable(path.name, columns, iter(records))
 

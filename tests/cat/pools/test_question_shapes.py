@@ -135,6 +135,13 @@ def test_save_to_disk_folders_one_dataset_or_a_dict_of_splits(tmp_path: Path) ->
         import_questions(both, {}, tmp_path / "p4", "p", "en", split="val")
     with pytest.raises(CatError, match="not a dataset folder"):
         import_questions(tmp_path / "p1", {}, tmp_path / "p5", "p", "en")
+    parquet = tmp_path / "one.parquet"
+    pq.write_table(pa.Table.from_pylist(MMLU), parquet)
+    with pytest.raises(CatError, match=r"one\.parquet is one file; a split is of a dataset folder"):
+        import_questions(parquet, {}, tmp_path / "p6", "p", "en", split="dev")
+    (tmp_path / "empty.json").write_text("[]")
+    with pytest.raises(CatError, match=r"empty\.json: no questions"):
+        import_questions(tmp_path / "empty.json", {}, tmp_path / "p7", "p", "en")
 
 
 def test_copies_of_a_question_are_reported_or_merged(tmp_path: Path) -> None:
