@@ -230,11 +230,17 @@ def parse_model_spec(spec: str, **endpoint: Any) -> Examinee:
 
 
 def _refuse_live_settings(spec: str, endpoint: dict[str, Any]) -> None:
-    """sim: and replay: make no call: refuse the settings of how a live model is asked
-    and graded rather than ignore them."""
-    kind = spec.split(":")[0] + ":"
+    """A judge grades a live model's replies: refuse it for sim: and replay:."""
     if endpoint.get("judge_model") is not None:
-        raise CatError(f"--judge-model grades a live model's replies, not {kind}")
+        raise CatError(f"--judge-model grades a live model's replies, not {spec.split(':')[0]}:")
+
+
+def refuse_unused_live_settings(specs: Sequence[str], endpoint: dict[str, Any]) -> None:
+    """Refuse the settings of how a live model is asked (generation settings, ``style``,
+    ``protocol_form``) where every model of the run is ``sim:`` or ``replay:``: none
+    would follow them (beside a live model they are that model's)."""
+    if any(not spec.startswith(("sim:", "replay:")) for spec in specs):
+        return
     generation = endpoint.get("generation")
     given = [
         option
@@ -245,8 +251,9 @@ def _refuse_live_settings(spec: str, endpoint: dict[str, Any]) -> None:
         f"--{name.replace('_', '-')}" for name in ("style", "protocol_form") if name in endpoint
     ]
     if given:
+        kinds = " and ".join(sorted({spec.split(":")[0] + ":" for spec in specs}))
         raise CatError(
-            f"{', '.join(given)} set how a live model is asked; {kind} makes no call "
+            f"{', '.join(given)} set how a live model is asked; {kinds} makes no call "
             "(leave them out, or name a model at --base-url)"
         )
 

@@ -196,7 +196,7 @@ def assess(
           --temperature 0.7 --few-shot 3 --out results/
     """
     from cat.assessment.assess import assess as run_assess
-    from cat.assessment.examinees import parse_model_spec
+    from cat.assessment.examinees import parse_model_spec, refuse_unused_live_settings
     from cat.assessment.summary import current_rank
     from cat.pools.loading import load_pool
 
@@ -235,6 +235,7 @@ def assess(
         **({} if protocol_form is None else {"protocol_form": protocol_form}),
         **({} if judge_model is None else {"judge_model": judge_model}),
     }
+    refuse_unused_live_settings(specs, endpoint)
     if criterion is not None:
         _note_criterion(pool, criterion)
     options: dict[str, Any] = {

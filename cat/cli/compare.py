@@ -177,6 +177,9 @@ def compare(
             **({} if style is None else {"style": style.value}),
             **({} if protocol_form is None else {"protocol_form": protocol_form}),
         }
+        from cat.assessment.examinees import refuse_unused_live_settings
+
+        refuse_unused_live_settings(models, endpoint)
         result = _adaptive(
             pool_dir,
             (models[0], models[1]),

@@ -23,7 +23,9 @@ runner = CliRunner()
 
 
 def _item(item_id: str) -> PoolItem:
-    return PoolItem(id=item_id, question="Which?", options={"A": "a", "B": "b"}, answer="A")
+    return PoolItem(
+        id=item_id, question=f"Which in {item_id}?", options={"A": "a", "B": "b"}, answer="A"
+    )
 
 
 REPORT_KEYS = {

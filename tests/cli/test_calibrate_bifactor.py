@@ -59,7 +59,7 @@ def _pool_items() -> list[PoolItem]:
     return [
         PoolItem(
             id=f"i{j:03d}",
-            question="Which?",
+            question=f"Which is right in item {j}?",
             options={"A": "a", "B": "b"},
             answer="A",
             scenario=_scenario(j),

@@ -88,6 +88,10 @@ def test_results_compared_outside_the_folder_they_were_made_in(
         (["--pool", str(DEMO_EN), "--model", "llm", "--model", "llm"], "two different models"),
         (["--results", "a.json", "a.json"], "a.json twice: compare the results of two runs"),
         (["--results", "a.json"], "--results takes 2 values"),
+        (
+            ["--pool", str(DEMO_EN), "--model", "sim:1", "--model", "sim:0", "--few-shot", "2"],
+            "--few-shot set how a live model is asked; sim: makes no call",
+        ),
         (["--model", "sim:1", "--model", "sim:0"], "give --pool"),
         (
             ["--model", "sim:1", "--model", "sim:0", "--results", "a.json", "b.json"],

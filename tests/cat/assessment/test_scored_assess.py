@@ -12,6 +12,7 @@ from cat.assessment.examinees import (
     ReplayExaminee,
     SimulatedExaminee,
     parse_model_spec,
+    refuse_unused_live_settings,
 )
 from cat.assessment.result import AssessmentResult
 from cat.errors import CatError
@@ -117,13 +118,14 @@ def test_a_judge_is_for_live_models_only(pool_dir: Path) -> None:
         parse_model_spec("sim:0.5", judge_model="j")
 
 
-def test_how_a_live_model_is_asked_is_refused_for_sim_and_replay() -> None:
+def test_how_a_live_model_is_asked_is_refused_where_no_model_is_live() -> None:
     from synth.generation import GenerationSettings
 
-    asked = GenerationSettings(few_shot=2, stop=("END",))
+    asked = {"generation": GenerationSettings(few_shot=2, stop=("END",))}
     with pytest.raises(CatError, match=r"few_shot, stop set how a live model is asked; sim:"):
-        parse_model_spec("sim:0.5", generation=asked)
+        refuse_unused_live_settings(["sim:0.5", "sim:1"], asked)
     with pytest.raises(CatError, match=r"style set how a live model is asked; replay:"):
-        parse_model_spec("replay:x.jsonl#m1", generation=GenerationSettings(), style="raw")
-    # Settings left at their defaults are no request at all.
-    assert parse_model_spec("sim:0.5", generation=GenerationSettings()).label
+        refuse_unused_live_settings(["replay:x.jsonl#m1"], {"style": "raw"})
+    # Beside a live model they are that model's; left at their defaults they ask nothing.
+    refuse_unused_live_settings(["sim:0.5", "llm"], asked)
+    refuse_unused_live_settings(["sim:0.5"], {"generation": GenerationSettings()})

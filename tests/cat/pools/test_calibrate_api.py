@@ -246,7 +246,7 @@ def test_only_the_files_asked_for_are_written(binary: ResponseMatrix, tmp_path: 
 
 def test_answers_in_memory_calibrate_a_pool(binary: ResponseMatrix, tmp_path: Path) -> None:
     items = [
-        PoolItem(id=i, question="Which?", options={"A": "a", "B": "b"}, answer="A")
+        PoolItem(id=i, question=f"Which in {i}?", options={"A": "a", "B": "b"}, answer="A")
         for i in binary.item_ids
     ]
     pool = write_pool(tmp_path / "pool", items)

@@ -49,7 +49,7 @@ def test_codes_from_a_pools_items() -> None:
     from itempool import PoolItem
 
     items = [
-        PoolItem(id=i, scenario=s, question="q", options={"A": "1", "B": "2"}, answer="A")
+        PoolItem(id=i, scenario=s, question=f"q {i}", options={"A": "1", "B": "2"}, answer="A")
         for i, s in (("1", "law"), ("2", "math"), ("3", "law"))
     ]
     got = scenarios_of(items, ("3", "2", "1"))
