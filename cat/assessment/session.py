@@ -188,6 +188,12 @@ class AssessmentSession:
                 self.config.max_items,
             )
         self._index = {item: j for j, item in enumerate(self.params.item_ids)}
+        # Copies among the calibrated items only (a pool's questions file may hold more).
+        self.twins = {
+            item: tuple(t for t in copies if t in self._index)
+            for item, copies in self.twins.items()
+            if item in self._index
+        }
         unknown = [i for i in self.config.excluded_items if i not in self._index]
         if unknown:
             raise CatError(f"an excluded item is not in the pool (e.g. {unknown[0]!r})")

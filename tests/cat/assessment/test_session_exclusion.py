@@ -82,3 +82,13 @@ def test_one_copy_of_a_duplicated_item_is_asked_even_after_a_resume(design: str)
     asked = set(session.given)
     assert all(len(asked & {a, b}) == 1 for a, b in pairs)
     assert len(session.given) == PARAMS.n_items - len(pairs)
+
+
+def test_copies_outside_the_calibrated_items_are_left_out() -> None:
+    first = PARAMS.item_ids[0]
+    copies = {first: ("not-calibrated", PARAMS.item_ids[1]), "not-calibrated": (first,)}
+    session = AssessmentSession(PARAMS, SessionConfig(max_items=5), twins=copies)
+    assert session.twins == {first: (PARAMS.item_ids[1],)}
+    for item in session.next_items(5):
+        session.record(item, 1)
+    assert len(session.given) == 5
