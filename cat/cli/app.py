@@ -23,6 +23,7 @@ from cat.cli.help_format import HELP_MAX_WIDTH
 from cat.cli.leaderboard import leaderboard
 from cat.cli.plugins import load_command, plugin_commands
 from cat.cli.pool import pool_app
+from cat.cli.pool_create import create_pool_cmd
 from cat.cli.pool_fit import fit_pool
 from cat.cli.recalibrate import recalibrate_pool
 from cat.cli.simulate import simulate
@@ -74,6 +75,7 @@ app.command(no_args_is_help=True)(compare)
 app.command(no_args_is_help=True)(leaderboard)
 app.command(no_args_is_help=True)(export)
 pool_app.command("fit", no_args_is_help=True)(fit_pool)
+pool_app.command("create", no_args_is_help=True)(create_pool_cmd)
 app.add_typer(pool_app, name="pool")
 app.command("recalibrate", no_args_is_help=True)(recalibrate_pool)
 # Commands other packages add (cat.cli.plugins): `cat demo` comes from catdemo this way.

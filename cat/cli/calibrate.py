@@ -39,10 +39,6 @@ ContinuousModelChoice = StrEnum(  # type: ignore[misc]
 _AUTO = ContinuousModelChoice("auto")
 
 
-#: Folds of the cross-fit ``cat calibrate --pool`` runs unless told otherwise.
-DEFAULT_CROSS_FIT_FOLDS = 5
-
-
 @handle_errors
 def calibrate(
     responses: Path = typer.Argument(
@@ -259,13 +255,15 @@ def calibrate(
     if no_cross_fit and cross_fit is not None:
         raise fail("give --cross-fit K or --no-cross-fit, not both")
     # The default folds give way to leave-one-out on few subjects; folds asked for do not.
-    fallback = cross_fit is None
-    if cross_fit is None and pool is not None and not no_cross_fit:
-        cross_fit = DEFAULT_CROSS_FIT_FOLDS
     if out is None and pool is None:
         raise fail(_no_destination(model, continuous is not None))
     from cat.cli.calibrate_render import render
+    from cat.pools.calibration_job import DEFAULT_CROSS_FIT_FOLDS
     from cat.pools.calibration_job import calibrate as run_calibration
+
+    fallback = cross_fit is None
+    if cross_fit is None and pool is not None and not no_cross_fit:
+        cross_fit = DEFAULT_CROSS_FIT_FOLDS
 
     with progress_bar(_title(model, continuous is not None), total=1.0) as update:
 

@@ -22,6 +22,7 @@ from cat.pools.names import QUESTION_FIELDS, Language
 
 if TYPE_CHECKING:
     from cat.pools.diff import PoolDiff, PoolSide
+    from cat.pools.importer import ImportedQuestions
     from cat.pools.summary import PoolSummary
     from itempool import PoolProtocol
 
@@ -263,7 +264,7 @@ def _table(title: str, columns: list[str]) -> Table:
     return table
 
 
-def _mapping(entries: list[str]) -> dict[str, str]:
+def mapping_of(entries: list[str]) -> dict[str, str]:
     """The fields --map names; the importer finds the others (a file in pool form, or
     in a common benchmark's shape, needs none)."""
     mapping: dict[str, str] = {}
@@ -333,7 +334,7 @@ def import_questions_cmd(
     check_writable(folders={"--out": out})
     try:
         bundle = None if protocol is None else read_protocol_file(protocol)  # before writing
-        given = _mapping(maps)
+        given = mapping_of(maps)
         done = import_questions(
             file,
             given,
@@ -348,24 +349,7 @@ def import_questions_cmd(
             say(f"protocol {bundle.protocol.name} from {protocol}")
     except PoolFormatError as exc:
         raise CatError(str(exc)) from exc
-    found = {k: v for k, v in done.mapping.items() if k not in given}
-    if found:
-        say("columns found: " + ", ".join(f"{k}={v}" for k, v in found.items()))
-    if done.ids_made:
-        say("ids made from each question and its options (the file has no id column)")
-    if done.duplicates:
-        copies = sum(len(group) - 1 for group in done.duplicates)
-        example = " = ".join(done.duplicates[0])
-        what = (
-            "dropped (--merge-duplicates)" if done.merged else "kept: --merge-duplicates drops them"
-        )
-        copy = "copy of a question" if copies == 1 else "copies of questions"
-        say(
-            f"note: {copies:,} {copy} the file holds already (same text and options; "
-            f"e.g. {example}), {what}"
-        )
-    imported = counted(done.count, "question")
-    say(f"imported {imported} from {file} into {out}; next: cat pool validate {out}")
+    print_imported(done, given, file, out, next_step=f"cat pool validate {out}")
 
 
 @import_app.command("lm-eval", no_args_is_help=True)
@@ -471,3 +455,33 @@ def _print_diff(diff: PoolDiff) -> None:
             f"θ changed by {refs.mean_theta_change:+.3f} on average, "
             f"at most {refs.max_abs_theta_change or 0.0:.3f}"
         )
+
+
+def print_imported(
+    done: ImportedQuestions,
+    given: dict[str, str],
+    file: Path,
+    out: Path,
+    next_step: str | None = None,
+) -> None:
+    """What an import found and wrote: the columns it found (those not ``given``), the
+    ids it made, the copies; then ``next_step``, the command to run next."""
+    found = {k: v for k, v in done.mapping.items() if k not in given}
+    if found:
+        say("columns found: " + ", ".join(f"{k}={v}" for k, v in found.items()))
+    if done.ids_made:
+        say("ids made from each question and its options (the file has no id column)")
+    if done.duplicates:
+        copies = sum(len(group) - 1 for group in done.duplicates)
+        example = " = ".join(done.duplicates[0])
+        what = (
+            "dropped (--merge-duplicates)" if done.merged else "kept: --merge-duplicates drops them"
+        )
+        copy = "copy of a question" if copies == 1 else "copies of questions"
+        say(
+            f"note: {copies:,} {copy} the file holds already (same text and options; "
+            f"e.g. {example}), {what}"
+        )
+    imported = counted(done.count, "question")
+    then = "" if next_step is None else f"; next: {next_step}"
+    say(f"imported {imported} from {file} into {out}{then}")

@@ -294,7 +294,7 @@ def synth(
                 on_batches=_batch_progress(update),
             )
         _print_batch_run(run)
-        _print(run.report)
+        print_report(run.report)
         return
     if batch_out is not None or batch_in is not None:
         with progress_bar("planning the batch round", total=None) as update:
@@ -309,7 +309,7 @@ def synth(
             )
         _print_round(done)
         if done.report is not None:
-            _print(done.report)
+            print_report(done.report)
         return
     with progress_bar("synthesising", total=None) as update:
         report = run_synthesis(
@@ -320,7 +320,7 @@ def synth(
             max_attempts=max_attempts,
             progress=_progress(update),
         )
-    _print(report)
+    print_report(report)
 
 
 def _comma_list(text: str, choices: Sequence[str], flag: str) -> list[str]:
@@ -405,7 +405,7 @@ def _print_batch_run(run: BatchApiRun) -> None:
     )
 
 
-def _print(report: SynthesisReport) -> None:
+def print_report(report: SynthesisReport) -> None:
     scored = report.max_score > 1
     table = Table(title="Synthesis")
     columns = ("participant", "answered", "accuracy", *(("mean share",) if scored else ()))

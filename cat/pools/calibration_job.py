@@ -55,6 +55,10 @@ from itempool.protocol_bundle import bundle_beside, install_protocol, read_bundl
 
 __all__ = ["CalibrationOutcome", "CalibrationReport", "calibrate"]
 
+#: Folds of the cross-fit a pool's calibration runs unless told otherwise
+#: (``cat calibrate --pool``, ``cat pool create``).
+DEFAULT_CROSS_FIT_FOLDS = 5
+
 #: Responses as ``calibrate`` takes them: a file, or the data in memory.
 Responses = PathArg | ResponseMatrix | PolytomousResponses | ContinuousResponses | MixedResponses
 #: The fit report of each family (REPORT.json).

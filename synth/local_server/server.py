@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import signal
 import sys
 import threading
@@ -25,7 +26,7 @@ from synth.local_server.open_answers import JUDGE_MODES
 from synth.local_server.protocol import ChatCompletions
 from synth.local_server.records import RequestLog, RequestRecord
 from synth.local_server.replay import read_replay
-from synth.local_server.simulator import THINKING_MODES, Simulator
+from synth.local_server.simulator import THINKING_MODES, Simulator, random_item_params
 
 __all__ = ["LocalServer", "main"]
 
@@ -168,9 +169,10 @@ def parse_models(text: str) -> dict[str, float]:
             p = float(value)
         except ValueError:
             p = float("nan")
-        if not sep or not name.strip() or not 0.0 <= p <= 1.0:
+        # The range is the simulator's to check: with --random-items a value is a θ.
+        if not sep or not name.strip() or not math.isfinite(p):
             raise argparse.ArgumentTypeError(
-                f"expected NAME=PROBABILITY with a probability in [0, 1], got {part!r}"
+                f"expected NAME=PROBABILITY (or NAME=THETA with --random-items), got {part!r}"
             )
         models[name.strip()] = p
     if not models:
@@ -245,6 +247,13 @@ def _parser() -> argparse.ArgumentParser:
         type=parse_models,
         default={},
         help="NAME=P,... (P = right-answer rate); needed unless --replay gives models",
+    )
+    parser.add_argument(
+        "--random-items",
+        action="store_true",
+        help="items differ as a real benchmark's do: each gets 3PL parameters drawn from "
+        "--seed (a ~ lognormal(0, 0.3), b ~ normal(0, 1), c = 1 / options) and the "
+        "--models values are abilities θ (e.g. strong=1.5,weak=-0.5)",
     )
     parser.add_argument(
         "--replay",
@@ -329,6 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.replay is not None:
             replay = read_replay(args.replay, args.replay_subjects)
         replies = None if args.replies is None else read_replies(args.replies)
+        irt = random_item_params(pool.items, args.seed) if args.random_items else None
         server = LocalServer(
             pool.items,
             args.models,
@@ -342,6 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             replay=replay,
             replies=replies,
             thinking=args.thinking,
+            irt=irt,
         )
         # Handlers first: a SIGTERM right after READY must still stop cleanly.
         signal.signal(signal.SIGTERM, on_signal)

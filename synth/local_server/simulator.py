@@ -227,6 +227,22 @@ class Simulator:
         return _render(info, answer, rng)
 
 
+def random_item_params(
+    items: Sequence[PoolItem], seed: int
+) -> dict[str, tuple[float, float, float]]:
+    """3PL parameters (a, b, c) for each item, drawn from ``seed``: a ~ lognormal(0, 0.3),
+    b ~ normal(0, 1), c the chance of guessing among the item's options (0 for an item
+    without options). Simulated models then differ item by item, as real ones do on a
+    benchmark that has none recorded."""
+    rng = random.Random(seed)
+    params: dict[str, tuple[float, float, float]] = {}
+    for item in items:
+        a = math.exp(rng.gauss(0.0, 0.3))
+        b = rng.gauss(0.0, 1.0)
+        params[item.id] = (a, b, 1.0 / len(item.options) if item.options else 0.0)
+    return params
+
+
 def _checked_replay(
     replay: Mapping[str, Mapping[str, int]], models: Mapping[str, float]
 ) -> dict[str, dict[str, int]]:

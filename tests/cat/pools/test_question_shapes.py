@@ -20,6 +20,7 @@ from cat.errors import CatError
 from cat.pools.importer import import_questions
 from cat.pools.question_shapes import content_id
 from itempool import load_pool, read_questions
+from tests.cat.pools.benchmark_files import save_to_disk
 
 MMLU = [
     {"question": "2 + 2 = ?", "subject": "math", "choices": ["3", "4", "5", "6"], "answer": 1},
@@ -30,22 +31,6 @@ MMLU = [
 
 def _items(pool: Path) -> dict[str, Any]:
     return {item.question: item for item in read_questions(pool).items}
-
-
-def _arrow_stream(path: Path, rows: list[dict[str, Any]]) -> None:
-    table = pa.Table.from_pylist(rows)
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-
-
-def _save_to_disk(folder: Path, rows: list[dict[str, Any]]) -> Path:
-    """What ``datasets.Dataset.save_to_disk`` leaves: Arrow stream files named in state.json."""
-    folder.mkdir(parents=True)
-    _arrow_stream(folder / "data-00000-of-00001.arrow", rows)
-    state = {"_data_files": [{"filename": "data-00000-of-00001.arrow"}], "_split": None}
-    (folder / "state.json").write_text(json.dumps(state))
-    (folder / "dataset_info.json").write_text("{}")
-    return folder
 
 
 def test_mmlu_as_parquet_needs_no_mapping_and_gets_ids_from_its_content(tmp_path: Path) -> None:
@@ -123,11 +108,11 @@ def test_arc_labelled_choices_and_medqa_options_objects(tmp_path: Path) -> None:
 
 
 def test_save_to_disk_folders_one_dataset_or_a_dict_of_splits(tmp_path: Path) -> None:
-    one = _save_to_disk(tmp_path / "saved", MMLU)
+    one = save_to_disk(tmp_path / "saved", MMLU)
     assert import_questions(one, {}, tmp_path / "p1", "p", "en").count == 3
     both = tmp_path / "dict"
-    _save_to_disk(both / "test", MMLU)
-    _save_to_disk(both / "dev", MMLU[:1])
+    save_to_disk(both / "test", MMLU)
+    save_to_disk(both / "dev", MMLU[:1])
     (both / "dataset_dict.json").write_text(json.dumps({"splits": ["dev", "test"]}))
     assert import_questions(both, {}, tmp_path / "p2", "p", "en").count == 3  # test
     assert import_questions(both, {}, tmp_path / "p3", "p", "en", split="dev").count == 1

@@ -1,0 +1,206 @@
+"""``cat pool create``: a benchmark's file to a calibrated pool in one command
+(``cat.pools.creation``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from cat.cli.common import (
+    MODEL_NAMES,
+    ModelChoice,
+    counted,
+    fail,
+    handle_errors,
+    model_choice,
+    progress_bar,
+    say,
+)
+from cat.cli.generation_options import (
+    CONCURRENCY,
+    EXTRA_BODY,
+    MAX_TOKENS,
+    STOP,
+    SYSTEM_PROMPT,
+    TEMPERATURE,
+    few_shot_option,
+    generation_settings,
+    prompt_template_option,
+)
+from cat.pools.names import Language
+from synth.names import DEFAULT_KEY_ENV, KINDS
+
+if TYPE_CHECKING:
+    from cat.pools.creation import CreatedPool, PoolRecipe
+
+_PROMPT_TEMPLATE = prompt_template_option(
+    "It shapes the first answer; a pair's debate and reflection keep their own prompts."
+)
+_FEW_SHOT = few_shot_option(
+    "Every item is asked, each with examples other than itself; a pair's debate and "
+    "reflection show none."
+)
+
+
+@handle_errors
+def create_pool_cmd(
+    file: Path = typer.Argument(
+        ...,
+        help="Questions: .csv, .jsonl or .json (optionally .gz), .parquet or .arrow, or a "
+        "dataset folder (datasets' save_to_disk, or a folder of Parquet files).",
+    ),
+    out: Path = typer.Option(
+        ..., "--out", help="The pool folder to make (or to go on with: rerun to resume)."
+    ),
+    language: Language = typer.Option(..., "--language", help="Language of the questions."),
+    reference_models: Path = typer.Option(
+        ...,
+        "--reference-models",
+        help="A text file naming the reference models, one a line: MODEL (on --base-url) "
+        "or MODEL@URL; # starts a comment.",
+    ),
+    base_url: str | None = typer.Option(
+        None,
+        "--base-url",
+        help="OpenAI-compatible endpoint of the models listed without @URL.",
+    ),
+    name: str | None = typer.Option(None, "--name", help="Pool name (default: the folder's)."),
+    maps: list[str] = typer.Option(
+        [], "--map", help="field=column, as cat pool import questions takes it; repeatable."
+    ),
+    split: str | None = typer.Option(
+        None, "--split", help="The split of a dataset dict folder; default: test."
+    ),
+    merge_duplicates: bool = typer.Option(
+        False, "--merge-duplicates", help="Keep one copy of a question the file holds twice."
+    ),
+    participants: str = typer.Option(
+        ",".join(KINDS),
+        "--participants",
+        help="Who answers, comma-separated: singles (each reference alone), pairs (each "
+        "ordered pair by generation -> debate -> reflection: more subjects to calibrate on).",
+    ),
+    model: ModelChoice = typer.Option(
+        ModelChoice.THREE_PL,
+        "--model",
+        metavar="MODEL",
+        parser=model_choice,
+        help=f"IRT model of the calibration, one of {MODEL_NAMES} (see cat calibrate).",
+    ),
+    seed: int = typer.Option(
+        0, "--seed", help="Sent with every request; the cross-fit's folds; recorded."
+    ),
+    concurrency: int = CONCURRENCY,
+    api_key_env: str = typer.Option(
+        DEFAULT_KEY_ENV, "--api-key-env", help="Environment variable holding the API key."
+    ),
+    timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds per request."),
+    max_attempts: int = typer.Option(6, "--max-attempts", min=1, help="Tries per call."),
+    prices: Path | None = typer.Option(
+        None,
+        "--prices",
+        help='Prices per million tokens: {"model": {"input": x, "output": y}}.',
+    ),
+    temperature: float | None = TEMPERATURE,
+    max_tokens: int | None = MAX_TOKENS,
+    system_prompt: str | None = SYSTEM_PROMPT,
+    prompt_template: Path | None = _PROMPT_TEMPLATE,
+    few_shot: int | None = _FEW_SHOT,
+    stop: list[str] | None = STOP,
+    extra_body: str | None = EXTRA_BODY,
+) -> None:
+    r"""Make a calibrated pool from a benchmark's file in one command: import the
+    questions (as cat pool import questions), ask every reference model every question
+    (as cat synth; how they were asked becomes the pool's protocol) and calibrate the
+    pool on their answers (as cat calibrate --pool, with its cross-fit). Then cat assess
+    ranks a new model on it.
+
+    Everything is kept in the pool folder: the questions, the references' calls
+    (references/run.db, every reply stored as it arrives), their answers
+    (references/responses.jsonl) and the calibration. Killed or stopped at any point,
+    the same command goes on where it stopped and asks no stored call again; run again
+    with a reference added, it asks only the new calls and calibrates again.
+
+    Examples:
+
+      cat pool create test.parquet --out pools/my-bench --language en \
+          --reference-models models.txt --base-url http://localhost:8000/v1
+
+      cat pool create questions.jsonl --out pools/my-bench --language zh \
+          --reference-models models.txt --base-url http://localhost:8000/v1 \
+          --participants singles --map scenario=department
+    """
+    from cat.cli.pool import mapping_of
+    from cat.pools.creation import PoolRecipe, create_pool, read_reference_models
+
+    kinds = [p.strip() for p in participants.split(",") if p.strip()]
+    if not kinds or any(k not in KINDS for k in kinds):
+        choices = ", ".join(KINDS)
+        raise fail(f"--participants takes {choices} (comma-separated); got {participants!r}")
+    references = read_reference_models(reference_models)
+    if base_url is None and any("@" not in r for r in references):
+        bare = next(r for r in references if "@" not in r)
+        raise fail(f"give --base-url, or MODEL@URL in {reference_models} ({bare} has no URL)")
+    recipe = PoolRecipe(
+        source=file,
+        out=out,
+        language=language.value,
+        references=references,
+        base_url=base_url,
+        name=name,
+        mapping=mapping_of(maps),
+        split=split,
+        merge_duplicates=merge_duplicates,
+        participants=tuple(kinds),
+        generation=generation_settings(
+            temperature=temperature,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            prompt_template=prompt_template,
+            few_shot=few_shot,
+            stop=stop,
+            extra_body=extra_body,
+        ),
+        model=model.value,
+        seed=seed,
+    )
+    with progress_bar("making the pool", total=None) as update:
+
+        def show(description: str, completed: float | None, total: float | None) -> None:
+            update(description=description, completed=completed or 0, total=total)
+
+        made = create_pool(
+            recipe,
+            concurrency=concurrency,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            max_attempts=max_attempts,
+            prices=prices,
+            progress=show,
+        )
+    _print(made, recipe)
+
+
+def _print(made: CreatedPool, recipe: PoolRecipe) -> None:
+    from cat.cli.calibrate_render import render
+    from cat.cli.pool import print_imported
+    from cat.cli.synth import print_report
+
+    if made.imported is None and made.answered is None:
+        say(f"{made.folder} is made already from {recipe.source}: nothing to do")
+        return
+    if made.resumed:
+        say(f"going on with {made.folder} (begun by an earlier run)")
+    if made.imported is not None:
+        print_imported(made.imported, recipe.mapping, recipe.source, made.folder)
+    if made.answered is not None:
+        print_report(made.answered)
+    if made.calibrated is not None:
+        render(made.calibrated, out=None, continuous_out=None, pool=made.folder, no_cross_fit=False)
+    refs = counted(len(recipe.references), "reference model")
+    say(
+        f"pool {made.folder} made from {recipe.source} ({refs}); "
+        f"next: cat assess --pool {made.folder} --model MODEL --base-url URL"
+    )
