@@ -189,7 +189,7 @@ def _print(made: CreatedPool, recipe: PoolRecipe) -> None:
     from cat.cli.synth import print_report
 
     if made.imported is None and made.answered is None:
-        say(f"{made.folder} is made already from {recipe.source}: nothing to do")
+        say(f"pool {made.folder} is made already from {recipe.source}: nothing to do")
         return
     if made.resumed:
         say(f"going on with {made.folder} (begun by an earlier run)")

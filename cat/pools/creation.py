@@ -197,7 +197,7 @@ def create_pool(
         return CreatedPool(folder, None, None, None, resumed)
 
     def on_calls(p: RunProgress) -> None:
-        show(f"asking the references: {p.done:,}/{p.total:,} calls", p.done, p.total)
+        show("asking the references (calls)", p.done, p.total)
 
     show("asking the references", None, None)
     answered = run_synthesis(
@@ -297,7 +297,7 @@ def _calibrate(recipe: PoolRecipe, show: CreationProgress) -> CalibrationOutcome
         show(f"calibrating: {status}", done, 1.0)
 
     def on_cross_fit(what: str, done: float) -> None:
-        show(f"calibrating: cross-fit {what}", done, 1.0)
+        show(f"calibrating: cross-fit: {what}", done, 1.0)
 
     show(f"calibrating {recipe.model}", 0.0, 1.0)
     return calibrate(

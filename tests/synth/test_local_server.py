@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import math
@@ -23,6 +24,8 @@ import pytest
 from itempool import ItemType, PoolItem
 from synth.errors import SynthError
 from synth.local_server import OUTCOMES, FaultPlan, LocalServer
+from synth.local_server.server import parse_models
+from synth.local_server.simulator import random_item_params
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -412,3 +415,21 @@ def test_irt_models_answer_by_ability_and_item() -> None:
     assert server.p_right("weak", easy) == pytest.approx(1 / (1 + math.exp(2.0)))
     with pytest.raises(SynthError, match="no IRT parameters"):
         LocalServer(ITEMS, {"m": 0.0}, irt={ITEMS[0].id: (1.0, 0.0, 0.0)})
+
+
+def test_random_items_make_models_of_abilities_differ_item_by_item() -> None:
+    params = random_item_params(ITEMS, 5)
+    assert params == random_item_params(ITEMS, 5) != random_item_params(ITEMS, 6)
+    assert all(
+        a > 0 and c == 1 / len(item.options) for item in ITEMS for a, _, c in [params[item.id]]
+    )
+    assert len({b for _, b, _ in params.values()}) == len(ITEMS)
+    server = LocalServer(ITEMS, {"strong": 1.5, "weak": -0.5}, irt=params)
+    for item in ITEMS:
+        assert server.p_right("strong", item.id) > server.p_right("weak", item.id)
+    # Abilities outside [0, 1] parse; without --random-items they are refused as rates.
+    assert parse_models("strong=1.5,weak=-0.5") == {"strong": 1.5, "weak": -0.5}
+    with pytest.raises(SynthError, match="probability of a right answer must be in"):
+        LocalServer(ITEMS, {"weak": -0.5})
+    with pytest.raises(argparse.ArgumentTypeError, match="NAME=THETA with --random-items"):
+        parse_models("strong=nan")
