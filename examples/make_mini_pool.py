@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent / "mini_pool"
 LETTERS = "ABCD"
 
 
-def _options(
+def options_for(
     right: float, rng: random.Random, unit: str, digits: int
 ) -> tuple[dict[str, str], str]:
     """The right value and three distractors (common slips: ×2, ÷2, off by 10%)."""
@@ -36,7 +36,7 @@ def main() -> None:
     items = []
     for _ in range(8):
         weight, dose = rng.randint(40, 110), rng.choice([2, 5, 10, 15])
-        options, answer = _options(weight * dose, rng, "mg", 0)
+        options, answer = options_for(weight * dose, rng, "mg", 0)
         items.append(
             (
                 "dosing",
@@ -49,7 +49,7 @@ def main() -> None:
     for _ in range(8):
         weight, height = rng.randint(45, 120), rng.randint(150, 195)
         bmi = weight / (height / 100) ** 2
-        options, answer = _options(bmi, rng, "kg/m²", 1)
+        options, answer = options_for(bmi, rng, "kg/m²", 1)
         items.append(
             (
                 "bmi",
@@ -61,7 +61,7 @@ def main() -> None:
         )
     pumps = rng.sample([(v, h) for v in (250, 500, 1000, 1500) for h in (2, 4, 6, 8, 12)], 8)
     for volume, hours in pumps:
-        options, answer = _options(volume / hours, rng, "mL/h", 1)
+        options, answer = options_for(volume / hours, rng, "mL/h", 1)
         items.append(
             (
                 "infusion",

@@ -152,7 +152,10 @@ def calibrate(
         "design with an interval from theta alone, which misses misfit).",
     ),
     cross_fit_lengths: str = typer.Option(
-        "100,250", "--cross-fit-lengths", help="Test lengths of the --cross-fit replays."
+        "100,250",
+        "--cross-fit-lengths",
+        help="Test lengths of the --cross-fit replays (cut to the pool's size; a pool "
+        "smaller than every length is also replayed at half its size).",
     ),
     seed: int = typer.Option(
         0, "--seed", help="Random seed (Bayesian fits, --cross-fit folds); recorded."

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from itempool import PoolProtocol
 
 pool_app = typer.Typer(
-    help="Item pools: list, check, describe, compare versions, test item fit, import questions "
+    help="Item pools: create one from a benchmark's file, list, check, describe, compare versions, "
+    "test item fit, import questions "
     "or lm-eval logs.",
     no_args_is_help=True,
 )

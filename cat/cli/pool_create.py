@@ -111,11 +111,12 @@ def create_pool_cmd(
     stop: list[str] | None = STOP,
     extra_body: str | None = EXTRA_BODY,
 ) -> None:
-    r"""Make a calibrated pool from a benchmark's file in one command: import the
-    questions (as cat pool import questions), ask every reference model every question
-    (as cat synth; how they were asked becomes the pool's protocol) and calibrate the
-    pool on their answers (as cat calibrate --pool, with its cross-fit). Then cat assess
-    ranks a new model on it.
+    r"""Make a calibrated pool from a benchmark's file in one command.
+
+    It imports the questions (as cat pool import questions), asks every reference model
+    every question (as cat synth; how they were asked becomes the pool's protocol) and
+    calibrates the pool on their answers (as cat calibrate --pool, with its cross-fit).
+    Then cat assess ranks a new model on it.
 
     Everything is kept in the pool folder: the questions, the references' calls
     (references/run.db, every reply stored as it arrives), their answers

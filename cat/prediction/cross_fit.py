@@ -58,7 +58,7 @@ def cross_fit_errors(
     if multidimensional and not scenario:
         raise CatError(f"the {multidimensional} design's cross-fit needs each item's scenario")
     check_folds(responses.n_subjects, folds)
-    lengths = sorted({min(length, responses.n_items) for length in lengths})
+    lengths = replay_lengths(lengths, responses.n_items)
     rng = np.random.default_rng(seed)
     kind = ModelKind(model)
     parts = fold_splits(responses.n_subjects, folds, rng)
@@ -244,3 +244,18 @@ def choose_design(errors: dict[str, PredictionErrors], length: int) -> str:
         return DesignName.IRT.value
     stored = {name: e.errors[str(e.nearest_length(length))] for name, e in errors.items()}
     return smallest_error({name: np.asarray(v, dtype=np.float64) for name, v in stored.items()})
+
+
+#: The shortest test a small pool's cross-fit adds below its whole length.
+SHORTEST_ADDED_LENGTH = 5
+
+
+def replay_lengths(lengths: list[int], n_items: int) -> list[int]:
+    """The test lengths a cross-fit replays: each of ``lengths`` within the pool, and,
+    where every one reaches the whole pool, half the pool too. A test of the whole pool
+    knows its accuracy exactly (its errors are near 0); a shorter one on a small pool
+    (``cat assess --length``) needs errors of its own, not that 0."""
+    kept = {min(length, n_items) for length in lengths}
+    if kept == {n_items} and n_items // 2 >= SHORTEST_ADDED_LENGTH:
+        kept.add(n_items // 2)
+    return sorted(kept)

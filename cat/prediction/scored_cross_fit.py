@@ -29,7 +29,7 @@ from cat.engine.registry import (
 from cat.engine.selection import PoolInfo
 from cat.engine.simulation import CATDesign, CATResult, replay_cat
 from cat.engine.stopping import StoppingRule
-from cat.prediction.cross_fit import check_folds, errors_by_name, fold_splits
+from cat.prediction.cross_fit import check_folds, errors_by_name, fold_splits, replay_lengths
 from cat.prediction.predictors import reference_offset
 from cat.prediction.replay import given_mask
 from cat.prediction.shares import expected_share
@@ -186,7 +186,7 @@ def scored_cross_fit_errors(
     the signed errors of its predicted score per length, and per scenario with
     ``scenario_names``."""
     check_folds(responses.n_subjects, folds)
-    lengths = sorted({min(length, responses.n_items) for length in lengths})
+    lengths = replay_lengths(lengths, responses.n_items)
     rng = np.random.default_rng(seed)
     truth = mean_shares(responses)
     masks = scenario_masks(scenario) if scenario and scenario_names else None

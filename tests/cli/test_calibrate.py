@@ -238,8 +238,10 @@ def test_pool_gets_params_reference_and_provenance(responses: Path, tmp_path: Pa
     assert manifest["low_rank"]["dims"] == 8  # about one factor per 30 references, at most 8
     designs = manifest["design_errors"]
     assert set(designs) == {"irt", "mixture", "low-rank"}
-    for errors in designs.values():  # at 100 and 250 items, cut to the pool's 30
-        assert errors["folds"] == 5 and list(errors["errors"]) == ["30"]
+    # At 100 and 250 items, cut to the pool's 30, and at half the pool: a test shorter
+    # than the whole pool needs errors of its own (the whole pool's are near 0).
+    for errors in designs.values():
+        assert errors["folds"] == 5 and list(errors["errors"]) == ["15", "30"]
         assert len(errors["errors"]["30"]) == 300
     assert "cat assess runs" in result.output
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cat.errors import CatError
-from cat.prediction.cross_fit import check_folds, fold_count, fold_splits
+from cat.prediction.cross_fit import check_folds, fold_count, fold_splits, replay_lengths
 
 
 def test_default_folds_give_way_to_leave_one_out_on_few_subjects() -> None:
@@ -59,3 +59,14 @@ def test_every_fold_of_the_shipped_example_converges() -> None:
             warnings.simplefilter("error")  # a ConvergenceWarning fails the test
             fit = EMCalibrator("3pl").fit(responses.subset(subjects=train))
         assert fit.converged_ and fit.n_iter_ < 50
+
+
+def test_a_small_pool_is_replayed_at_half_its_size_too() -> None:
+    # Within the pool: the lengths asked for, nothing added.
+    assert replay_lengths([100, 250], 12_032) == [100, 250]
+    assert replay_lengths([100, 250], 180) == [100, 180]
+    # Every length at or past the whole pool: the whole pool, and half of it, whose
+    # errors a shorter test needs (the whole pool's accuracy is known, its errors near 0).
+    assert replay_lengths([100, 250], 60) == [30, 60]
+    assert replay_lengths([50], 50) == [25, 50]
+    assert replay_lengths([100, 250], 8) == [8]  # half of it would be under 5 items
