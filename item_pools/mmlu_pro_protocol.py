@@ -165,6 +165,10 @@ def protocol_entry() -> dict[str, Any]:
         "source": f"{OFFICIAL_REPO}/blob/{OFFICIAL_COMMIT}/evaluate_from_api.py",
         "note": CHAT_NOTE,
         "references": list(CHAT_REFERENCES),
+        # The mean length of the official replies in tests/synth/data (synth.token_estimate
+        # of each): 48 of this form, 300 of the raw one; a sample, half of it replies the
+        # official rules and the built-in reader read differently. What --dry-run expects.
+        "reply_tokens": 127,
         "forms": {
             "raw": {
                 "endpoint": "completions",
@@ -175,6 +179,7 @@ def protocol_entry() -> dict[str, Any]:
                 "source": local,
                 "note": RAW_NOTE,
                 "references": list(RAW_REFERENCES),
+                "reply_tokens": 176,
             }
         },
     }

@@ -36,6 +36,9 @@ they were (DESIGN.md, "Item pool"), so ``cat assess`` follows this by default. T
 ``source``, ``note``   where the protocol comes from (a URL and commit) and any remark
 ``form``               what this way of asking is called ("chat"; "default" unnamed)
 ``references``         the references that were asked this way, where known
+``reply_tokens``       the references' mean reply length in tokens (their endpoints'
+                       counts), where recorded: what ``--dry-run`` expects a reply to
+                       cost. Not a way of asking: a form keeps its own or none
 ``forms``              other ways the references were asked, by name: each the fields
                        that differ from this one (``{"raw": {"endpoint":
                        "completions", "template": ..., "references": [...]}}``).
@@ -108,6 +111,7 @@ class PoolProtocol(BaseModel):
     note: str | None = None
     form: str = Field("default", min_length=1)
     references: tuple[str, ...] | None = None
+    reply_tokens: float | None = Field(None, ge=0)
     forms: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @field_validator("template", "examples")
@@ -163,9 +167,9 @@ class PoolProtocol(BaseModel):
         wrong = sorted(set(changes) & _NOT_IN_FORM)
         if wrong:
             raise ValueError(f"form {name!r} must not set {', '.join(wrong)}")
-        # A form keeps the protocol's source unless it names its own, not its note or
-        # its references.
-        fields = self.model_dump(exclude={"forms", "references", "note"})
+        # A form keeps the protocol's source unless it names its own, not its note, its
+        # references or its replies' length.
+        fields = self.model_dump(exclude={"forms", "references", "note", "reply_tokens"})
         try:
             return PoolProtocol.model_validate(
                 {**fields, "references": None, **changes, "form": name}
@@ -182,7 +186,7 @@ BUILTIN_PROTOCOL = PoolProtocol()
 PROTOCOL_FIELDS = tuple(
     name
     for name in PoolProtocol.model_fields
-    if name not in ("name", "source", "note", "form", "references", "forms")
+    if name not in ("name", "source", "note", "form", "references", "forms", "reply_tokens")
 )
 
 

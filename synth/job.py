@@ -41,6 +41,7 @@ from synth.errors import SynthError
 from synth.export import choices_file, write_text_atomic
 from synth.generation import GenerationSettings, changed_settings, describe
 from synth.judge import JUDGE_PROMPT_VERSION, Judge
+from synth.names import GENERATION_STAGE
 from synth.participants import KINDS, Agent, Participant, make_participants, parse_agents
 from synth.pricing import Prices
 from synth.prompter import Prompter
@@ -302,7 +303,7 @@ def finish_run(
         open_grading=plan.open_grading if plan.judge is not None else "metric",
         binary=plan.binary,
     )
-    write_protocol(plan)
+    write_protocol(plan, run_store)
     totals = run_store.totals()
     result = SynthesisReport(
         batch=batch_calls(run_store, plan.prices),
@@ -338,9 +339,11 @@ def finish_run(
     return result
 
 
-def write_protocol(plan: RunPlan) -> Path:
+def write_protocol(plan: RunPlan, run_store: RunStore | None = None) -> Path:
     """Write beside the responses how they were asked and graded
-    (``itempool.protocol_bundle``): ``cat calibrate --pool`` gives it to the pool."""
+    (``itempool.protocol_bundle``): ``cat calibrate --pool`` gives it to the pool. With
+    ``run_store``, the mean length of the first answers' replies goes with it (the
+    protocol's ``reply_tokens``, what ``--dry-run`` expects a reply to cost)."""
     styles = list(dict.fromkeys(p.style for p in plan.who))
     note = None
     if any(p.second is not None for p in plan.who):
@@ -349,7 +352,14 @@ def write_protocol(plan: RunPlan) -> Path:
             "each model alone"
         )
     path = bundle_beside(plan.out)
-    protocol_of_run(plan.settings.generation, styles, note).write(path)
+    bundle = protocol_of_run(plan.settings.generation, styles, note)
+    if run_store is not None:
+        models = [p.first.model for p in plan.who]
+        mean = run_store.mean_completion_tokens(models, GENERATION_STAGE)
+        if mean is not None:
+            protocol = bundle.protocol.model_copy(update={"reply_tokens": round(mean, 1)})
+            bundle = bundle.model_copy(update={"protocol": protocol})
+    bundle.write(path)
     return path
 
 

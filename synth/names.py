@@ -20,6 +20,9 @@ class Style(StrEnum):
 #: Who answers: single LLMs, ordered pairs (generation → debate → reflection), or both.
 KINDS = ("singles", "pairs")
 
+#: The stage of a first answer (a single's, or a pair's generation) in the run store.
+GENERATION_STAGE = "generation"
+
 #: How open items are graded: by the reference metric, or by an LLM judge.
 OPEN_GRADINGS = ("metric", "judge")
 

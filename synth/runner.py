@@ -29,6 +29,7 @@ from synth.errors import SynthError
 from synth.generation import GenerationSettings
 from synth.judge import JUDGE_PROMPT_VERSION, Judge
 from synth.judging import JudgeCounts, JudgePhase
+from synth.names import GENERATION_STAGE
 from synth.participants import Participant
 from synth.pricing import Prices
 from synth.prompter import Prompter
@@ -244,7 +245,7 @@ class SynthRunner:
         try:
             first = await self._stage(
                 stages,
-                "generation",
+                GENERATION_STAGE,
                 participant.first.model,
                 participant.first.base_url,
                 prompter.first(item, style),

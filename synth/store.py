@@ -693,6 +693,20 @@ class RunStore:
         row = self._db.execute("SELECT value FROM meta WHERE name=?", (name,)).fetchone()
         return None if row is None else json.loads(row[0])
 
+    def mean_completion_tokens(self, models: Iterable[str], stage: str) -> float | None:
+        """The mean completion tokens of the stored calls of ``models`` at ``stage`` (as
+        their endpoints counted them); None when there are none."""
+        names = list(dict.fromkeys(models))
+        if not names:
+            return None
+        marks = ",".join("?" * len(names))
+        mean, count = self._db.execute(
+            f"SELECT AVG(completion_tokens), COUNT(*) FROM calls WHERE stage = ? "
+            f"AND model IN ({marks})",
+            [stage, *names],
+        ).fetchone()
+        return None if not count else float(mean)
+
     def totals(self) -> dict[str, float]:
         """Calls, tokens and cost of everything stored, and the failures outstanding."""
         calls, prompt, completion, cost = self._db.execute(

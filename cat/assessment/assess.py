@@ -16,11 +16,14 @@ from pydantic import ValidationError
 
 from cat import arguments as check
 from cat.arguments import PathArg, api_errors
+from cat.assessment.cost_estimate import CallsEstimate, estimate_assessment
+from cat.assessment.endpoint import EndpointExaminee
 from cat.assessment.examinees import Examinee
 from cat.assessment.profile import Profile, bifactor_profile
 from cat.assessment.result import (
     AssessmentResult,
     AssessmentSettings,
+    CostEstimate,
     ItemRecord,
     PoolReference,
     ProtocolUse,
@@ -29,6 +32,7 @@ from cat.assessment.result import (
 )
 from cat.assessment.run import RunCalls, run_assessment
 from cat.assessment.session import AssessmentSession, SessionConfig
+from cat.assessment.spending import SpendingLimit, check_limit
 from cat.assessment.summary import Reference, summarize
 from cat.designs.models import ReferenceModels, multidimensional_design
 from cat.engine.names import AUDIT_EVERY
@@ -67,7 +71,9 @@ from itempool import (
 )
 from itempool.duplicates import twins
 from itempool.problems import describe_errors
+from synth.errors import SynthError
 from synth.generation import GenerationRecord, GenerationSettings, changed_settings
+from synth.pricing import Prices
 from synth.protocols import ProtocolFollowed
 from synth.store import RunStore
 
@@ -95,6 +101,8 @@ def assess(
     model_name: str | None = None,
     base_url: str | None = None,
     on_step: Progress | None = None,
+    prices: Prices | PathArg | None = None,
+    max_cost: float | None = None,
 ) -> AssessmentResult:
     """Give ``examinee`` an adaptive test on ``pool`` (a loaded pool, or its folder) and
     return the RESULT.json model.
@@ -124,6 +132,12 @@ def assess(
     "default" policy replays. ``model_name`` (default: the
     examinee's label) and ``base_url`` are recorded in the result.
 
+    A live model's result records what the run was expected to cost before its first
+    call (``estimate``: ``cat.assessment.cost_estimate``), in money too with ``prices``
+    (a ``synth.pricing.Prices`` or its JSON file), beside what it spent (``usage``);
+    ``max_cost`` stops the test before a call would take the spending past it
+    (stop reason "max_cost").
+
     Raises:
         CatError: a setting out of range or of the wrong type (the message names the
             argument), an unknown name, an uncalibrated pool, or an examinee that cannot
@@ -151,6 +165,11 @@ def assess(
     model_name = check.optional_text(model_name, "model_name")
     base_url = check.optional_text(base_url, "base_url")
     on_step = check.callback(on_step, "on_step")
+    if max_cost is not None:
+        max_cost = check.optional_number(max_cost, "max_cost", above=0)
+    prices = _prices(prices)
+    live = isinstance(examinee, EndpointExaminee)
+    check_limit(max_cost, prices, model_name or examinee.label, live)
     params = calibrated_params(pool)
     design_errors = pool.manifest.design_errors or {}
     chosen = resolve_design(design, design_errors, length)
@@ -229,6 +248,19 @@ def assess(
         calls = None
         if store is not None:
             calls = RunCalls(store, examinee, store.get_meta(key) if resume else None)
+        estimate, limit = None, None
+        if isinstance(examinee, EndpointExaminee):
+            estimate = estimate_assessment(
+                pool, examinee, length=config.max_items, seed=seed, prices=prices
+            )
+            if max_cost is not None and prices is not None:
+                per_call = prices.token_cost(
+                    examinee.model,
+                    round(estimate.prompt_per_call),
+                    round(estimate.reply_per_call or 0),
+                )
+                usage_now = calls.usage if calls is not None else examinee.usage
+                limit = SpendingLimit(max_cost, per_call or 0.0, prices, examinee.model, usage_now)
 
         def checkpoint(s: AssessmentSession, items: list[ItemRecord]) -> None:
             if store is not None and calls is not None:
@@ -241,7 +273,16 @@ def assess(
             # Saved before the first answer too: a run stopped in its first batch resumes,
             # and the calls it paid count in the whole run's usage.
             checkpoint(session, log)
-        log = run_assessment(session, examinee, batch_size, log, scenario_of, on_step, checkpoint)
+        log = run_assessment(
+            session,
+            examinee,
+            batch_size,
+            log,
+            scenario_of,
+            on_step,
+            checkpoint,
+            stop_before=None if limit is None else limit.reason,
+        )
         truth, usage = examinee.truth(), examinee.usage()
         if usage is not None and calls is not None:
             usage = calls.usage() or usage
@@ -282,7 +323,43 @@ def assess(
         created=utc_now(),
         truth=None if truth is None else Truth(accuracy=truth),
         usage=None if usage is None else Usage(**usage, pool_items=params.n_items),
+        estimate=_estimate_record(estimate, usage, prices, max_cost),
         profile=profile,
+    )
+
+
+def _prices(prices: Prices | PathArg | None) -> Prices | None:
+    if prices is None or isinstance(prices, Prices):
+        return prices
+    try:
+        return Prices.read(check.as_path(prices, "prices"))
+    except SynthError as exc:
+        raise CatError(str(exc)) from exc
+
+
+def _estimate_record(
+    estimate: CallsEstimate | None,
+    usage: Mapping[str, int] | None,
+    prices: Prices | None,
+    max_cost: float | None,
+) -> CostEstimate | None:
+    """RESULT.json's ``estimate``: what was expected, and at the same prices what the
+    run's usage cost."""
+    if estimate is None:
+        return None
+    spent = None
+    if prices is not None and usage is not None:
+        spent = prices.token_cost(
+            estimate.model, usage["prompt_tokens"], usage["completion_tokens"]
+        )
+    return CostEstimate(
+        calls=estimate.calls,
+        prompt_tokens=estimate.prompt_tokens,
+        completion_tokens=estimate.completion_tokens,
+        reply_source=estimate.reply_source,
+        cost=estimate.cost,
+        spent_cost=spent,
+        max_cost=max_cost,
     )
 
 

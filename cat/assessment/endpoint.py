@@ -148,24 +148,7 @@ class EndpointExaminee:
     def start(self, pool: LoadedPool, seed: int) -> None:
         from synth.backend import RetryPolicy, api_key, check_reachable
 
-        self._items = {item.id: item for item in pool.items}
-        self._language = pool.manifest.language
-        self._seed = seed
-        # A pool of scored items takes each reply's points 0..max_score, a 0/1 pool its
-        # right/wrong (synth.scoring: the same grading as cat synth's).
-        self._scored = pool.params is not None and pool.params.scored
-        assert self.generation is not None  # set by __post_init__
-        try:
-            self.followed = follow_protocol(
-                pool.protocol, self.generation, self.style, self.protocol_form
-            )
-            settings = self.followed.settings
-            # Examples with the assessment's seed; every prompt is rendered now, so that
-            # a template's error stops the run before any call.
-            self._prompter = Prompter.for_pool(settings, pool.items, self._language, seed)
-            self._prompter.check(pool.items, (self.followed.style,))
-        except SynthError as exc:
-            raise CatError(str(exc)) from exc
+        self.prepare(pool, seed)
         if self.backend is None:
             assert self.base_url is not None  # checked in __post_init__
             api_key(self.base_url, self.api_key_env)
@@ -185,6 +168,35 @@ class EndpointExaminee:
             path = check.as_path(self.store, "store")
             check_output_folders(path)
             self._run_store, self._owns_store = RunStore(path), True
+
+    def prepare(self, pool: LoadedPool, seed: int) -> None:
+        """How each item of ``pool`` will be asked (the protocol followed, every prompt
+        rendered), with no call and no store: ``start``'s first step, and all a
+        ``--dry-run`` needs (``prompt``)."""
+        self._items = {item.id: item for item in pool.items}
+        self._language = pool.manifest.language
+        self._seed = seed
+        # A pool of scored items takes each reply's points 0..max_score, a 0/1 pool its
+        # right/wrong (synth.scoring: the same grading as cat synth's).
+        self._scored = pool.params is not None and pool.params.scored
+        assert self.generation is not None  # set by __post_init__
+        try:
+            self.followed = follow_protocol(
+                pool.protocol, self.generation, self.style, self.protocol_form
+            )
+            settings = self.followed.settings
+            # Examples with the assessment's seed; every prompt is rendered now, so that
+            # a template's error stops the run before any call.
+            self._prompter = Prompter.for_pool(settings, pool.items, self._language, seed)
+            self._prompter.check(pool.items, (self.followed.style,))
+        except SynthError as exc:
+            raise CatError(str(exc)) from exc
+
+    def prompt(self, item: PoolItem) -> tuple[tuple[str, str], ...]:
+        """The messages ``item`` is asked with, as ``answer`` sends them (``prepare``
+        first): (role, text) pairs."""
+        assert self._prompter is not None and self.followed is not None  # set by prepare
+        return tuple(self._prompter.first(item, self.followed.style))
 
     def _start_judge(self, seed: int) -> None:
         from synth.backend import RetryPolicy, api_key, check_reachable

@@ -290,6 +290,22 @@ class Usage(_Part):
     truncated: int = 0
 
 
+class CostEstimate(_Part):
+    """What a live model's run was expected to cost before its first call (what
+    ``--dry-run`` shows), beside ``usage``, what it spent: ``calls`` at most, tokens in
+    and out (``completion_tokens`` None: no reply length known), and with prices the
+    money expected (``cost``) and spent (``spent_cost``, ``usage``'s tokens at the same
+    prices); ``max_cost`` the limit the run was held to."""
+
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int | None
+    reply_source: str
+    cost: float | None = None
+    spent_cost: float | None = None
+    max_cost: float | None = None
+
+
 class _Header(_Part):
     """Which model, on which pool, with which settings: RESULT.json's first keys."""
 
@@ -310,6 +326,8 @@ class _Tail(_Part):
     created: str
     truth: Truth | None = None
     usage: Usage | None = None
+    # A live model's expected calls, tokens and cost (cat.assessment.cost_estimate).
+    estimate: CostEstimate | None = None
     # A multidimensional pool's factor scores and ranks (cat.assessment.profile).
     profile: Profile | None = None
 
@@ -329,4 +347,4 @@ class AssessmentResult(_Tail, AssessmentSummary, _Header):
     """One model's assessment: RESULT.json (header, then the summary, then the items)."""
 
     # ``truth`` and ``usage`` are listed in the README too: null where they do not apply.
-    omit_if_none: ClassVar[tuple[str, ...]] = ("profile",)
+    omit_if_none: ClassVar[tuple[str, ...]] = ("profile", "estimate")

@@ -29,10 +29,13 @@ def run_assessment(
     scenario_of: dict[str, str] | None = None,
     on_step: Step | None = None,
     checkpoint: Step | None = None,
+    stop_before: Callable[[int], str | None] | None = None,
 ) -> list[ItemRecord]:
     """Run ``session`` to its stopping rule; returns the item log, in the order given
     (skipped items have response None). An examinee with a ``reply_of(item_id)``
-    method (``EndpointExaminee``) gives each item's raw reply and parsed answer too."""
+    method (``EndpointExaminee``) gives each item's raw reply and parsed answer too.
+    ``stop_before(n)``, asked before each batch of ``n`` items, names a reason to stop
+    there (a spending limit: "max_cost"), which becomes the session's stop reason."""
     log = list(item_log)
     reply_of: Callable[[str], tuple[str, str | None] | None] | None = getattr(
         examinee, "reply_of", None
@@ -40,6 +43,10 @@ def run_assessment(
     while not session.done:
         asked = session.next_items(batch_size)
         if not asked:
+            break
+        why = None if stop_before is None else stop_before(len(asked))
+        if why is not None:
+            session.stop_reason = why
             break
         answers = examinee.answer(asked)
         for item, response in zip(asked, answers, strict=True):

@@ -18,6 +18,14 @@ from cat.cli.common import (
     stdout,
     warn_off_protocol,
 )
+from cat.cli.cost_options import (
+    DRY_RUN,
+    MAX_COST,
+    PRICES,
+    dry_run_estimates,
+    print_estimates,
+    read_prices,
+)
 from cat.cli.generation_options import (
     CONCURRENCY,
     EXTRA_BODY,
@@ -164,6 +172,9 @@ def assess(
     style: Style | None = STYLE,
     protocol_form: str | None = PROTOCOL_FORM,
     concurrency: int = CONCURRENCY,
+    dry_run: bool = DRY_RUN,
+    prices: Path | None = PRICES,
+    max_cost: float | None = MAX_COST,
 ) -> None:
     """Give a model an adaptive test on a calibrated pool: each item the most
     informative at its current ability estimate (the irt design), or the item that most
@@ -252,6 +263,14 @@ def assess(
         "seed": seed,
         "base_url": base_url,
     }
+    if max_cost is not None and prices is None:
+        raise fail("--max-cost needs --prices FILE, the prices that turn tokens into money")
+    priced = read_prices(prices)
+    if dry_run:
+        estimates, free = dry_run_estimates(pool, specs, endpoint, length, seed, priced)
+        print_estimates(f"{length} items on {pool.manifest.name}", estimates, free, max_cost)
+        return
+    options["prices"], options["max_cost"] = priced, max_cost
     if several:
         assess_models(pool, specs, endpoint, options, out, report, resume, concurrency)
         return

@@ -15,7 +15,7 @@ half-width of its errors (the ⌈(n + 1)·0.9⌉-th smallest absolute error of n
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -250,7 +250,7 @@ def choose_design(errors: dict[str, PredictionErrors], length: int) -> str:
 SHORTEST_ADDED_LENGTH = 5
 
 
-def replay_lengths(lengths: list[int], n_items: int) -> list[int]:
+def replay_lengths(lengths: Sequence[int], n_items: int) -> list[int]:
     """The test lengths a cross-fit replays: each of ``lengths`` within the pool, and,
     where every one reaches the whole pool, half the pool too. A test of the whole pool
     knows its accuracy exactly (its errors are near 0); a shorter one on a small pool
