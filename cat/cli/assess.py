@@ -268,7 +268,8 @@ def assess(
     priced = read_prices(prices)
     if dry_run:
         estimates, free = dry_run_estimates(pool, specs, endpoint, length, seed, priced)
-        print_estimates(f"{length} items on {pool.manifest.name}", estimates, free, max_cost)
+        title = f"at most {length} items on {pool.manifest.name}"
+        print_estimates(title, estimates, free, max_cost)
         return
     options["prices"], options["max_cost"] = priced, max_cost
     if several:

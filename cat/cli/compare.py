@@ -19,6 +19,7 @@ from cat.cli.common import (
     stdout,
     warn_off_protocol,
 )
+from cat.cli.cost_options import DRY_RUN, PRICES, print_estimates, read_prices
 from cat.cli.generation_options import (
     EXTRA_BODY,
     EXTRACTOR,
@@ -111,6 +112,8 @@ def compare(
     extractor: str | None = EXTRACTOR,
     style: Style | None = STYLE,
     protocol_form: str | None = PROTOCOL_FORM,
+    dry_run: bool = DRY_RUN,
+    prices: Path | None = PRICES,
 ) -> None:
     """Compare two models on the same items: each item the one that most narrows the
     predicted accuracy difference Δ = A − B, until its 95% interval excludes 0 (A or B
@@ -143,6 +146,8 @@ def compare(
     # the same answers (a live one's replies come from the store the second time).
     if models and models[0].strip() == models[1].strip() and not models[0].startswith("sim:"):
         raise fail(f"--model {models[0]} twice: a comparison needs two different models")
+    if dry_run and results is not None:
+        raise fail("--dry-run estimates a comparison's calls; --results asks nothing")
     check_writable({"--out": out, "--store": None if results else store_path})
     if results is not None:
         from cat.comparison.from_results import compare_results
@@ -180,6 +185,10 @@ def compare(
         from cat.assessment.examinees import refuse_unused_live_settings
 
         refuse_unused_live_settings(models, endpoint)
+        if dry_run:
+            specs = (models[0], models[1])
+            _dry_run(pool_dir, specs, base_url, endpoint, max_length, seed, prices)
+            return
         result = _adaptive(
             pool_dir,
             (models[0], models[1]),
@@ -248,6 +257,34 @@ def _adaptive(
     finally:
         if store is not None:
             store.close()
+
+
+def _dry_run(
+    pool_dir: Path,
+    specs: tuple[str, str],
+    base_url: str | None,
+    endpoint: dict[str, object],
+    max_length: int,
+    seed: int,
+    prices: Path | None,
+) -> None:
+    """Each model's calls, tokens and cost at most (both asked up to --max-length)."""
+    from cat.assessment.cost_estimate import estimate_assessment
+    from cat.assessment.endpoint import EndpointExaminee
+    from cat.pools.loading import load_pool
+
+    pool = load_pool(pool_dir)
+    priced = read_prices(prices)
+    estimates, free = [], []
+    for spec in specs:
+        examinee = _examinee(spec, base_url, None, endpoint)[0]
+        if isinstance(examinee, EndpointExaminee):
+            estimates.append(
+                estimate_assessment(pool, examinee, length=max_length, seed=seed, prices=priced)
+            )
+        else:
+            free.append(spec)
+    print_estimates(f"at most {max_length} items each on {pool.manifest.name}", estimates, free)
 
 
 def _examinee(

@@ -62,7 +62,7 @@ def print_estimates(
     no call (simulated, replayed); with ``max_cost``, how many calls it leaves."""
     table = Table(title=title, title_justify="center")
     table.add_column("model", no_wrap=True)
-    for column in ("calls at most", "tokens in", "tokens out", "cost"):
+    for column in ("calls", "tokens in", "tokens out", "cost"):
         table.add_column(column, justify="right")
     for e in estimates:
         replies = "?" if e.completion_tokens is None else f"{e.completion_tokens:,}"

@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 from cat.cli.common import check_writable, counted, fail, handle_errors, progress_bar, say, stdout
+from cat.cli.cost_options import DRY_RUN
 from cat.cli.generation_options import (
     CONCURRENCY,
     EXTRA_BODY,
@@ -30,6 +31,7 @@ from synth.names import DEFAULT_KEY_ENV, KINDS, OPEN_GRADINGS, Style
 if TYPE_CHECKING:
     from synth.batch_api import BatchApiRun, BatchProgress
     from synth.batch_round import BatchRound
+    from synth.estimate import SynthesisEstimate
     from synth.job import SynthesisReport
     from synth.runner import RunProgress
 
@@ -176,6 +178,7 @@ def synth(
         "missing from an ended batch, with --batch) is asked again in the next round, up "
         "to this many times; then it is recorded as failed.",
     ),
+    dry_run: bool = DRY_RUN,
 ) -> None:
     """Ask every participant (each agent alone, and each ordered pair by generation ->
     debate -> reflection) every question of a pool, grade the answers and write the
@@ -272,6 +275,12 @@ def synth(
     }
     if (batch or batch_cancel) and (batch_out is not None or batch_in is not None):
         raise fail("--batch runs through the Batch API; --batch-out/--batch-in through files")
+    if dry_run:
+        from synth.estimate import dry_run as estimate
+
+        # No call, so no URL needed yet; nothing is written (the store is only read).
+        _print_estimate(estimate(prepare_run(pool_dir, agents, **common, offline=True)))
+        return
     if batch_cancel:
         cancelled = cancel_batches(prepare_run(pool_dir, agents, **common), api_key_env=api_key_env)
         for name, status in cancelled:
@@ -321,6 +330,25 @@ def synth(
             progress=_progress(update),
         )
     print_report(report)
+
+
+def _print_estimate(estimate: SynthesisEstimate) -> None:
+    table = Table(title="cat synth, no call made", title_justify="center")
+    table.add_column("model", no_wrap=True)
+    for column in ("calls", "in the store", "tokens in", "tokens out", "cost"):
+        table.add_column(column, justify="right")
+    for m in estimate.models:
+        out = "?" if m.completion_tokens is None else f"{m.completion_tokens:,}"
+        cost = "—" if m.cost is None else f"{m.cost:,.4f}"
+        table.add_row(m.model, f"{m.calls:,}", f"{m.stored:,}", f"{m.prompt_tokens:,}", out, cost)
+    stdout.print(table)
+    reply = "?" if estimate.reply_tokens is None else f"{estimate.reply_tokens:,.0f}"
+    say(f"a reply {reply} tokens: {estimate.reply_source}")
+    say(
+        f"{estimate.calls:,} calls to make; no call made, nothing written (--dry-run); "
+        "tokens estimated at 4 characters a token (a CJK character 1), every prompt "
+        "rendered as it would be sent (a pair's earlier replies stood in for)"
+    )
 
 
 def _comma_list(text: str, choices: Sequence[str], flag: str) -> list[str]:

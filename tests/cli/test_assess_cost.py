@@ -140,3 +140,20 @@ def test_a_limit_that_cannot_be_held_is_refused(
     result = runner.invoke(app, [*args, "--prices", str(_prices(tmp_path))])
     assert result.exit_code == 2 and "sim:0 makes no call" in result.output
     assert not (tmp_path / "r.db").exists()
+
+
+def test_compare_dry_run_estimates_both_models(
+    calibrated: tuple[Path, ItemParams], tmp_path: Path
+) -> None:
+    pool = calibrated[0]
+    args = ["compare", "--pool", str(pool), "--model", "good", "--model", "sim:0"]
+    args += ["--base-url", "http://127.0.0.1:9/v1", "--store", str(tmp_path / "c.db")]
+    args += ["--max-length", "20", "--dry-run", "--prices", str(_prices(tmp_path))]
+    args += ["--max-tokens", "10"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "at most 20 items each" in text and "sim:0: no call" in text
+    assert "│ good │ 20 │" in text and not (tmp_path / "c.db").exists()
+    results = runner.invoke(app, ["compare", "--results", "a.json", "b.json", "--dry-run"])
+    assert results.exit_code == 2 and "--results asks nothing" in results.output
