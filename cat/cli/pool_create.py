@@ -110,6 +110,13 @@ def create_pool_cmd(
     few_shot: int | None = _FEW_SHOT,
     stop: list[str] | None = STOP,
     extra_body: str | None = EXTRA_BODY,
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Make no call and write nothing: print the calls the references would be asked, "
+        "their tokens and, with --prices, their cost (every prompt rendered as it would "
+        "be sent).",
+    ),
 ) -> None:
     r"""Make a calibrated pool from a benchmark's file in one command.
 
@@ -167,6 +174,14 @@ def create_pool_cmd(
         model=model.value,
         seed=seed,
     )
+    if dry_run:
+        from cat.cli.synth import print_synthesis_estimate
+        from cat.pools.creation import estimate_creation
+
+        estimate = estimate_creation(recipe, prices)
+        print_synthesis_estimate(estimate, f"cat pool create {out}")
+        say("then the calibration, which makes no call")
+        return
     with progress_bar("making the pool", total=None) as update:
 
         def show(description: str, completed: float | None, total: float | None) -> None:

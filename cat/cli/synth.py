@@ -279,7 +279,7 @@ def synth(
         from synth.estimate import dry_run as estimate
 
         # No call, so no URL needed yet; nothing is written (the store is only read).
-        _print_estimate(estimate(prepare_run(pool_dir, agents, **common, offline=True)))
+        print_synthesis_estimate(estimate(prepare_run(pool_dir, agents, **common, offline=True)))
         return
     if batch_cancel:
         cancelled = cancel_batches(prepare_run(pool_dir, agents, **common), api_key_env=api_key_env)
@@ -332,8 +332,9 @@ def synth(
     print_report(report)
 
 
-def _print_estimate(estimate: SynthesisEstimate) -> None:
-    table = Table(title="cat synth, no call made", title_justify="center")
+def print_synthesis_estimate(estimate: SynthesisEstimate, title: str = "cat synth") -> None:
+    """A synthesis's dry run: each model's calls, tokens and cost."""
+    table = Table(title=f"{title}, no call made", title_justify="center")
     table.add_column("model", no_wrap=True)
     for column in ("calls", "in the store", "tokens in", "tokens out", "cost"):
         table.add_column(column, justify="right")

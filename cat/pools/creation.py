@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from itempool.atomic import write_text_atomic
 
 if TYPE_CHECKING:
     from cat.pools.calibration_job import CalibrationOutcome
+    from synth.estimate import SynthesisEstimate
     from synth.generation import GenerationSettings
     from synth.job import SynthesisReport
     from synth.runner import RunProgress
@@ -221,6 +223,43 @@ def create_pool(
     _check_calibrated(folder, answered)
     _write_state(work, {"questions": questions, "answers": answers, "stage": "calibrated"})
     return CreatedPool(folder, imported, answered, calibrated, resumed)
+
+
+def estimate_creation(recipe: PoolRecipe, prices: Path | None = None) -> SynthesisEstimate:
+    """What ``create_pool`` would ask the references (``synth.estimate``), with no call
+    and nothing written: the questions are read into a temporary pool, and the calls a
+    begun job's store holds already are counted apart."""
+    from synth.estimate import dry_run
+    from synth.job import prepare_run
+
+    if not recipe.source.exists():
+        raise CatError(f"{recipe.source}: no such file or folder")
+    _begun(recipe.out, recipe.questions_record())  # refused as the job itself would be
+    with tempfile.TemporaryDirectory() as scratch:
+        pool = Path(scratch) / "pool"
+        import_questions(
+            recipe.source,
+            recipe.mapping,
+            pool,
+            recipe.name or recipe.out.name,
+            recipe.language,
+            split=recipe.split,
+            merge_duplicates=recipe.merge_duplicates,
+        )
+        begun = recipe.out / WORK_FOLDER / STORE
+        plan = prepare_run(
+            pool,
+            ",".join(recipe.references),
+            store=begun if begun.is_file() else Path(scratch) / STORE,
+            out=Path(scratch) / RESPONSES,
+            base_url=recipe.base_url,
+            participants=recipe.participants,
+            generation=recipe.generation,
+            seed=recipe.seed,
+            prices=prices,
+            offline=True,
+        )
+        return dry_run(plan)
 
 
 def _begun(folder: Path, questions: dict[str, Any]) -> dict[str, Any] | None:

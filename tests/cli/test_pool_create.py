@@ -185,3 +185,21 @@ def test_a_model_without_an_endpoint_is_named(tmp_path: Path) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert "give --base-url, or MODEL@URL" in result.output and "(weak has no URL)" in result.output
+
+
+def test_a_dry_run_counts_the_calls_and_makes_nothing(tmp_path: Path) -> None:
+    source = mmlu_parquet(tmp_path, 12)
+    out = tmp_path / "pool"
+    with _server(source, "en", tmp_path) as server:
+        args = [*_args(source, out, "en", server.base_url), "--max-tokens", "20"]
+        planned = runner.invoke(app, [*args, "--dry-run"])
+        assert planned.exit_code == 0, planned.output
+        assert server.completed_keys() == [] and not out.exists()
+        made = runner.invoke(app, args)
+        assert made.exit_code == 0, made.output
+        asked = len(server.completed_keys())
+        again = runner.invoke(app, [*args, "--dry-run"])
+    text = " ".join(planned.output.split())
+    assert "36 calls to make" in text and "a reply 20 tokens: max_tokens" in text
+    assert asked == 36  # three references alone, twelve questions
+    assert "0 calls to make" in " ".join(again.output.split())
