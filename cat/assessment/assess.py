@@ -357,8 +357,8 @@ def _estimate_record(
         prompt_tokens=estimate.prompt_tokens,
         completion_tokens=estimate.completion_tokens,
         reply_source=estimate.reply_source,
-        cost=estimate.cost,
-        spent_cost=spent,
+        cost=None if estimate.cost is None else round(estimate.cost, 6),
+        spent_cost=None if spent is None else round(spent, 6),
         max_cost=max_cost,
     )
 

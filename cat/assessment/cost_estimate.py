@@ -7,8 +7,9 @@ by ``synth.token_estimate``: every item's for pools up to ``SAMPLE`` items, else
 seeded sample's mean. An adaptive test asks the pool's scenarios in their shares
 (content balancing), so the pool's mean prompt is the test's. Reply tokens come from the
 references' replies where the pool records their mean length (``cat synth`` and ``cat
-pool create`` record it in the protocol's ``reply_tokens``), else from ``max_tokens`` as
-a ceiling, else they are unknown and said so.
+pool create`` record it in the protocol's ``reply_tokens``), else from the model's own
+replies in its run store (an earlier run), else from ``max_tokens`` as a ceiling, else
+they are unknown and said so.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from cat.assessment.endpoint import EndpointExaminee
+from cat.assessment.endpoint import ASSESS_STAGE, EndpointExaminee
 from itempool import LoadedPool, PoolItem
 from synth.pricing import Prices
+from synth.store import RunStore
 from synth.token_estimate import estimate_tokens, message_tokens
 
 #: Pools up to this many items have every prompt rendered; larger ones a sample this big.
@@ -103,7 +106,8 @@ def estimate_assessment(
 
 def reply_tokens(pool: LoadedPool, examinee: EndpointExaminee) -> tuple[float | None, str]:
     """(a reply's expected tokens, where the figure comes from): the references' mean
-    under the protocol followed; ``max_tokens`` as a ceiling; else (None, why)."""
+    under the protocol followed; the model's own in its store; ``max_tokens`` as a
+    ceiling; else (None, why)."""
     followed = examinee.followed
     assert followed is not None  # set by prepare
     spec = pool.protocol.spec
@@ -112,10 +116,28 @@ def reply_tokens(pool: LoadedPool, examinee: EndpointExaminee) -> tuple[float | 
         departs = ", ".join(followed.differs)
         note = f" (this run departs from it: {departs})" if departs else ""
         return form.reply_tokens, f"the references' mean reply under the pool's protocol{note}"
+    mine = _stored_replies(examinee)
+    if mine is not None:
+        return mine, "the mean of this model's replies in the store"
     if followed.settings.max_tokens is not None:
         ceiling = float(followed.settings.max_tokens)
         return ceiling, "max_tokens, a ceiling (the pool records no reply length)"
     return None, "unknown: the pool records no reply length and the run sets no max_tokens"
+
+
+def _stored_replies(examinee: EndpointExaminee) -> float | None:
+    """The mean completion tokens of the model's assessment calls in its store (read
+    only; None without a store file or such calls)."""
+    store = examinee.store
+    if store is None:  # a dry run's examinee may have none
+        return None
+    if isinstance(store, RunStore):
+        return store.mean_completion_tokens([examinee.model], ASSESS_STAGE)
+    path = Path(store)
+    if not path.is_file():
+        return None
+    with RunStore(path) as opened:
+        return opened.mean_completion_tokens([examinee.model], ASSESS_STAGE)
 
 
 def _sample(items: Sequence[PoolItem], seed: int) -> list[PoolItem]:

@@ -33,8 +33,14 @@ class SpendingLimit:
         return cost or 0.0
 
     def reason(self, batch: int) -> str | None:
-        """``MAX_COST`` where a batch of ``batch`` calls would pass the limit, else None."""
-        return MAX_COST if self.spent() + batch * self.per_call > self.max_cost else None
+        """``MAX_COST`` where a batch of ``batch`` calls would pass the limit, else None.
+        A call is expected to cost the estimate's ``per_call``, or what the run's paid
+        calls have cost on average where that is more (a reply longer than expected, or
+        of a length nobody knew)."""
+        spent = self.spent()
+        paid = (self.usage() or {}).get("calls", 0)
+        per_call = max(self.per_call, spent / paid) if paid else self.per_call
+        return MAX_COST if spent + batch * per_call > self.max_cost else None
 
 
 def check_limit(max_cost: float | None, prices: Prices | None, model: str, live: bool) -> None:
