@@ -4,9 +4,11 @@ questions with what asking them needs (``QuestionSet``)."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from itempool.languages import LanguageCode
 
 
 class ItemType(StrEnum):
@@ -125,5 +127,5 @@ class QuestionSet(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    language: Literal["zh", "en"]
+    language: LanguageCode
     items: tuple[PoolItem, ...]

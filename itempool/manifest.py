@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from irt.models import ModelKind
+from itempool.languages import LanguageCode
 from itempool.low_rank_file import LowRankPrior
 from itempool.mirt_file import MultidimensionalEntry
 from itempool.prediction_errors import PredictionErrors
@@ -32,7 +33,7 @@ class PoolManifest(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
     name: str = Field(min_length=1)
-    language: Literal["zh", "en"]
+    language: LanguageCode
     version: str | None = None
     description: str | None = None
     scenarios: tuple[str, ...] = ()

@@ -46,7 +46,6 @@ from synth.question_match import QuestionIndex
 from synth.reasoning import split_reasoning
 from synth.scoring import score_reply
 from synth.store import CallRecord, RunStore
-from synth.text_metrics import Language
 
 __all__ = ["FILTER", "ExportCounts", "export_calls", "export_samples", "sample_of"]
 
@@ -85,7 +84,7 @@ class _Items:
     def __init__(self, pool: QuestionSet, order_threshold: float) -> None:
         self.by_id = {item.id: item for item in pool.items}
         self.position = {item.id: k for k, item in enumerate(pool.items)}
-        self.language: Language = pool.language
+        self.language: str = pool.language
         self.order_threshold = order_threshold
         self._index: QuestionIndex | None = None
 

@@ -22,6 +22,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from itempool import PoolItem
+from itempool.languages import is_language_code, prompt_language
 from synth.errors import SynthError
 from synth.prompts import Message
 
@@ -93,9 +94,11 @@ class Judge:
 
 
 def _language(language: str) -> str:
-    if language not in SYSTEM:
-        raise SynthError(f"no judge prompt for language {language!r}; choose 'zh' or 'en'")
-    return language
+    """The judge prompt's language for a pool in ``language``: Chinese for Chinese,
+    English for any other (``itempool.languages``)."""
+    if not is_language_code(language):
+        raise SynthError(f"{language!r} is not a language code (en, zh, fr, pt-BR, ...)")
+    return prompt_language(language)
 
 
 def _number(value: float) -> str:

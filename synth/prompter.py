@@ -105,7 +105,7 @@ class Prompter:
     def _system(self) -> tuple[Message, ...]:
         text = self.settings.system_prompt
         if text is None:
-            return (("system", prompts.SYSTEM[self.language]),)
+            return (("system", prompts.system_message(self.language)),)
         return (("system", text),) if text else ()
 
     def _with_system(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:

@@ -18,6 +18,7 @@ exactly as a choice answer is.
 from __future__ import annotations
 
 from itempool import ItemType, PoolItem
+from itempool.languages import is_language_code, prompt_language
 from synth.errors import SynthError
 from synth.names import Style as Style
 
@@ -96,9 +97,16 @@ _TEXT = {
 
 
 def _language(language: str) -> str:
-    if language not in SYSTEM:
-        raise SynthError(f"no prompts for language {language!r}; choose 'zh' or 'en'")
-    return language
+    """The built-in prompts' language for a pool in ``language``: Chinese for Chinese,
+    English for any other (``itempool.languages``)."""
+    if not is_language_code(language):
+        raise SynthError(f"{language!r} is not a language code (en, zh, fr, pt-BR, ...)")
+    return prompt_language(language)
+
+
+def system_message(language: str) -> str:
+    """The built-in system message for a pool in ``language``."""
+    return SYSTEM[_language(language)]
 
 
 def question_block(item: PoolItem, language: str) -> str:

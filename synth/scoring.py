@@ -23,11 +23,11 @@ import math
 from dataclasses import dataclass
 
 from itempool import ItemType, PoolItem
+from itempool.languages import text_language
 from synth.errors import SynthError
 from synth.extractors import BUILTIN, check_extractor, extract_with
 from synth.grading import GradeStatus, grade
 from synth.open_grading import grade_open
-from synth.text_metrics import Language
 
 #: An open item's answer counts as right (its 0/1 reading) from this credit on.
 OPEN_PASS = 0.5
@@ -78,11 +78,12 @@ def score_reply(
     item: PoolItem,
     order_threshold: float = 0.8,
     *,
-    language: Language | None = None,
+    language: str | None = None,
     extractor: str = BUILTIN,
 ) -> ItemScore:
-    """Score ``reply`` to ``item`` (module docstring). ``language`` ("zh", "en") is how
-    an open reply is tokenised, None to detect it; ``order_threshold`` is the Kendall τ
+    """Score ``reply`` to ``item`` (module docstring). ``language`` (the pool's code:
+    ``itempool.languages.text_language``) decides how an open reply is tokenised, None
+    to detect it; ``order_threshold`` is the Kendall τ
     an order answer needs to be right; ``extractor`` names the rule that reads a
     choice item's letters (``synth.extractors``: a pool's protocol says which). Raises
     ``SynthError`` on bad settings or an open item whose references cannot be graded."""
@@ -125,7 +126,7 @@ def _score_letter(reply: str, item: PoolItem, extractor: str) -> ItemScore:
     return ItemScore(GradeStatus.OK, letter, credit, right, credit, points, item.max_score)
 
 
-def _score_open(reply: str, item: PoolItem, language: Language | None) -> ItemScore:
+def _score_open(reply: str, item: PoolItem, language: str | None) -> ItemScore:
     key = item.numeric_answer
     graded = grade_open(
         reply,
@@ -133,7 +134,7 @@ def _score_open(reply: str, item: PoolItem, language: Language | None) -> ItemSc
         numeric_key=None if key is None else key.value,
         abs_tol=None if key is None else key.abs_tol,
         rel_tol=None if key is None else key.rel_tol,
-        language=language,
+        language=None if language is None else text_language(language),
     )
     credit = min(max(graded.score, 0.0), 1.0)
     if graded.status is GradeStatus.UNPARSED:
@@ -150,7 +151,7 @@ def _score_open(reply: str, item: PoolItem, language: Language | None) -> ItemSc
     )
 
 
-def check_open_item(item: PoolItem, language: Language | None = None) -> None:
+def check_open_item(item: PoolItem, language: str | None = None) -> None:
     """Raise ``SynthError`` naming ``item`` if its references or numeric answer cannot
     be graded (a reference with no word left after normalisation, such as "—"): found
     before any paid call rather than halfway through a run."""

@@ -8,7 +8,6 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
 
 from pydantic import ValidationError
 
@@ -37,7 +36,6 @@ from synth.protocols import ProtocolFollowed, follow_protocol
 from synth.reasoning import split_reasoning
 from synth.scoring import ItemScore, score_reply
 from synth.store import RunStore
-from synth.text_metrics import Language
 
 #: Stop when this many replies in a row cannot be parsed: the model is not answering.
 UNPARSED_RUN_LIMIT = 10
@@ -305,7 +303,7 @@ class EndpointExaminee:
         scored = score_reply(
             final,
             item,
-            language=cast(Language, self._language),
+            language=self._language,
             extractor=self.followed.settings.extractor,
         )
         answer = parsed_answer(scored)

@@ -18,7 +18,7 @@ from cat.cli.common import (
     say,
     stdout,
 )
-from cat.pools.names import QUESTION_FIELDS, Language
+from cat.pools.names import LANGUAGE_HELP, QUESTION_FIELDS, language_code
 
 if TYPE_CHECKING:
     from cat.pools.diff import PoolDiff, PoolSide
@@ -286,7 +286,9 @@ def import_questions_cmd(
         "dataset folder (datasets' save_to_disk, or a folder of Parquet files).",
     ),
     out: Path = typer.Option(..., "--out", help="New pool folder to create."),
-    language: Language = typer.Option(..., "--language", help="Language of the questions."),
+    language: str = typer.Option(
+        ..., "--language", parser=language_code, metavar="CODE", help=LANGUAGE_HELP
+    ),
     name: str | None = typer.Option(None, "--name", help="Pool name (default: the folder's)."),
     maps: list[str] = typer.Option([], "--map", help=_MAP_HELP),
     split: str | None = typer.Option(

@@ -29,7 +29,7 @@ from cat.cli.generation_options import (
     generation_settings,
     prompt_template_option,
 )
-from cat.pools.names import Language
+from cat.pools.names import LANGUAGE_HELP, language_code
 from synth.names import DEFAULT_KEY_ENV, KINDS
 
 if TYPE_CHECKING:
@@ -54,7 +54,9 @@ def create_pool_cmd(
     out: Path = typer.Option(
         ..., "--out", help="The pool folder to make (or to go on with: rerun to resume)."
     ),
-    language: Language = typer.Option(..., "--language", help="Language of the questions."),
+    language: str = typer.Option(
+        ..., "--language", parser=language_code, metavar="CODE", help=LANGUAGE_HELP
+    ),
     reference_models: Path = typer.Option(
         ...,
         "--reference-models",
@@ -154,7 +156,7 @@ def create_pool_cmd(
     recipe = PoolRecipe(
         source=file,
         out=out,
-        language=language.value,
+        language=language,
         references=references,
         base_url=base_url,
         name=name,

@@ -22,17 +22,17 @@ from pydantic import ValidationError
 
 from cat.errors import CatError
 from cat.pools.lm_eval import import_lm_eval, lm_eval_task
-from cat.pools.names import QUESTION_FIELDS, Language
+from cat.pools.names import QUESTION_FIELDS
 from cat.pools.question_files import read_question_table
 from cat.pools.question_shapes import ANSWER_ANY, answer_any, content_id, detect_mapping
 from itempool import ITEMS, ITEMS_GZ, MANIFEST, ItemType, PoolItem
 from itempool.duplicates import duplicate_groups
+from itempool.languages import is_language_code
 from itempool.problems import describe_errors
 
 __all__ = [
     "QUESTION_FIELDS",
     "ImportedQuestions",
-    "Language",
     "import_lm_eval",
     "import_questions",
     "lm_eval_task",
@@ -201,7 +201,7 @@ def import_questions(
     mapping: dict[str, str],
     pool_dir: Path,
     name: str,
-    language: Language | str,
+    language: str,
     *,
     split: str | None = None,
     merge_duplicates: bool = False,
@@ -222,9 +222,10 @@ def import_questions(
     created with any missing parents.
     """
     path, pool_dir = Path(path), Path(pool_dir)
-    if language not in tuple(Language):
-        raise CatError(f"language must be 'zh' or 'en', got {language!r}")
-    language = Language(language)
+    if not isinstance(language, str) or not is_language_code(language):
+        raise CatError(
+            f"language must be a language code (en, zh, fr, pt-BR, ...), got {language!r}"
+        )
     existing = [f for f in (ITEMS, ITEMS_GZ, MANIFEST) if (pool_dir / f).exists()]
     if existing:
         raise CatError(f"{pool_dir} already holds {' and '.join(existing)}; choose a new folder")

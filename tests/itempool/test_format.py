@@ -245,7 +245,7 @@ def test_manifest_problems(tmp_path: Path) -> None:
     folder = write_clean_pool(tmp_path / "pool", calibrated=False)
     (folder / "pool.json").write_text('{"name": "x",\n "language": }')
     assert [(p.file, p.line) for p in check_pool(folder)] == [("pool.json", 2)]
-    (folder / "pool.json").write_text(json.dumps({"name": "x", "language": "fr"}))
+    (folder / "pool.json").write_text(json.dumps({"name": "x", "language": "French"}))
     (problem,) = check_pool(folder)
     assert problem.file == "pool.json" and "language" in problem.message
     (folder / "pool.json").unlink()

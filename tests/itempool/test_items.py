@@ -36,7 +36,10 @@ MANIFEST = '{"name": "p", "language": "en"}'
     [
         ({}, "pool.json: missing"),
         ({"pool.json": "{nope"}, "pool.json:1: not valid JSON"),
-        ({"pool.json": '{"name": "p", "language": "fr"}'}, "pool.json: language: Input should"),
+        (
+            {"pool.json": '{"name": "p", "language": "French"}'},
+            "pool.json: language: 'french' is not a language code",
+        ),
         # The lenient reader took a missing language for English; the strict one asks.
         ({"pool.json": '{"name": "p"}', "items.jsonl": ""}, "pool.json: language: Field required"),
         ({"pool.json": MANIFEST}, "items.jsonl: missing"),

@@ -32,8 +32,11 @@ def test_chinese_prompt_and_exact_numbers() -> None:
     text = judge_messages(ZH_OPEN_ITEMS[0], "zh", "最终答案：300")[1][1]
     assert "数值答案：300，完全相等时即算正确。" in text and "评分：k" in text
     assert judged_reply(text) == "最终答案：300"
-    with pytest.raises(SynthError, match="no judge prompt"):
-        judge_messages(ZH_OPEN_ITEMS[0], "fr", "x")
+    # Any other language is judged with the English prompt; a non-code is refused.
+    item = ZH_OPEN_ITEMS[0]
+    assert judge_messages(item, "fr", "x") == judge_messages(item, "en", "x")
+    with pytest.raises(SynthError, match="not a language code"):
+        judge_messages(ZH_OPEN_ITEMS[0], "French", "x")
 
 
 def test_a_reply_quoting_the_end_marker_is_still_read_whole() -> None:

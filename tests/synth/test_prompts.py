@@ -26,8 +26,11 @@ def test_chinese_prompts_for_a_chinese_pool() -> None:
     gen = prompts.generation(ZH_ITEMS[0], "zh", Style.DIRECT)
     assert gen[0][1] == "你是一个乐于助人的助手。" and "答案：X" in gen[1][1]
     assert "题目：" in gen[1][1]
-    with pytest.raises(SynthError, match="no prompts for language"):
-        prompts.generation(ZH_ITEMS[0], "fr", Style.DIRECT)
+    # Any other language is asked with the English prompts; a non-code is refused.
+    english = prompts.generation(ZH_ITEMS[0], "en", Style.DIRECT)
+    assert prompts.generation(ZH_ITEMS[0], "fr", Style.DIRECT) == english
+    with pytest.raises(SynthError, match="not a language code"):
+        prompts.generation(ZH_ITEMS[0], "French", Style.DIRECT)
     assert prompts.PROMPT_VERSION
 
 
