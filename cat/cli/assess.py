@@ -263,6 +263,8 @@ def assess(
         "seed": seed,
         "base_url": base_url,
     }
+    if max_cost is not None and not max_cost > 0:
+        raise fail(f"--max-cost must be above 0, got {max_cost:g}")
     if max_cost is not None and prices is None:
         raise fail("--max-cost needs --prices FILE, the prices that turn tokens into money")
     priced = read_prices(prices)

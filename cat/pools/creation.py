@@ -178,6 +178,7 @@ def create_pool(
     show("reading the questions", None, None)
     questions = recipe.questions_record()
     state = _begun(folder, questions)
+    _check_endpoints(recipe, api_key_env or DEFAULT_KEY_ENV)  # before anything is written
     resumed = state is not None
     imported = None
     if state is None or state.get("stage") == "importing":
@@ -260,6 +261,18 @@ def estimate_creation(recipe: PoolRecipe, prices: Path | None = None) -> Synthes
             offline=True,
         )
         return dry_run(plan)
+
+
+def _check_endpoints(recipe: PoolRecipe, api_key_env: str) -> None:
+    """Each reference's URL well formed and answering, its key at hand: a typo is told
+    before the pool folder is made, not after the import."""
+    from synth.backend import api_key, check_reachable
+    from synth.participants import parse_agents
+
+    agents = parse_agents(",".join(recipe.references), recipe.base_url)
+    for url in sorted({agent.base_url for agent in agents}):
+        api_key(url, api_key_env)
+        check_reachable(url)
 
 
 def _begun(folder: Path, questions: dict[str, Any]) -> dict[str, Any] | None:

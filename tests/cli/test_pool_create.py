@@ -163,6 +163,9 @@ def test_the_output_names_each_step_and_the_next_command(tmp_path: Path) -> None
         ("strong\nweak\n", ["--participants", "trios"], "--participants takes singles, pairs"),
         ("strong\n", ["--participants", "singles,pairs"], "pairs need two reference models"),
         ("", [], "no model"),
+        # An endpoint that does not answer is told before the folder is made.
+        ("strong\nweak\n", [], "cannot reach http://127.0.0.1:9/v1"),
+        ("strong@ftp://x\nweak\n", [], "base URL must start with http(s)://"),
     ],
 )
 def test_bad_input_fails_before_anything_is_written(
