@@ -115,3 +115,13 @@ def generation_settings(
         extra_body=extra_body,
         extractor=extractor,
     )
+
+
+#: ``cat synth``'s and ``cat pool create``'s: the references' first answers.
+SYNTH_PROMPT_TEMPLATE = prompt_template_option(
+    "It shapes the first answer; a pair's debate and reflection keep their own prompts."
+)
+SYNTH_FEW_SHOT = few_shot_option(
+    "Every item is asked, each with examples other than itself; a pair's debate and "
+    "reflection show none."
+)

@@ -23,25 +23,17 @@ from cat.cli.generation_options import (
     EXTRA_BODY,
     MAX_TOKENS,
     STOP,
+    SYNTH_FEW_SHOT,
+    SYNTH_PROMPT_TEMPLATE,
     SYSTEM_PROMPT,
     TEMPERATURE,
-    few_shot_option,
     generation_settings,
-    prompt_template_option,
 )
 from cat.pools.names import LANGUAGE_HELP, language_code
 from synth.names import DEFAULT_KEY_ENV, KINDS
 
 if TYPE_CHECKING:
     from cat.pools.creation import CreatedPool, PoolRecipe
-
-_PROMPT_TEMPLATE = prompt_template_option(
-    "It shapes the first answer; a pair's debate and reflection keep their own prompts."
-)
-_FEW_SHOT = few_shot_option(
-    "Every item is asked, each with examples other than itself; a pair's debate and "
-    "reflection show none."
-)
 
 
 @handle_errors
@@ -108,8 +100,8 @@ def create_pool_cmd(
     temperature: float | None = TEMPERATURE,
     max_tokens: int | None = MAX_TOKENS,
     system_prompt: str | None = SYSTEM_PROMPT,
-    prompt_template: Path | None = _PROMPT_TEMPLATE,
-    few_shot: int | None = _FEW_SHOT,
+    prompt_template: Path | None = SYNTH_PROMPT_TEMPLATE,
+    few_shot: int | None = SYNTH_FEW_SHOT,
     stop: list[str] | None = STOP,
     extra_body: str | None = EXTRA_BODY,
     dry_run: bool = typer.Option(
@@ -143,12 +135,10 @@ def create_pool_cmd(
           --participants singles --map scenario=department
     """
     from cat.cli.pool import mapping_of
+    from cat.cli.synth import comma_list
     from cat.pools.creation import PoolRecipe, create_pool, read_reference_models
 
-    kinds = [p.strip() for p in participants.split(",") if p.strip()]
-    if not kinds or any(k not in KINDS for k in kinds):
-        choices = ", ".join(KINDS)
-        raise fail(f"--participants takes {choices} (comma-separated); got {participants!r}")
+    kinds = comma_list(participants, KINDS, "--participants")
     references = read_reference_models(reference_models)
     if base_url is None and any("@" not in r for r in references):
         bare = next(r for r in references if "@" not in r)

@@ -20,11 +20,11 @@ from cat.cli.generation_options import (
     EXTRA_BODY,
     MAX_TOKENS,
     STOP,
+    SYNTH_FEW_SHOT,
+    SYNTH_PROMPT_TEMPLATE,
     SYSTEM_PROMPT,
     TEMPERATURE,
-    few_shot_option,
     generation_settings,
-    prompt_template_option,
 )
 from synth.names import DEFAULT_KEY_ENV, KINDS, OPEN_GRADINGS, Style
 
@@ -36,14 +36,6 @@ if TYPE_CHECKING:
     from synth.runner import RunProgress
 
 _STYLES = tuple(s.value for s in Style)
-
-_PROMPT_TEMPLATE = prompt_template_option(
-    "It shapes the first answer; a pair's debate and reflection keep their own prompts."
-)
-_FEW_SHOT = few_shot_option(
-    "Every item is asked, each with examples other than itself; a pair's debate and "
-    "reflection show none."
-)
 
 
 @handle_errors
@@ -96,8 +88,8 @@ def synth(
     temperature: float | None = TEMPERATURE,
     max_tokens: int | None = MAX_TOKENS,
     system_prompt: str | None = SYSTEM_PROMPT,
-    prompt_template: Path | None = _PROMPT_TEMPLATE,
-    few_shot: int | None = _FEW_SHOT,
+    prompt_template: Path | None = SYNTH_PROMPT_TEMPLATE,
+    few_shot: int | None = SYNTH_FEW_SHOT,
     stop: list[str] | None = STOP,
     extra_body: str | None = EXTRA_BODY,
     seed: int = typer.Option(0, "--seed", help="Sent with every request; recorded."),
@@ -241,10 +233,10 @@ def synth(
         {"--store": store_path, "--out": out, "--report": report_path},
         folders={"--batch-out": batch_out},
     )
-    kinds = _comma_list(participants, KINDS, "--participants")
+    kinds = comma_list(participants, KINDS, "--participants")
     if open_grading not in OPEN_GRADINGS:
         raise fail(f"--open-grading takes {' or '.join(OPEN_GRADINGS)}; got {open_grading!r}")
-    style_list = [Style(s) for s in _comma_list(styles, _STYLES, "--styles")]
+    style_list = [Style(s) for s in comma_list(styles, _STYLES, "--styles")]
     generation = generation_settings(
         temperature=temperature,
         max_tokens=max_tokens,
@@ -352,7 +344,7 @@ def print_synthesis_estimate(estimate: SynthesisEstimate, title: str = "cat synt
     )
 
 
-def _comma_list(text: str, choices: Sequence[str], flag: str) -> list[str]:
+def comma_list(text: str, choices: Sequence[str], flag: str) -> list[str]:
     values = [v.strip() for v in text.split(",") if v.strip()]
     if not values or any(v not in choices for v in values):
         raise fail(f"{flag} takes {', '.join(choices)} (comma-separated); got {text!r}")
