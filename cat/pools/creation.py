@@ -80,11 +80,11 @@ class PoolRecipe:
 
     def answers_record(self) -> dict[str, Any]:
         """What decides the answers and the calibration: a rerun that differs here
-        asks what is missing (the store keeps the rest) and calibrates again."""
+        asks what is missing (the store keeps the rest) and calibrates again. Not the
+        endpoint: the same model elsewhere gives the same answers (its calls' keys)."""
         generation = None if self.generation is None else self.generation.model_dump(mode="json")
         return {
             "references": list(self.references),
-            "base_url": self.base_url,
             "participants": list(self.participants),
             "generation": generation,
             "model": self.model,
@@ -178,8 +178,16 @@ def create_pool(
     show("reading the questions", None, None)
     questions = recipe.questions_record()
     state = _begun(folder, questions)
-    _check_endpoints(recipe, api_key_env or DEFAULT_KEY_ENV)  # before anything is written
     resumed = state is not None
+    answers = recipe.answers_record()
+    if state is not None and state.get("stage") == "calibrated":
+        if state.get("answers") == answers:
+            return CreatedPool(folder, None, None, None, resumed)
+        # Other references or settings: the pool is not made until it is calibrated again
+        # (a kill in between must not leave it called made).
+        state = {"questions": questions, "stage": "imported"}
+        _write_state(work, state)
+    _check_endpoints(recipe, api_key_env or DEFAULT_KEY_ENV)  # before anything is written
     imported = None
     if state is None or state.get("stage") == "importing":
         _write_state(work, {"questions": questions, "stage": "importing"})
@@ -195,9 +203,6 @@ def create_pool(
         )
         state = {"questions": questions, "stage": "imported"}
         _write_state(work, state)
-    answers = recipe.answers_record()
-    if state.get("stage") == "calibrated" and state.get("answers") == answers:
-        return CreatedPool(folder, None, None, None, resumed)
 
     def on_calls(p: RunProgress) -> None:
         show("asking the references (calls)", p.done, p.total)

@@ -79,6 +79,9 @@ def test_a_file_becomes_a_calibrated_pool_and_a_rerun_does_nothing(
     again = create_pool(_recipe(bench, tmp_path / "pool", server.base_url))
     assert (again.imported, again.answered, again.calibrated) == (None, None, None)
     assert _asked(server) - before == asked  # nothing asked twice
+    # Made already: nothing to ask, so no endpoint is needed either.
+    offline = create_pool(_recipe(bench, tmp_path / "pool", "http://127.0.0.1:9/v1"))
+    assert offline.answered is None and offline.calibrated is None
 
 
 def test_a_reference_added_asks_only_its_calls_and_calibrates_again(
