@@ -43,8 +43,8 @@ from itempool import LoadedPool, PoolItem, QuestionSet
 from itempool.formats.responses import read_responses
 from synth.backend import OpenAIBackend, RetryPolicy
 from synth.export import graded_answers, write_responses
-from synth.local_server import LocalServer
 from synth.local_server.open_answers import expected_share
+from synth.local_server.process import ServerProcess
 from synth.participants import make_participants, parse_agents
 from synth.runner import RunProgress, RunSettings, SynthRunner
 from synth.store import RunStore
@@ -142,7 +142,8 @@ def run_demo(
     models = {**REFERENCE_MODELS, **ASSESSED_MODELS}
     work.mkdir(parents=True, exist_ok=True)
     scored = any(item.max_score > 1 for item in pool.items)
-    with LocalServer(pool.items, models, irt=truth, seed=seed) as server:
+    # In a process of its own: the server and the client each get a processor.
+    with ServerProcess(pool.items, models, irt=truth, seed=seed) as server:
         say(f"local OpenAI-compatible server at {server.base_url}, {len(models)} simulated models")
         responses = _synthesise(pool, server, work, seed, say, progress, scored)
         target = _pool_folder(pool, work, pool_dir)
@@ -164,7 +165,7 @@ def run_demo(
 
 def _synthesise(
     pool: QuestionSet,
-    server: LocalServer,
+    server: ServerProcess,
     work: Path,
     seed: int,
     say: Callable[[str], None],
@@ -261,7 +262,7 @@ def _calibrate_scores(
 
 def _assess(
     pool: LoadedPool,
-    server: LocalServer,
+    server: ServerProcess,
     work: Path,
     length: int,
     seed: int,
