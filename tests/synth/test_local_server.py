@@ -24,6 +24,7 @@ import pytest
 from itempool import ItemType, PoolItem
 from synth.errors import SynthError
 from synth.local_server import OUTCOMES, FaultPlan, LocalServer
+from synth.local_server.process import ServerProcess
 from synth.local_server.server import parse_models
 from synth.local_server.simulator import random_item_params
 
@@ -433,3 +434,17 @@ def test_random_items_make_models_of_abilities_differ_item_by_item() -> None:
         LocalServer(ITEMS, {"weak": -0.5})
     with pytest.raises(argparse.ArgumentTypeError, match="NAME=THETA with --random-items"):
         parse_models("strong=nan")
+
+
+def test_a_server_in_a_process_of_its_own_answers_as_in_this_one() -> None:
+    irt = random_item_params(ITEMS, 3)
+    models = {"strong": 1.5, "weak": -0.5}
+    here = LocalServer(ITEMS, models, irt=irt, seed=4)
+    with ServerProcess(ITEMS, models, irt=irt, seed=4) as apart, here:
+        item = BY_ID["en-water"]
+        assert reply_text(client(apart.base_url), "strong", ask(item)) == reply_text(
+            client(here.base_url), "strong", ask(item)
+        )
+        assert apart.p_right("weak", item.id) == here.p_right("weak", item.id)
+        process = apart._process
+    assert process is not None and not process.is_alive()  # ended with the block
