@@ -269,7 +269,8 @@ def assess(
         raise fail("--max-cost needs --prices FILE, the prices that turn tokens into money")
     priced = read_prices(prices)
     if dry_run:
-        estimates, free = dry_run_estimates(pool, specs, endpoint, length, seed, priced)
+        examinees = [(spec, parse_model_spec(spec, **endpoint)) for spec in specs]
+        estimates, free = dry_run_estimates(pool, examinees, length, seed, priced)
         title = f"at most {length} items on {pool.manifest.name}"
         print_estimates(title, estimates, free, max_cost)
         return

@@ -19,7 +19,13 @@ from cat.cli.common import (
     stdout,
     warn_off_protocol,
 )
-from cat.cli.cost_options import DRY_RUN, PRICES, print_estimates, read_prices
+from cat.cli.cost_options import (
+    DRY_RUN,
+    PRICES,
+    dry_run_estimates,
+    print_estimates,
+    read_prices,
+)
 from cat.cli.generation_options import (
     EXTRA_BODY,
     EXTRACTOR,
@@ -269,21 +275,11 @@ def _dry_run(
     prices: Path | None,
 ) -> None:
     """Each model's calls, tokens and cost at most (both asked up to --max-length)."""
-    from cat.assessment.cost_estimate import estimate_assessment
-    from cat.assessment.endpoint import EndpointExaminee
     from cat.pools.loading import load_pool
 
     pool = load_pool(pool_dir)
-    priced = read_prices(prices)
-    estimates, free = [], []
-    for spec in specs:
-        examinee = _examinee(spec, base_url, None, endpoint)[0]
-        if isinstance(examinee, EndpointExaminee):
-            estimates.append(
-                estimate_assessment(pool, examinee, length=max_length, seed=seed, prices=priced)
-            )
-        else:
-            free.append(spec)
+    examinees = [(spec, _examinee(spec, base_url, None, endpoint)[0]) for spec in specs]
+    estimates, free = dry_run_estimates(pool, examinees, max_length, seed, read_prices(prices))
     print_estimates(f"at most {max_length} items each on {pool.manifest.name}", estimates, free)
 
 

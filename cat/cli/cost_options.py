@@ -14,6 +14,8 @@ from cat.cli.common import counted, say, stdout
 
 if TYPE_CHECKING:
     from cat.assessment.cost_estimate import CallsEstimate
+    from cat.assessment.examinees import Examinee
+    from itempool import LoadedPool
     from synth.pricing import Prices
 
 DRY_RUN = typer.Option(
@@ -93,23 +95,19 @@ def print_estimates(
 
 
 def dry_run_estimates(
-    pool: object,
-    specs: Sequence[str],
-    endpoint: dict[str, object],
+    pool: LoadedPool,
+    examinees: Sequence[tuple[str, Examinee]],
     length: int,
     seed: int,
     prices: Prices | None,
 ) -> tuple[list[CallsEstimate], list[str]]:
-    """Each live model's estimate, and the models that make no call."""
+    """Each live model's estimate (``examinees``: each model as given, and its examinee),
+    and the models that make no call."""
     from cat.assessment.cost_estimate import estimate_assessment
     from cat.assessment.endpoint import EndpointExaminee
-    from cat.assessment.examinees import parse_model_spec
-    from itempool import LoadedPool
 
-    assert isinstance(pool, LoadedPool)
     estimates, free = [], []
-    for spec in specs:
-        examinee = parse_model_spec(spec, **endpoint)
+    for spec, examinee in examinees:
         if isinstance(examinee, EndpointExaminee):
             estimates.append(
                 estimate_assessment(pool, examinee, length=length, seed=seed, prices=prices)
