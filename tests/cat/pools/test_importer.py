@@ -178,7 +178,7 @@ def test_bad_mappings_and_files(tmp_path: Path) -> None:
     with pytest.raises(CatError, match="no answer column found: map it"):
         import_questions(odd, {"question": "text", "options": "opts"}, pool, "p", "en")
     with pytest.raises(CatError, match="language must be"):
-        import_questions(source, MMLU_MAP, pool, "p", "fr")
+        import_questions(source, MMLU_MAP, pool, "p", "French")
     with pytest.raises(CatError, match=r"must be .csv, .jsonl, .json"):
         import_questions(source.rename(tmp_path / "items.txt"), MMLU_MAP, pool, "p", "en")
     jsonl = tmp_path / "q.jsonl"
