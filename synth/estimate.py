@@ -82,16 +82,16 @@ def estimate_synthesis(
         for who in plan.who:
             first = prompter.first(item, who.style)
             request = prompter.request(who.first.model, first, seed, item_id=item.id)
-            add(who.first.model, request.key, message_tokens(_dicts(first)))
+            add(who.first.model, request.key, message_tokens(first))
             if who.second is None:
                 continue
             keys = answered.get((who.name, item.id), {})
             debate = prompter.debate(item, who.style, stand_in)
             key = keys.get("debate", f"debate:{who.name}:{item.id}")
-            add(who.second.model, key, message_tokens(_dicts(debate)))
+            add(who.second.model, key, message_tokens(debate))
             reflection = prompter.reflection(item, who.style, stand_in, stand_in)
             key = keys.get("reflection", f"reflection:{who.name}:{item.id}")
-            add(who.first.model, key, message_tokens(_dicts(reflection)))
+            add(who.first.model, key, message_tokens(reflection))
     prices = plan.prices
     models = []
     for model, (calls, stored, prompt) in per_model.items():
@@ -101,10 +101,6 @@ def estimate_synthesis(
             cost = prices.token_cost(model, prompt, completion)
         models.append(ModelCalls(model, calls, stored, prompt, completion, cost))
     return SynthesisEstimate(models, reply_tokens, reply_source)
-
-
-def _dicts(messages: tuple[tuple[str, str], ...]) -> list[dict[str, str]]:
-    return [{"role": role, "content": text} for role, text in messages]
 
 
 def dry_run(plan: RunPlan) -> SynthesisEstimate:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Iterable
+from typing import Final
 
 #: Characters a token in Latin-script text.
 CHARS_PER_TOKEN: Final = 4.0
@@ -29,12 +29,7 @@ def estimate_tokens(text: str) -> int:
     return cjk + math.ceil((len(text) - cjk) / CHARS_PER_TOKEN)
 
 
-def message_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
-    """About how many prompt tokens a chat request's ``messages`` are."""
-    total = 0
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, list):  # content parts: their texts
-            content = " ".join(str(part.get("text", "")) for part in content)
-        total += MESSAGE_OVERHEAD + estimate_tokens(str(content or ""))
-    return total
+def message_tokens(messages: Iterable[tuple[str, str]]) -> int:
+    """About how many prompt tokens a chat request's ``messages`` ((role, text) pairs, as
+    ``synth.prompter`` makes them) are."""
+    return sum(MESSAGE_OVERHEAD + estimate_tokens(text) for _, text in messages)

@@ -32,7 +32,7 @@ from cat.assessment.result import (
 )
 from cat.assessment.run import RunCalls, run_assessment
 from cat.assessment.session import AssessmentSession, SessionConfig
-from cat.assessment.spending import SpendingLimit, check_limit
+from cat.assessment.spending import SpendingLimit, check_limit, read_prices
 from cat.assessment.summary import Reference, summarize
 from cat.designs.models import ReferenceModels, multidimensional_design
 from cat.engine.names import AUDIT_EVERY
@@ -71,7 +71,6 @@ from itempool import (
 )
 from itempool.duplicates import twins
 from itempool.problems import describe_errors
-from synth.errors import SynthError
 from synth.generation import GenerationRecord, GenerationSettings, changed_settings
 from synth.pricing import Prices
 from synth.protocols import ProtocolFollowed
@@ -167,7 +166,7 @@ def assess(
     on_step = check.callback(on_step, "on_step")
     if max_cost is not None:
         max_cost = check.optional_number(max_cost, "max_cost", above=0)
-    prices = _prices(prices)
+    prices = read_prices(prices)
     live = isinstance(examinee, EndpointExaminee)
     check_limit(max_cost, prices, model_name or examinee.label, live)
     params = calibrated_params(pool)
@@ -326,15 +325,6 @@ def assess(
         estimate=_estimate_record(estimate, usage, prices, max_cost),
         profile=profile,
     )
-
-
-def _prices(prices: Prices | PathArg | None) -> Prices | None:
-    if prices is None or isinstance(prices, Prices):
-        return prices
-    try:
-        return Prices.read(check.as_path(prices, "prices"))
-    except SynthError as exc:
-        raise CatError(str(exc)) from exc
 
 
 def _estimate_record(

@@ -76,7 +76,7 @@ def estimate_assessment(
         # One call an item scores every option: the prompt once per option, no reply.
         per_call = _mean(
             [
-                len(item.options) * (message_tokens(_as_dicts(examinee.prompt(item))) + 1)
+                len(item.options) * (message_tokens(examinee.prompt(item)) + 1)
                 + sum(estimate_tokens(text) for text in item.options.values())
                 for item in rendered
             ]
@@ -84,7 +84,7 @@ def estimate_assessment(
         reply: float | None = 0.0
         source = "log-likelihood scoring: no reply"
     else:
-        per_call = _mean([message_tokens(_as_dicts(examinee.prompt(item))) for item in rendered])
+        per_call = _mean([message_tokens(examinee.prompt(item)) for item in rendered])
         reply, source = reply_tokens(pool, examinee)
     prompt_total = round(per_call * calls)
     completion_total = None if reply is None else round(reply * calls)
@@ -148,7 +148,3 @@ def _sample(items: Sequence[PoolItem], seed: int) -> list[PoolItem]:
 
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
-
-
-def _as_dicts(messages: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
-    return [{"role": role, "content": text} for role, text in messages]

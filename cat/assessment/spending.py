@@ -6,7 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from cat import arguments as check
+from cat.arguments import PathArg
 from cat.errors import CatError
+from synth.errors import SynthError
 from synth.pricing import Prices
 
 #: The stop reason of a run held to its limit (RESULT.json's ``stop_reason``).
@@ -41,6 +44,16 @@ class SpendingLimit:
         paid = (self.usage() or {}).get("calls", 0)
         per_call = max(self.per_call, spent / paid) if paid else self.per_call
         return MAX_COST if spent + batch * per_call > self.max_cost else None
+
+
+def read_prices(prices: Prices | PathArg | None) -> Prices | None:
+    """Prices as given, or read from their JSON file (``--prices``); None for none."""
+    if prices is None or isinstance(prices, Prices):
+        return prices
+    try:
+        return Prices.read(check.as_path(prices, "prices"))
+    except SynthError as exc:
+        raise CatError(str(exc)) from exc
 
 
 def check_limit(max_cost: float | None, prices: Prices | None, model: str, live: bool) -> None:

@@ -42,16 +42,9 @@ MAX_COST = typer.Option(
 
 def read_prices(path: Path | None) -> Prices | None:
     """``--prices`` read (``synth.pricing.Prices``), or None."""
-    if path is None:
-        return None
-    from cat.errors import CatError
-    from synth.errors import SynthError
-    from synth.pricing import Prices
+    from cat.assessment.spending import read_prices as read
 
-    try:
-        return Prices.read(path)
-    except SynthError as exc:
-        raise CatError(str(exc)) from exc
+    return read(path)
 
 
 def print_estimates(

@@ -192,15 +192,7 @@ def create_pool(
     if state is None or state.get("stage") == "importing":
         _write_state(work, {"questions": questions, "stage": "importing"})
         _remove_partial_pool(folder)  # a kill mid-import left part of it
-        imported = import_questions(
-            recipe.source,
-            recipe.mapping,
-            folder,
-            recipe.name or folder.name,
-            recipe.language,
-            split=recipe.split,
-            merge_duplicates=recipe.merge_duplicates,
-        )
+        imported = _import(recipe, folder)
         state = {"questions": questions, "stage": "imported"}
         _write_state(work, state)
 
@@ -243,15 +235,7 @@ def estimate_creation(recipe: PoolRecipe, prices: Path | None = None) -> Synthes
     _begun(recipe.out, recipe.questions_record())  # refused as the job itself would be
     with tempfile.TemporaryDirectory() as scratch:
         pool = Path(scratch) / "pool"
-        import_questions(
-            recipe.source,
-            recipe.mapping,
-            pool,
-            recipe.name or recipe.out.name,
-            recipe.language,
-            split=recipe.split,
-            merge_duplicates=recipe.merge_duplicates,
-        )
+        _import(recipe, pool)
         begun = recipe.out / WORK_FOLDER / STORE
         plan = prepare_run(
             pool,
@@ -266,6 +250,19 @@ def estimate_creation(recipe: PoolRecipe, prices: Path | None = None) -> Synthes
             offline=True,
         )
         return dry_run(plan)
+
+
+def _import(recipe: PoolRecipe, folder: Path) -> ImportedQuestions:
+    """The recipe's questions as a pool in ``folder``, named as the pool it makes."""
+    return import_questions(
+        recipe.source,
+        recipe.mapping,
+        folder,
+        recipe.name or recipe.out.name,
+        recipe.language,
+        split=recipe.split,
+        merge_duplicates=recipe.merge_duplicates,
+    )
 
 
 def _check_endpoints(recipe: PoolRecipe, api_key_env: str) -> None:

@@ -44,7 +44,7 @@ def test_tokens_are_counted_four_characters_a_token_and_a_cjk_character_one() ->
         estimate_tokens("") == 0 and estimate_tokens("abcd") == 1 and estimate_tokens("abcde") == 2
     )
     assert estimate_tokens("心脏有几个腔") == 6 and estimate_tokens("心脏 abc") == 3
-    messages = [{"role": "system", "content": "abcd"}, {"role": "user", "content": "abcdefgh"}]
+    messages = [("system", "abcd"), ("user", "abcdefgh")]
     assert message_tokens(messages) == 4 + 1 + 4 + 2
 
 
@@ -52,7 +52,7 @@ def test_the_estimate_renders_every_prompt_as_sent(calibrated: tuple[Path, ItemP
     pool = load_pool(calibrated[0])
     examinee = EndpointExaminee("good", base_url="http://127.0.0.1:9/v1")
     estimate = estimate_assessment(pool, examinee, length=40, prices=PRICED)
-    prompts = [message_tokens(_dicts(examinee.prompt(item))) for item in pool.items]
+    prompts = [message_tokens(examinee.prompt(item)) for item in pool.items]
     assert estimate.rendered == len(pool.items) and estimate.calls == 40
     assert estimate.prompt_per_call == pytest.approx(sum(prompts) / len(prompts))
     assert estimate.prompt_tokens == round(estimate.prompt_per_call * 40)
@@ -67,10 +67,6 @@ def test_the_estimate_renders_every_prompt_as_sent(calibrated: tuple[Path, ItemP
     assert ceiling.completion_tokens == 50 * len(pool.items)
     expected = (ceiling.prompt_tokens * 2.0 + ceiling.completion_tokens * 8.0) / 1e6
     assert ceiling.cost == pytest.approx(expected)
-
-
-def _dicts(messages: tuple[tuple[str, str], ...]) -> list[dict[str, str]]:
-    return [{"role": role, "content": text} for role, text in messages]
 
 
 def test_dry_run_makes_no_call_and_writes_nothing(
